@@ -1,0 +1,149 @@
+package exporter
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// claimsPath is the one resource the exporter reads; its Role grants get and
+// list on it and nothing else.
+const claimsPath = "/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/%s/sandboxclaims"
+
+// Accept header asking for metadata only: the API server drops spec and status
+// from each item, which is all a count can do without.
+const (
+	acceptMetadataList = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+	acceptJSON         = "application/json"
+)
+
+// apiClient makes authenticated list requests to the Kubernetes API.
+type apiClient struct {
+	base      *url.URL
+	path      string
+	tokenFile string
+	http      *http.Client
+}
+
+func newAPIClient(cfg Config) (*apiClient, error) {
+	base, err := url.Parse(strings.TrimRight(cfg.APIURL, "/"))
+	if err != nil || base.Host == "" || (base.Scheme != "https" && base.Scheme != "http") {
+		return nil, fmt.Errorf("API URL %q is not an http(s) URL with a host", cfg.APIURL)
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	if base.Scheme == "https" && cfg.CAFile != "" {
+		pem, err := os.ReadFile(cfg.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("read CA file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("CA file %s holds no PEM certificate", cfg.CAFile)
+		}
+		transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	return &apiClient{
+		base:      base,
+		path:      fmt.Sprintf(claimsPath, url.PathEscape(cfg.Namespace)),
+		tokenFile: cfg.TokenFile,
+		// Requests are bounded by the read's context; this is only a backstop.
+		http: &http.Client{Transport: transport, Timeout: 5 * time.Minute},
+	}, nil
+}
+
+// listPage is the part of a list response a count needs. Items decode into
+// empty structs: the decoder still validates each item but keeps nothing.
+type listPage struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		Continue           string `json:"continue"`
+		RemainingItemCount *int64 `json:"remainingItemCount"`
+	} `json:"metadata"`
+	Items *[]struct{} `json:"items"`
+}
+
+// StatusError is a non-200 answer from the API server.
+type StatusError struct {
+	Code    int
+	Message string // the API's Status message, or the start of the body
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("API answered %d %s: %s", e.Code, http.StatusText(e.Code), e.Message)
+}
+
+// list fetches one page of claims. The token is read from its file here, on
+// every request, so a token the kubelet has rotated is picked up at once.
+func (c *apiClient) list(ctx context.Context, query url.Values, accept string) (*listPage, error) {
+	token, err := os.ReadFile(c.tokenFile)
+	if err != nil {
+		return nil, fmt.Errorf("read token file: %w", err)
+	}
+	tok := strings.TrimSpace(string(token))
+	if tok == "" {
+		return nil, fmt.Errorf("token file %s is empty", c.tokenFile)
+	}
+	u := *c.base
+	u.Path += c.path
+	u.RawQuery = query.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Accept", accept)
+	req.Header.Set("User-Agent", "claim-exporter")
+
+	resp, err := c.http.Do(req)
+	if err != nil {
+		// url.Error names the URL and the cause, never the request headers.
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, &StatusError{Code: resp.StatusCode, Message: statusMessage(resp.Body)}
+	}
+	var page listPage
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
+		return nil, fmt.Errorf("decode list response: %w", err)
+	}
+	// A 200 that is not a list (a proxy's page, an empty object) must not be
+	// read as zero claims.
+	if !strings.HasSuffix(page.Kind, "List") || page.Items == nil {
+		return nil, fmt.Errorf("API answered 200 but not with a list (kind %q, items present: %t)", page.Kind, page.Items != nil)
+	}
+	return &page, nil
+}
+
+// statusMessage extracts the message of a Kubernetes Status body, or the start
+// of any other body, short enough for one log line.
+func statusMessage(body io.Reader) string {
+	b, _ := io.ReadAll(io.LimitReader(body, 4096))
+	var st struct {
+		Message string `json:"message"`
+	}
+	msg := string(b)
+	if json.Unmarshal(b, &st) == nil && st.Message != "" {
+		msg = st.Message
+	}
+	msg = strings.Join(strings.Fields(msg), " ")
+	if len(msg) > 300 {
+		msg = msg[:300] + "..."
+	}
+	return msg
+}
+
+// isExpired reports a continue token the API server no longer honours (410).
+func isExpired(err error) bool {
+	var se *StatusError
+	return errors.As(err, &se) && se.Code == http.StatusGone
+}
