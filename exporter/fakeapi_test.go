@@ -1,0 +1,232 @@
+package exporter
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// fakeAPI is an httptest Kubernetes API server for sandboxclaims that speaks
+// the list protocol the real one does: limit, continue (a token that resumes
+// after the last key returned), metadata.remainingItemCount (only when there
+// is no selector and items remain, computed as the real apiserver does),
+// labelSelector filtering, and the PartialObjectMetadataList form when the
+// Accept header asks for it. Errors are Kubernetes Status objects.
+type fakeAPI struct {
+	*httptest.Server
+	namespace string
+
+	mu            sync.Mutex
+	claims        []fakeClaim // sorted by name, like etcd keys
+	rv            int
+	token         string // when set, any other bearer token gets 401
+	omitRemaining bool   // behave like a server that never sets remainingItemCount
+	// fault, when set, may answer request number n (1-based) itself.
+	fault    func(w http.ResponseWriter, r *http.Request, n int) bool
+	requests []recordedRequest
+
+	bytesOut atomic.Int64 // response body bytes written
+}
+
+type recordedRequest struct {
+	Path   string
+	Query  url.Values
+	Accept string
+	Auth   string
+}
+
+type fakeClaim struct {
+	name   string
+	labels map[string]string
+	full   []byte // the object as a full list item
+	meta   []byte // the object as a PartialObjectMetadata item
+}
+
+func newFakeAPI(t testing.TB, namespace string) *fakeAPI {
+	f := &fakeAPI{namespace: namespace, rv: 1000}
+	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.Close)
+	return f
+}
+
+// addClaims adds n claims named <prefix>-<i> with the given labels.
+func (f *fakeAPI) addClaims(prefix string, n int, labels map[string]string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := 0; i < n; i++ {
+		f.rv++
+		f.claims = append(f.claims, makeClaim(fmt.Sprintf("%s-%05d", prefix, i), f.namespace, f.rv, labels))
+	}
+	sort.Slice(f.claims, func(i, j int) bool { return f.claims[i].name < f.claims[j].name })
+}
+
+// deleteClaims removes the first n claims (by name).
+func (f *fakeAPI) deleteClaims(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.claims = append([]fakeClaim(nil), f.claims[n:]...)
+	f.rv++
+}
+
+func (f *fakeAPI) setFault(fn func(w http.ResponseWriter, r *http.Request, n int) bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fault = fn
+}
+
+func (f *fakeAPI) recorded() []recordedRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]recordedRequest(nil), f.requests...)
+}
+
+// makeClaim renders a claim with the metadata a real one carries, including
+// managedFields, which make up most of its size.
+func makeClaim(name, ns string, rv int, labels map[string]string) fakeClaim {
+	lb, _ := json.Marshal(labels)
+	meta := fmt.Sprintf(`{"name":%q,"namespace":%q,"uid":"6f1c2a9e-%08d-4b7e-9c1d-3a5f7e2b8c%02d","resourceVersion":"%d","generation":1,`+
+		`"creationTimestamp":"2026-11-08T01:40:00Z","labels":%s,"managedFields":[`+
+		`{"manager":"kubectl-client-side-apply","operation":"Update","apiVersion":"extensions.agents.x-k8s.io/v1beta1","time":"2026-11-08T01:40:00Z","fieldsType":"FieldsV1",`+
+		`"fieldsV1":{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}},"f:labels":{".":{},"f:app.kubernetes.io/part-of":{},"f:warm-pool-autoscaling-keda/created-by":{}}},"f:spec":{".":{},"f:warmPoolRef":{".":{},"f:name":{}}}}},`+
+		`{"manager":"agent-sandbox-controller","operation":"Update","apiVersion":"extensions.agents.x-k8s.io/v1beta1","time":"2026-11-08T01:40:01Z","fieldsType":"FieldsV1",`+
+		`"fieldsV1":{"f:status":{".":{},"f:conditions":{".":{},"k:{\"type\":\"Ready\"}":{".":{},"f:lastTransitionTime":{},"f:message":{},"f:observedGeneration":{},"f:reason":{},"f:status":{},"f:type":{}}},"f:sandbox":{".":{},"f:name":{}}}},"subresource":"status"}]}`,
+		name, ns, rv%100000000, rv%100, rv, lb)
+	full := `{"apiVersion":"extensions.agents.x-k8s.io/v1beta1","kind":"SandboxClaim","metadata":` + meta +
+		`,"spec":{"warmPoolRef":{"name":"warm-pool"}},"status":{"conditions":[{"type":"Ready","status":"True","reason":"SandboxReady","message":"","observedGeneration":1,"lastTransitionTime":"2026-11-08T01:39:12Z"}],"sandbox":{"name":"warm-pool-x7k2p"}}}`
+	pom := `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":` + meta + `}`
+	return fakeClaim{name: name, labels: labels, full: []byte(full), meta: []byte(pom)}
+}
+
+type continueToken struct {
+	RV    int    `json:"rv"`
+	Start string `json:"start"`
+}
+
+func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.requests = append(f.requests, recordedRequest{Path: r.URL.Path, Query: r.URL.Query(), Accept: r.Header.Get("Accept"), Auth: r.Header.Get("Authorization")})
+	if f.fault != nil && f.fault(w, r, len(f.requests)) {
+		return
+	}
+	want := "/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/" + f.namespace + "/sandboxclaims"
+	if r.Method != http.MethodGet || r.URL.Path != want {
+		writeStatus(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
+		return
+	}
+	if f.token != "" && r.Header.Get("Authorization") != "Bearer "+f.token {
+		writeStatus(w, http.StatusUnauthorized, "Unauthorized", "Unauthorized")
+		return
+	}
+	q := r.URL.Query()
+	limit := 0
+	if s := q.Get("limit"); s != "" {
+		var err error
+		if limit, err = strconv.Atoi(s); err != nil || limit < 0 {
+			writeStatus(w, http.StatusBadRequest, "BadRequest", "invalid limit")
+			return
+		}
+	}
+	sel := q.Get("labelSelector")
+	start, rv := "", f.rv
+	if c := q.Get("continue"); c != "" {
+		var tok continueToken
+		b, err := base64.RawURLEncoding.DecodeString(c)
+		if err != nil || json.Unmarshal(b, &tok) != nil {
+			writeStatus(w, http.StatusBadRequest, "BadRequest", "continue key is not valid")
+			return
+		}
+		start, rv = tok.Start, tok.RV
+	}
+
+	// The key range from start, then the selector, as the apiserver does.
+	var inRange, matched []fakeClaim
+	for _, c := range f.claims {
+		if c.name < start {
+			continue
+		}
+		inRange = append(inRange, c)
+		if matchesSelector(c.labels, sel) {
+			matched = append(matched, c)
+		}
+	}
+	page, hasMore := matched, false
+	if limit > 0 && len(matched) > limit {
+		page, hasMore = matched[:limit], true
+	}
+
+	metadataOnly := strings.Contains(r.Header.Get("Accept"), "as=PartialObjectMetadataList")
+	var b bytes.Buffer
+	if metadataOnly {
+		b.WriteString(`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{`)
+	} else {
+		b.WriteString(`{"kind":"SandboxClaimList","apiVersion":"extensions.agents.x-k8s.io/v1beta1","metadata":{`)
+	}
+	fmt.Fprintf(&b, `"resourceVersion":"%d"`, rv)
+	if hasMore {
+		tb, _ := json.Marshal(continueToken{RV: rv, Start: page[len(page)-1].name + "\x00"})
+		fmt.Fprintf(&b, `,"continue":%q`, base64.RawURLEncoding.EncodeToString(tb))
+		if sel == "" && !f.omitRemaining {
+			// storage.PrepareContinueToken: items in the key range minus the limit.
+			fmt.Fprintf(&b, `,"remainingItemCount":%d`, len(inRange)-limit)
+		}
+	}
+	b.WriteString(`},"items":[`)
+	for i, c := range page {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if metadataOnly {
+			b.Write(c.meta)
+		} else {
+			b.Write(c.full)
+		}
+	}
+	b.WriteString("]}\n")
+	w.Header().Set("Content-Type", "application/json")
+	n, _ := w.Write(b.Bytes())
+	f.bytesOut.Add(int64(n))
+}
+
+// matchesSelector supports the equality and existence forms the exporter's
+// configuration uses ("k=v", "k==v", "k!=v", "k", comma-separated).
+func matchesSelector(labels map[string]string, sel string) bool {
+	if sel == "" {
+		return true
+	}
+	for _, req := range strings.Split(sel, ",") {
+		switch {
+		case strings.Contains(req, "!="):
+			k, v, _ := strings.Cut(req, "!=")
+			if labels[k] == v {
+				return false
+			}
+		case strings.Contains(req, "="):
+			k, v, _ := strings.Cut(strings.Replace(req, "==", "=", 1), "=")
+			if got, ok := labels[k]; !ok || got != v {
+				return false
+			}
+		default:
+			if _, ok := labels[req]; !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func writeStatus(w http.ResponseWriter, code int, reason, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":%q,"reason":%q,"code":%d}`+"\n", msg, reason, code)
+}

@@ -1,0 +1,119 @@
+package exporter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+const (
+	testNS       = "warm-pool-autoscaling-keda"
+	testSelector = "app.kubernetes.io/part-of=warm-pool-autoscaling-keda"
+	testToken    = "token-one-c2VjcmV0"
+)
+
+var partOfLabels = map[string]string{"app.kubernetes.io/part-of": "warm-pool-autoscaling-keda"}
+
+// harness wires the exporter's real client, counter, tracker and handler to a
+// fake API server, with the token in a file and the logs captured.
+type harness struct {
+	api       *fakeAPI
+	tokenFile string
+	handler   http.Handler
+	logs      *syncBuffer
+}
+
+func newHarness(t *testing.T, api *fakeAPI, selector string, timeout time.Duration) *harness {
+	t.Helper()
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte(testToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{APIURL: api.URL, TokenFile: tokenFile, Namespace: testNS, Selector: selector, Timeout: timeout}
+	client, err := newAPIClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, nil))
+	c := &counter{api: client, selector: selector}
+	tr := newTracker(context.Background(), c.count, timeout, log)
+	return &harness{api: api, tokenFile: tokenFile, handler: newHandler(tr, testNS, selector), logs: logs}
+}
+
+func (h *harness) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	b, _ := io.ReadAll(rec.Result().Body)
+	return rec.Code, string(b)
+}
+
+// demand GETs /demand and decodes it into a map, so that an absent field is
+// told apart from a zero one.
+func (h *harness) demand(t *testing.T) (int, map[string]any) {
+	t.Helper()
+	code, body := h.get(t, "/demand")
+	var m map[string]any
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		t.Fatalf("/demand body is not JSON: %v: %q", err, body)
+	}
+	return code, m
+}
+
+// wantCount asserts a 200 with the given count and freshness.
+func (h *harness) wantCount(t *testing.T, want int, fresh bool) map[string]any {
+	t.Helper()
+	code, m := h.demand(t)
+	if code != http.StatusOK {
+		t.Fatalf("/demand status %d, want 200: %v", code, m)
+	}
+	got, ok := m["active_claims"].(float64)
+	if !ok || int(got) != want || m["fresh"] != fresh {
+		t.Fatalf("/demand = %v, want active_claims=%d fresh=%t", m, want, fresh)
+	}
+	return m
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// logLines decodes the captured JSON log lines.
+func (s *syncBuffer) logLines(t *testing.T) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, line := range bytes.Split(bytes.TrimSpace([]byte(s.String())), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("log line is not JSON: %q", line)
+		}
+		out = append(out, m)
+	}
+	return out
+}
