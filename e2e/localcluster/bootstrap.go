@@ -1,0 +1,227 @@
+package localcluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// RuntimeClassName is the runtime class EKS Auto Mode provides; the local
+// control plane's stand-in schedules its pods onto the simulated nodes.
+const RuntimeClassName = "isolated-sandbox"
+
+// SandboxNodeLabel marks the simulated nodes the runtime class schedules to.
+const SandboxNodeLabel = "warm-pool-autoscaling-keda.local/sandbox-capable"
+
+const fieldManager = "localcluster"
+
+var (
+	crdGVR        = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	apiServiceGVR = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+)
+
+func (c *Cluster) bootstrap(ctx context.Context, p *pki, nodes int) error {
+	var objs []map[string]any
+	for i := 0; i < nodes; i++ {
+		objs = append(objs, fakeNode(fmt.Sprintf("kwok-node-%d", i), i))
+	}
+	kedaCAPEM, err := os.ReadFile(p.path(kedaCA + ".crt"))
+	if err != nil {
+		return err
+	}
+	objs = append(objs,
+		map[string]any{
+			"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+			"metadata": map[string]any{"name": RuntimeClassName},
+			// The handler names nothing real: no kubelet runs here.
+			"handler":    "local-simulated",
+			"scheduling": map[string]any{"nodeSelector": map[string]any{SandboxNodeLabel: "true"}},
+		},
+		map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "keda"}},
+		// The aggregator resolves an ExternalName service to externalName:port,
+		// which is how it reaches the adapter, a process on loopback.
+		map[string]any{
+			"apiVersion": "v1", "kind": "Service",
+			"metadata": map[string]any{"name": "keda-metrics-apiserver", "namespace": "keda"},
+			"spec": map[string]any{"type": "ExternalName", "externalName": "localhost",
+				"ports": []any{map[string]any{"name": "https", "port": c.ports.adapterSecure, "protocol": "TCP"}}},
+		},
+		map[string]any{
+			"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+			"metadata": map[string]any{"name": "v1beta1.external.metrics.k8s.io"},
+			"spec": map[string]any{
+				"group": "external.metrics.k8s.io", "version": "v1beta1",
+				"service":              map[string]any{"name": "keda-metrics-apiserver", "namespace": "keda", "port": c.ports.adapterSecure},
+				"caBundle":             base64.StdEncoding.EncodeToString(kedaCAPEM),
+				"groupPriorityMinimum": 100, "versionPriority": 100,
+			},
+		},
+	)
+	for _, o := range objs {
+		if err := c.apply(ctx, &unstructured.Unstructured{Object: o}); err != nil {
+			return err
+		}
+	}
+	var crdNames []string
+	for _, dir := range []string{filepath.Join(c.Binaries.DataDir("agent-sandbox"), "crds"), filepath.Join(c.Binaries.DataDir("keda"), "crds")} {
+		names, err := c.applyCRDs(ctx, dir)
+		if err != nil {
+			return err
+		}
+		crdNames = append(crdNames, names...)
+	}
+	return c.waitCRDsEstablished(ctx, crdNames)
+}
+
+func fakeNode(name string, i int) map[string]any {
+	resources := map[string]any{"cpu": "32", "memory": "256Gi", "pods": "110", "ephemeral-storage": "500Gi"}
+	cidr := fmt.Sprintf("10.244.%d.0/24", i)
+	return map[string]any{
+		"apiVersion": "v1", "kind": "Node",
+		"metadata": map[string]any{
+			"name": name,
+			// KWOK manages only nodes carrying this annotation.
+			"annotations": map[string]any{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+			"labels": map[string]any{
+				"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+				"type": "kwok", SandboxNodeLabel: "true",
+			},
+		},
+		"spec": map[string]any{"podCIDR": cidr, "podCIDRs": []any{cidr}},
+		// Status is kept on create: capacity is what the scheduler reads.
+		"status": map[string]any{
+			"capacity": resources, "allocatable": resources,
+			"nodeInfo": map[string]any{"kubeletVersion": "kwok-" + kubernetesVersion, "operatingSystem": "linux", "architecture": "amd64"},
+		},
+	}
+}
+
+// applyCRDs server-side applies every CRD in dir (the large ones exceed the
+// client-side apply annotation limit). agent-sandbox's CRDs declare a
+// conversion webhook served by its controller; locally that webhook is off and
+// the project only uses v1beta1 (the storage version), so the conversion
+// stanza is dropped, which leaves strategy None.
+func (c *Cluster) applyCRDs(ctx context.Context, dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	var names []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
+		for {
+			var obj map[string]any
+			if err := dec.Decode(&obj); err != nil {
+				if err.Error() == "EOF" {
+					break
+				}
+				return nil, fmt.Errorf("%s: %w", f, err)
+			}
+			if obj == nil {
+				continue
+			}
+			u := &unstructured.Unstructured{Object: obj}
+			if u.GetKind() != "CustomResourceDefinition" {
+				continue
+			}
+			unstructured.RemoveNestedField(u.Object, "spec", "conversion")
+			if err := c.apply(ctx, u); err != nil {
+				return nil, err
+			}
+			names = append(names, u.GetName())
+		}
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("no CRDs found in %s", dir)
+	}
+	return names, nil
+}
+
+func (c *Cluster) waitCRDsEstablished(ctx context.Context, names []string) error {
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		for _, n := range names {
+			crd, err := c.Dynamic.Resource(crdGVR).Get(ctx, n, metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			if !conditionTrue(crd, "Established") {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+// apply server-side applies u with the dynamic client, resolving its resource
+// through discovery.
+func (c *Cluster) apply(ctx context.Context, u *unstructured.Unstructured) error {
+	gvk := u.GroupVersionKind()
+	gvr, namespaced, err := c.resourceFor(gvk)
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(u.Object)
+	if err != nil {
+		return err
+	}
+	force := true
+	opts := metav1.PatchOptions{FieldManager: fieldManager, Force: &force}
+	ri := c.Dynamic.Resource(gvr)
+	if namespaced {
+		_, err = ri.Namespace(u.GetNamespace()).Patch(ctx, u.GetName(), types.ApplyPatchType, data, opts)
+	} else {
+		_, err = ri.Patch(ctx, u.GetName(), types.ApplyPatchType, data, opts)
+	}
+	if err != nil {
+		return fmt.Errorf("applying %s %s: %w", gvk.Kind, u.GetName(), err)
+	}
+	// Status is a subresource for nodes: set what the scheduler reads.
+	if gvk.Kind == "Node" {
+		if _, err := ri.ApplyStatus(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: fieldManager, Force: true}); err != nil {
+			return fmt.Errorf("applying the status of node %s: %w", u.GetName(), err)
+		}
+	}
+	return nil
+}
+
+func (c *Cluster) resourceFor(gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool, error) {
+	list, err := c.Client.Discovery().ServerResourcesForGroupVersion(gvk.GroupVersion().String())
+	if err != nil {
+		return schema.GroupVersionResource{}, false, fmt.Errorf("discovering %s: %w", gvk.GroupVersion(), err)
+	}
+	for _, r := range list.APIResources {
+		if r.Kind == gvk.Kind && !bytes.ContainsRune([]byte(r.Name), '/') {
+			return gvk.GroupVersion().WithResource(r.Name), r.Namespaced, nil
+		}
+	}
+	return schema.GroupVersionResource{}, false, fmt.Errorf("the API server has no resource of kind %s in %s", gvk.Kind, gvk.GroupVersion())
+}
+
+func conditionTrue(u *unstructured.Unstructured, typ string) bool {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if ok && m["type"] == typ && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,264 @@
+// Package localcluster runs a local control plane: real etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler, the agent-sandbox controller (with
+// extensions), the KEDA operator and metrics adapter, all built from the Go
+// module proxy at pinned versions, with KWOK standing in for the kubelet (the
+// one simulated part: pods are scheduled and reported Running and Ready, but no
+// container runs, so exec and logs are not available).
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Options configure a local control plane.
+type Options struct {
+	// StateDir holds certificates, kubeconfigs, etcd data and every process's
+	// log. Empty: a new temporary directory, removed by Stop.
+	StateDir string
+	// Nodes is the number of simulated (KWOK) nodes; default 1.
+	Nodes int
+	// HPASyncPeriod is kube-controller-manager's
+	// --horizontal-pod-autoscaler-sync-period; default 15s, as on EKS.
+	HPASyncPeriod time.Duration
+	// SkipWarmPoolCheck skips the start-up proof that a SandboxWarmPool of 1
+	// becomes Ready (it costs a few seconds).
+	SkipWarmPoolCheck bool
+	// Progress receives what the control plane is doing and waiting for;
+	// default os.Stderr.
+	Progress io.Writer
+}
+
+// Cluster is a running local control plane.
+type Cluster struct {
+	StateDir string
+	// Kubeconfig is the path of an admin kubeconfig (system:masters, client
+	// certificate embedded), context "localcluster".
+	Kubeconfig string
+	// APIServerURL is https://127.0.0.1:<port>; CAFile verifies it.
+	APIServerURL string
+	CAFile       string
+	// HPASyncPeriod is the HPA controller's sync period in use.
+	HPASyncPeriod time.Duration
+	Binaries      *Binaries
+
+	Config  *rest.Config
+	Client  kubernetes.Interface
+	Dynamic dynamic.Interface
+
+	procs       []*process
+	ports       ports
+	removeState bool
+	progress    io.Writer
+}
+
+type ports struct {
+	etcdClient, etcdPeer, apiserver       int
+	kwok                                  int
+	sandboxMetrics, sandboxHealth         int
+	kedaMetrics, kedaHealth, kedaGRPC     int
+	adapterSecure, adapterMetrics         int
+	controllerManager, scheduler, profile int
+}
+
+// Start builds what is missing, then starts every component and waits until
+// the whole chain is ready: /readyz, the simulated nodes Ready, KEDA's
+// APIService Available, the agent-sandbox controller healthy and (unless
+// skipped) a warm pool of 1 Ready. On failure it stops what it started.
+func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
+	if opts.Progress == nil {
+		opts.Progress = os.Stderr
+	}
+	if opts.Nodes <= 0 {
+		opts.Nodes = 1
+	}
+	if opts.HPASyncPeriod <= 0 {
+		opts.HPASyncPeriod = 15 * time.Second
+	}
+	bins, err := EnsureBinaries(ctx, opts.Progress)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{StateDir: opts.StateDir, Binaries: bins, HPASyncPeriod: opts.HPASyncPeriod, progress: opts.Progress}
+	if c.StateDir == "" {
+		if c.StateDir, err = os.MkdirTemp("", "localcluster-"); err != nil {
+			return nil, err
+		}
+		c.removeState = true
+	} else {
+		if _, err := os.Stat(filepath.Join(c.StateDir, processesFile)); err == nil {
+			if procs, _ := loadProcesses(c.StateDir); anyAlive(procs) {
+				return nil, fmt.Errorf("a local control plane is already running in %s: stop it first (localcluster down --state %s)", c.StateDir, c.StateDir)
+			}
+		}
+		if err := os.RemoveAll(c.StateDir); err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(c.StateDir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if c.StateDir, err = filepath.Abs(c.StateDir); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("%w\n(logs of every process are in %s)", err, filepath.Join(c.StateDir, "logs"))
+			_ = stopProcesses(c.procs, 5*time.Second)
+			c.procs = nil
+		}
+	}()
+	began := time.Now()
+	if err := c.allocatePorts(); err != nil {
+		return nil, err
+	}
+	p := &pki{dir: filepath.Join(c.StateDir, "pki")}
+	if err := p.generate(); err != nil {
+		return nil, fmt.Errorf("making certificates: %w", err)
+	}
+	c.CAFile = p.path(clusterCA + ".crt")
+	c.APIServerURL = "https://127.0.0.1:" + strconv.Itoa(c.ports.apiserver)
+
+	steps := []struct {
+		what string
+		run  func(context.Context, *pki) error
+	}{
+		{"etcd and kube-apiserver", c.startAPIServer},
+		{"kube-controller-manager and kube-scheduler", c.startControllers},
+		{"simulated nodes, runtime class, CRDs and KEDA's APIService", func(ctx context.Context, p *pki) error { return c.bootstrap(ctx, p, opts.Nodes) }},
+		{"KWOK, agent-sandbox and KEDA", c.startAddons},
+		{"the whole chain to be ready", func(ctx context.Context, _ *pki) error { return c.waitReady(ctx, !opts.SkipWarmPoolCheck) }},
+	}
+	for _, s := range steps {
+		c.say("starting %s", s.what)
+		if err := s.run(ctx, p); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.what, err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(c.StateDir, "env"), []byte("KUBECONFIG="+c.Kubeconfig+"\n"), 0o644); err != nil {
+		return nil, err
+	}
+	c.say("local control plane ready in %s (state %s)", time.Since(began).Round(100*time.Millisecond), c.StateDir)
+	return c, nil
+}
+
+// Attach returns a handle on a control plane another process started in
+// stateDir (for `localcluster down` and `env`).
+func Attach(stateDir string) (*Cluster, error) {
+	abs, err := filepath.Abs(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	procs, err := loadProcesses(abs)
+	if err != nil {
+		return nil, fmt.Errorf("no local control plane in %s: %w", abs, err)
+	}
+	c := &Cluster{StateDir: abs, procs: procs, Kubeconfig: filepath.Join(abs, "kubeconfig"), progress: os.Stderr}
+	if err := c.connect(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Running reports whether every process of the control plane still runs.
+func (c *Cluster) Running() (bool, []string) {
+	var dead []string
+	for _, p := range c.procs {
+		if p.exited() || !alive(p) {
+			dead = append(dead, p.name)
+		}
+	}
+	return len(dead) == 0, dead
+}
+
+// Stop kills exactly the processes this control plane started and, for a
+// temporary state directory, removes it.
+func (c *Cluster) Stop() error {
+	errs := stopProcesses(c.procs, 10*time.Second)
+	c.procs = nil
+	if len(errs) == 0 {
+		_ = os.Remove(filepath.Join(c.StateDir, processesFile))
+		if c.removeState {
+			if err := os.RemoveAll(c.StateDir); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// RemoveState deletes the state directory of a stopped control plane.
+func (c *Cluster) RemoveState() error {
+	if ok, _ := c.Running(); ok && len(c.procs) > 0 {
+		return errors.New("the control plane is still running")
+	}
+	return os.RemoveAll(c.StateDir)
+}
+
+// Log returns the path of a component's log (e.g. "kube-apiserver").
+func (c *Cluster) Log(name string) string { return filepath.Join(c.StateDir, "logs", name+".log") }
+
+func (c *Cluster) connect() error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", c.Kubeconfig, err)
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	c.Config = cfg
+	c.APIServerURL = cfg.Host
+	if c.Client, err = kubernetes.NewForConfig(cfg); err != nil {
+		return err
+	}
+	c.Dynamic, err = dynamic.NewForConfig(cfg)
+	return err
+}
+
+func (c *Cluster) say(format string, args ...any) {
+	fmt.Fprintf(c.progress, "localcluster: "+format+"\n", args...)
+}
+
+func (c *Cluster) allocatePorts() error {
+	targets := []*int{
+		&c.ports.etcdClient, &c.ports.etcdPeer, &c.ports.apiserver, &c.ports.kwok,
+		&c.ports.sandboxMetrics, &c.ports.sandboxHealth, &c.ports.kedaMetrics, &c.ports.kedaHealth,
+		&c.ports.kedaGRPC, &c.ports.adapterSecure, &c.ports.adapterMetrics,
+		&c.ports.controllerManager, &c.ports.scheduler, &c.ports.profile,
+	}
+	// Hold every listener until all are chosen, so no two ports coincide.
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			l.Close()
+		}
+	}()
+	for _, t := range targets {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("choosing a free port: %w", err)
+		}
+		held = append(held, l)
+		*t = l.Addr().(*net.TCPAddr).Port
+	}
+	return nil
+}
+
+func anyAlive(procs []*process) bool {
+	for _, p := range procs {
+		if alive(p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,90 @@
+// Command localcluster runs the local control plane by hand:
+//
+//	go run ./e2e/localcluster/cmd/localcluster up     # build what is missing, start, print KUBECONFIG
+//	go run ./e2e/localcluster/cmd/localcluster env    # print KUBECONFIG=... of the running one
+//	go run ./e2e/localcluster/cmd/localcluster down   # stop exactly its processes, remove its state
+//	go run ./e2e/localcluster/cmd/localcluster build  # only build (or find) the tools
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	verb := os.Args[1]
+	fs := flag.NewFlagSet(verb, flag.ExitOnError)
+	state := fs.String("state", "", "state directory (default: <cache>/clusters/default)")
+	nodes := fs.Int("nodes", 1, "number of simulated (KWOK) nodes")
+	hpaSync := fs.Duration("hpa-sync-period", 15*time.Second, "kube-controller-manager --horizontal-pod-autoscaler-sync-period (EKS uses 15s)")
+	_ = fs.Parse(os.Args[2:])
+	if *state == "" {
+		cache, err := localcluster.CacheDir()
+		if err != nil {
+			fail(err)
+		}
+		*state = filepath.Join(cache, "clusters", "default")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	switch verb {
+	case "build":
+		if _, err := localcluster.EnsureBinaries(ctx, os.Stderr); err != nil {
+			fail(err)
+		}
+		fmt.Println("all tools are built")
+	case "up":
+		c, err := localcluster.Start(ctx, localcluster.Options{StateDir: *state, Nodes: *nodes, HPASyncPeriod: *hpaSync})
+		if err != nil {
+			fail(err)
+		}
+		fmt.Printf("KUBECONFIG=%s\n", c.Kubeconfig)
+		fmt.Fprintf(os.Stderr, "logs: %s\nstop it with: go run ./e2e/localcluster/cmd/localcluster down --state %s\n",
+			filepath.Join(c.StateDir, "logs"), c.StateDir)
+	case "env":
+		c, err := localcluster.Attach(*state)
+		if err != nil {
+			fail(err)
+		}
+		if ok, dead := c.Running(); !ok {
+			fail(fmt.Errorf("the control plane in %s is not fully running (stopped: %v); run down, then up", c.StateDir, dead))
+		}
+		fmt.Printf("KUBECONFIG=%s\n", c.Kubeconfig)
+	case "down":
+		c, err := localcluster.Attach(*state)
+		if err != nil {
+			fail(err)
+		}
+		if err := c.Stop(); err != nil {
+			fail(err)
+		}
+		if err := c.RemoveState(); err != nil {
+			fail(err)
+		}
+		fmt.Fprintf(os.Stderr, "stopped and removed %s\n", c.StateDir)
+	default:
+		usage()
+		os.Exit(2)
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: localcluster up|env|down|build [--state DIR] [--nodes N] [--hpa-sync-period 15s]")
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "localcluster:", err)
+	os.Exit(1)
+}

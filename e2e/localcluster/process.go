@@ -1,0 +1,167 @@
+package localcluster
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// process is one upstream program the control plane started. Its record in
+// <state>/processes holds the pid and the kernel's start time of that pid, so
+// that teardown (possibly from another invocation: `localcluster down`) kills
+// exactly the processes it started and never a recycled pid.
+type process struct {
+	name  string
+	pid   int
+	start string // field 22 of /proc/<pid>/stat
+	cmd   *exec.Cmd
+	done  chan struct{}
+}
+
+const processesFile = "processes"
+
+// startProcess runs binary with args, stdout and stderr to <state>/logs/<name>.log,
+// in a session of its own so it outlives the command that started it and can be
+// signalled as a group.
+func (c *Cluster) startProcess(name, binary string, args []string, env ...string) (*process, error) {
+	logPath := filepath.Join(c.StateDir, "logs", name+".log")
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return nil, err
+	}
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(binary, args...)
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	fmt.Fprintf(logFile, "# %s %s\n", binary, strings.Join(args, " "))
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &process{name: name, pid: cmd.Process.Pid, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		logFile.Close()
+		close(p.done)
+	}()
+	p.start, _ = procStartTime(p.pid)
+	c.procs = append(c.procs, p)
+	if err := c.saveProcesses(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// exited reports whether the process has stopped (only known for processes
+// this invocation started).
+func (p *process) exited() bool {
+	if p.done == nil {
+		return !alive(p)
+	}
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *Cluster) saveProcesses() error {
+	var b strings.Builder
+	for _, p := range c.procs {
+		fmt.Fprintf(&b, "%s %d %s\n", p.name, p.pid, p.start)
+	}
+	return os.WriteFile(filepath.Join(c.StateDir, processesFile), []byte(b.String()), 0o644)
+}
+
+func loadProcesses(stateDir string) ([]*process, error) {
+	f, err := os.Open(filepath.Join(stateDir, processesFile))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []*process
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		fields := strings.Fields(s.Text())
+		if len(fields) != 3 {
+			continue
+		}
+		pid, err := strconv.Atoi(fields[1])
+		if err != nil {
+			continue
+		}
+		out = append(out, &process{name: fields[0], pid: pid, start: fields[2]})
+	}
+	return out, s.Err()
+}
+
+// alive is true when pid still runs and is the same process we started.
+func alive(p *process) bool {
+	start, err := procStartTime(p.pid)
+	return err == nil && start == p.start
+}
+
+// stopProcesses stops them in reverse start order: SIGTERM to the group, then
+// SIGKILL after a grace period.
+func stopProcesses(procs []*process, grace time.Duration) []error {
+	var errs []error
+	for i := len(procs) - 1; i >= 0; i-- {
+		p := procs[i]
+		if p.exited() || !alive(p) {
+			continue
+		}
+		_ = syscall.Kill(-p.pid, syscall.SIGTERM)
+		deadline := time.Now().Add(grace)
+		for time.Now().Before(deadline) && !p.exited() && alive(p) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if !p.exited() && alive(p) {
+			_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+			time.Sleep(100 * time.Millisecond)
+		}
+		if p.done != nil {
+			select {
+			case <-p.done:
+			case <-time.After(5 * time.Second):
+				errs = append(errs, fmt.Errorf("%s (pid %d) did not exit after SIGKILL", p.name, p.pid))
+			}
+		} else if alive(p) {
+			errs = append(errs, fmt.Errorf("%s (pid %d) did not exit after SIGKILL", p.name, p.pid))
+		}
+	}
+	return errs
+}
+
+func procStartTime(pid int) (string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", err
+	}
+	// The command name (field 2) may hold spaces; fields after its ')' are fixed.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return "", errors.New("malformed /proc stat")
+	}
+	fields := strings.Fields(s[i+1:])
+	if len(fields) < 20 {
+		return "", errors.New("short /proc stat")
+	}
+	// A zombie is not running any more.
+	if fields[0] == "Z" {
+		return "", errors.New("zombie")
+	}
+	return fields[19], nil
+}

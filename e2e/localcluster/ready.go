@@ -1,0 +1,169 @@
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// GVRs of the agent-sandbox extension resources (v1beta1 only: the local CRDs
+// have no conversion webhook).
+var (
+	SandboxTemplateGVR = schema.GroupVersionResource{Group: "extensions.agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxtemplates"}
+	SandboxWarmPoolGVR = schema.GroupVersionResource{Group: "extensions.agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxwarmpools"}
+	SandboxClaimGVR    = schema.GroupVersionResource{Group: "extensions.agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxclaims"}
+	SandboxGVR         = schema.GroupVersionResource{Group: "agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxes"}
+	ScaledObjectGVR    = schema.GroupVersionResource{Group: "keda.sh", Version: "v1alpha1", Resource: "scaledobjects"}
+)
+
+const readyCheckNamespace = "localcluster-ready-check"
+
+func (c *Cluster) waitReady(ctx context.Context, warmPoolCheck bool) error {
+	if err := c.waitFor(ctx, "the simulated nodes to be Ready", 90*time.Second, c.nodesReady); err != nil {
+		return err
+	}
+	for _, h := range []struct {
+		name string
+		port int
+	}{{"agent-sandbox-controller", c.ports.sandboxHealth}, {"keda-operator", c.ports.kedaHealth}} {
+		if err := waitHTTP(ctx, c.proc(h.name), "http://127.0.0.1:"+strconv.Itoa(h.port)+"/readyz", nil, 90*time.Second); err != nil {
+			return fmt.Errorf("%s: %w", h.name, err)
+		}
+	}
+	if err := c.waitFor(ctx, "APIService v1beta1.external.metrics.k8s.io (KEDA's metrics adapter) to be Available", 90*time.Second, func(ctx context.Context) (bool, error) {
+		if p := c.proc("keda-adapter"); p != nil && p.exited() {
+			return false, fmt.Errorf("keda-adapter exited (it exits 0 on start-up errors; see its log)")
+		}
+		a, err := c.Dynamic.Resource(apiServiceGVR).Get(ctx, "v1beta1.external.metrics.k8s.io", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		return conditionTrue(a, "Available"), nil
+	}); err != nil {
+		return err
+	}
+	if warmPoolCheck {
+		return c.checkWarmPool(ctx)
+	}
+	return nil
+}
+
+// checkWarmPool proves the sandbox chain before anyone relies on it: a pool of
+// 1 gets a Sandbox, the Sandbox a pod on a simulated node, the pod Ready, and
+// the pool reports readyReplicas 1.
+func (c *Cluster) checkWarmPool(ctx context.Context) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: readyCheckNamespace}}
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	defer func() {
+		_ = c.Client.CoreV1().Namespaces().Delete(context.WithoutCancel(ctx), readyCheckNamespace, metav1.DeleteOptions{})
+	}()
+	if err := c.waitFor(ctx, "the default ServiceAccount of "+readyCheckNamespace, 30*time.Second, func(ctx context.Context) (bool, error) {
+		_, err := c.Client.CoreV1().ServiceAccounts(readyCheckNamespace).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	}); err != nil {
+		return err
+	}
+	for _, o := range []map[string]any{TestSandboxTemplate("check"), TestWarmPool("check", "check", 1)} {
+		u := &unstructured.Unstructured{Object: o}
+		u.SetNamespace(readyCheckNamespace)
+		gvr := SandboxTemplateGVR
+		if u.GetKind() == "SandboxWarmPool" {
+			gvr = SandboxWarmPoolGVR
+		}
+		if _, err := c.Dynamic.Resource(gvr).Namespace(readyCheckNamespace).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating %s: %w", u.GetKind(), err)
+		}
+	}
+	return c.waitFor(ctx, "a warm pool of 1 to report readyReplicas=1", 90*time.Second, func(ctx context.Context) (bool, error) {
+		pool, err := c.Dynamic.Resource(SandboxWarmPoolGVR).Namespace(readyCheckNamespace).Get(ctx, "check", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		n, _, _ := unstructured.NestedInt64(pool.Object, "status", "readyReplicas")
+		return n == 1, nil
+	})
+}
+
+// TestSandboxTemplate is a minimal template in the shape the product uses:
+// runtime class isolated-sandbox, no network, a pinned busybox.
+func TestSandboxTemplate(name string) map[string]any {
+	return map[string]any{
+		"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxTemplate",
+		"metadata": map[string]any{"name": name},
+		"spec": map[string]any{"podTemplate": map[string]any{
+			"metadata": map[string]any{"annotations": map[string]any{"sandbox.amazonaws.com/network-isolated": "true"}},
+			"spec": map[string]any{
+				"runtimeClassName": RuntimeClassName,
+				"containers": []any{map[string]any{
+					"name": "agent", "image": "public.ecr.aws/docker/library/busybox:1.36",
+					"command": []any{"sleep", "infinity"},
+				}},
+			},
+		}},
+	}
+}
+
+// TestWarmPool is a SandboxWarmPool of the given size on template.
+func TestWarmPool(name, template string, replicas int64) map[string]any {
+	return map[string]any{
+		"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxWarmPool",
+		"metadata": map[string]any{"name": name},
+		"spec":     map[string]any{"replicas": replicas, "sandboxTemplateRef": map[string]any{"name": template}},
+	}
+}
+
+func (c *Cluster) nodesReady(ctx context.Context) (bool, error) {
+	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil || len(nodes.Items) == 0 {
+		return false, nil
+	}
+	for _, n := range nodes.Items {
+		ready := false
+		for _, cond := range n.Status.Conditions {
+			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+				ready = true
+			}
+		}
+		if !ready {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// waitFor polls cond, saying what it waits for, and fails with that
+// description when the timeout passes. A process of the control plane that
+// exits while waiting fails the wait at once.
+func (c *Cluster) waitFor(ctx context.Context, what string, timeout time.Duration, cond wait.ConditionWithContextFunc) error {
+	c.say("waiting up to %s for %s", timeout, what)
+	start := time.Now()
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if ok, dead := c.Running(); !ok {
+			return false, fmt.Errorf("%v exited (see %s)", dead, c.Log(dead[0]))
+		}
+		return cond(ctx)
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %s: %w", what, err)
+	}
+	c.say("%s: done in %s", what, time.Since(start).Round(10*time.Millisecond))
+	return nil
+}
+
+func (c *Cluster) proc(name string) *process {
+	for _, p := range c.procs {
+		if p.name == name {
+			return p
+		}
+	}
+	return nil
+}
