@@ -53,7 +53,7 @@ func newAPIClient(cfg Config) (*apiClient, error) {
 	}
 	return &apiClient{
 		base:      base,
-		path:      fmt.Sprintf(claimsPath, url.PathEscape(cfg.Namespace)),
+		path:      fmt.Sprintf(claimsPath, cfg.Namespace), // unescaped: url.URL.String escapes it
 		tokenFile: cfg.TokenFile,
 		// Requests are bounded by the read's context; this is only a backstop.
 		http: &http.Client{Transport: transport, Timeout: 5 * time.Minute},

@@ -59,6 +59,14 @@ func newFakeAPI(t testing.TB, namespace string) *fakeAPI {
 	return f
 }
 
+// newFakeAPITLS serves HTTPS with a certificate of its own CA (f.Certificate()).
+func newFakeAPITLS(t testing.TB, namespace string) *fakeAPI {
+	f := &fakeAPI{namespace: namespace, rv: 1000}
+	f.Server = httptest.NewTLSServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.Close)
+	return f
+}
+
 // addClaims adds n claims named <prefix>-<i> with the given labels.
 func (f *fakeAPI) addClaims(prefix string, n int, labels map[string]string) {
 	f.mu.Lock()

@@ -38,7 +38,7 @@ func newHarness(t *testing.T, api *fakeAPI, selector string, timeout time.Durati
 	if err := os.WriteFile(tokenFile, []byte(testToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{APIURL: api.URL, TokenFile: tokenFile, Namespace: testNS, Selector: selector, Timeout: timeout}
+	cfg := Config{APIURL: api.URL, TokenFile: tokenFile, Namespace: api.namespace, Selector: selector, Timeout: timeout}
 	client, err := newAPIClient(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func newHarness(t *testing.T, api *fakeAPI, selector string, timeout time.Durati
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	c := &counter{api: client, selector: selector}
 	tr := newTracker(context.Background(), c.count, timeout, log)
-	return &harness{api: api, tokenFile: tokenFile, handler: newHandler(tr, testNS, selector), logs: logs}
+	return &harness{api: api, tokenFile: tokenFile, handler: newHandler(tr, api.namespace, selector), logs: logs}
 }
 
 func (h *harness) get(t *testing.T, path string) (int, string) {
@@ -117,3 +117,5 @@ func (s *syncBuffer) logLines(t *testing.T) []map[string]any {
 	}
 	return out
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
