@@ -1,0 +1,137 @@
+package exporter
+
+import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// PodSource holds exactly go.mod, this package's non-test sources and the
+// command, under the paths the ClaimExporter component mounts them at.
+func TestPodSourceFileSet(t *testing.T) {
+	files, err := PodSource()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"exporter/cmd/claim-exporter/main.go", "go.mod"}
+	onDisk, _ := filepath.Glob("*.go")
+	for _, f := range onDisk {
+		if !strings.HasSuffix(f, "_test.go") {
+			want = append(want, "exporter/"+f)
+		}
+	}
+	var got []string
+	for p := range files {
+		got = append(got, p)
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("PodSource paths:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if files["go.mod"] != "module github.com/warmpool/warm-pool-autoscaling-keda\n\ngo 1.26\n" {
+		t.Errorf("go.mod = %q", files["go.mod"])
+	}
+	for p, content := range files {
+		if onDisk, err := os.ReadFile(strings.TrimPrefix(p, "exporter/")); p != "go.mod" && (err != nil || string(onDisk) != content) {
+			t.Errorf("%s differs from the file on disk (err %v)", p, err)
+		}
+	}
+}
+
+// What the pod does: PodSource written to an empty directory builds with no
+// module download (GOPROXY=off), and the binary serves a count from an API
+// server given by flags, answers /healthz, and exits cleanly on SIGTERM.
+func TestPodSourceBuildsAndRunsStandalone(t *testing.T) {
+	files, err := PodSource()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for p, content := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "claim-exporter")
+	build := exec.Command("go", "build", "-o", bin, "./exporter/cmd/claim-exporter")
+	build.Dir = dir
+	build.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("stand-alone build failed: %v\n%s", err, out)
+	}
+
+	api := newFakeAPI(t, testNS)
+	api.addClaims("claim", 3, partOfLabels)
+	tokenFile := filepath.Join(dir, "token")
+	os.WriteFile(tokenFile, []byte(testToken), 0o600)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(bin, "--api-url", api.URL, "--token-file", tokenFile, "--ca-file", "",
+		"--namespace", testNS, "--selector", testSelector, "--listen", addr)
+	logs := &syncBuffer{}
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+		}
+	}()
+
+	base := "http://" + addr
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("binary never answered /healthz: %v\n%s", err, logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	resp, err := http.Get(base + "/demand")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d DemandResponse
+	err = json.NewDecoder(resp.Body).Decode(&d)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 || d.ActiveClaims != 3 || !d.Fresh || d.Selector != testSelector || d.Namespace != testNS {
+		t.Fatalf("/demand = %d %+v (%v)\n%s", resp.StatusCode, d, err, logs.String())
+	}
+
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v\n%s", err, logs.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("binary did not exit after SIGTERM")
+	}
+	if strings.Contains(logs.String(), testToken) {
+		t.Errorf("the token appears in the binary's log:\n%s", logs.String())
+	}
+}
