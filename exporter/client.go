@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -12,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -71,6 +73,8 @@ type listPage struct {
 	Items *[]struct{} `json:"items"`
 }
 
+var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 // StatusError is a non-200 answer from the API server.
 type StatusError struct {
 	Code    int
@@ -112,8 +116,16 @@ func (c *apiClient) list(ctx context.Context, query url.Values, accept string) (
 	if resp.StatusCode != http.StatusOK {
 		return nil, &StatusError{Code: resp.StatusCode, Message: statusMessage(resp.Body)}
 	}
+	// A page is held whole to decode it; reusing the buffer keeps a scrape of
+	// many pages from allocating each one afresh.
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	defer bodyBuffers.Put(buf)
+	buf.Reset()
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return nil, fmt.Errorf("read list response: %w", err)
+	}
 	var page listPage
-	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
+	if err := json.Unmarshal(buf.Bytes(), &page); err != nil {
 		return nil, fmt.Errorf("decode list response: %w", err)
 	}
 	// A 200 that is not a list (a proxy's page, an empty object) must not be
