@@ -122,13 +122,13 @@ func stopProcesses(procs []*process, grace time.Duration) []error {
 		if p.exited() || !alive(p) {
 			continue
 		}
-		_ = syscall.Kill(-p.pid, syscall.SIGTERM)
+		signal(p.pid, syscall.SIGTERM)
 		deadline := time.Now().Add(grace)
 		for time.Now().Before(deadline) && !p.exited() && alive(p) {
 			time.Sleep(50 * time.Millisecond)
 		}
 		if !p.exited() && alive(p) {
-			_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+			signal(p.pid, syscall.SIGKILL)
 			time.Sleep(100 * time.Millisecond)
 		}
 		if p.done != nil {
@@ -142,6 +142,14 @@ func stopProcesses(procs []*process, grace time.Duration) []error {
 		}
 	}
 	return errs
+}
+
+// signal sends sig to the process group pid leads (every process this package
+// starts leads its own session), or to pid alone when it leads none.
+func signal(pid int, sig syscall.Signal) {
+	if err := syscall.Kill(-pid, sig); err != nil {
+		_ = syscall.Kill(pid, sig)
+	}
 }
 
 func procStartTime(pid int) (string, error) {

@@ -1,0 +1,122 @@
+// Package pulumirun runs the project's Pulumi program the way a user's
+// `pulumi up` does, but through the Automation API with an inline program: the
+// real Pulumi CLI and Kubernetes provider (built by localcluster), a private
+// PULUMI_HOME, a local file backend and a passphrase secrets provider. No cloud
+// account, no Pulumi Cloud, no Go language host (inline programs run in the
+// caller's process).
+package pulumirun
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
+)
+
+// Passphrase protects the local stack's secrets (the kubeconfig output); the
+// state is a throw-away directory.
+const Passphrase = "local-control-plane-only"
+
+// Options say which program to run, with which project file and config.
+type Options struct {
+	Binaries *localcluster.Binaries
+	// WorkDir holds PULUMI_HOME and the file backend's state.
+	WorkDir string
+	// ProjectFile is the project's Pulumi.yaml: its name, config schema and
+	// defaults, and project-level settings apply exactly as for `pulumi up`.
+	ProjectFile string
+	StackName   string
+	Program     pulumi.RunFunc
+	// Config is set on the stack; keys without a namespace get the project's.
+	Config map[string]string
+	Output io.Writer
+}
+
+// Stack is one local stack of the program.
+type Stack struct {
+	auto.Stack
+	opts    Options
+	project string
+}
+
+// New prepares PULUMI_HOME (with the locally built Kubernetes provider
+// installed as version localcluster.ProviderVersion) and creates or selects the stack.
+func New(ctx context.Context, opts Options) (*Stack, error) {
+	home := filepath.Join(opts.WorkDir, "pulumi-home")
+	backend := filepath.Join(opts.WorkDir, "state")
+	for _, d := range []string{home, backend} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	pulumiBin := opts.Binaries.Path("pulumi")
+	env := map[string]string{
+		"PULUMI_HOME":                home,
+		"PULUMI_BACKEND_URL":         "file://" + backend,
+		"PULUMI_CONFIG_PASSPHRASE":   Passphrase,
+		"PULUMI_SKIP_UPDATE_CHECK":   "true",
+		"PULUMI_DIY_BACKEND_NO_LOCK": "false",
+		// The engine must never fetch a plugin: everything is installed here.
+		"PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
+	}
+	install := exec.CommandContext(ctx, pulumiBin, "plugin", "install", "resource", "kubernetes",
+		localcluster.ProviderVersion, "--file", opts.Binaries.Path("pulumi-resource-kubernetes"))
+	install.Env = os.Environ()
+	for k, v := range env {
+		install.Env = append(install.Env, k+"="+v)
+	}
+	if out, err := install.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("installing the Kubernetes provider plugin: %w: %s", err, out)
+	}
+	project, err := workspace.LoadProject(opts.ProjectFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", opts.ProjectFile, err)
+	}
+	project.Backend = &workspace.ProjectBackend{URL: "file://" + backend}
+	cmd, err := auto.NewPulumiCommand(&auto.PulumiCommandOptions{Root: filepath.Dir(filepath.Dir(pulumiBin))})
+	if err != nil {
+		return nil, err
+	}
+	st, err := auto.UpsertStackInlineSource(ctx, opts.StackName, project.Name.String(), opts.Program,
+		auto.Pulumi(cmd), auto.PulumiHome(home), auto.EnvVars(env), auto.Project(*project),
+		auto.WorkDir(opts.WorkDir), auto.SecretsProvider("passphrase"))
+	if err != nil {
+		return nil, fmt.Errorf("creating stack %s: %w", opts.StackName, err)
+	}
+	s := &Stack{Stack: st, opts: opts, project: project.Name.String()}
+	if err := s.SetConfig(ctx, opts.Config); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// SetConfig replaces the stack's config values with cfg (keys without a
+// namespace get the project's).
+func (s *Stack) SetConfig(ctx context.Context, cfg map[string]string) error {
+	current, err := s.GetAllConfig(ctx)
+	if err != nil {
+		return err
+	}
+	for k := range current {
+		if err := s.RemoveConfig(ctx, k); err != nil {
+			return err
+		}
+	}
+	all := auto.ConfigMap{}
+	for k, v := range cfg {
+		if !strings.Contains(k, ":") {
+			k = s.project + ":" + k
+		}
+		all[k] = auto.ConfigValue{Value: v}
+	}
+	return s.SetAllConfig(ctx, all)
+}
