@@ -82,6 +82,9 @@ func TestAPIFaultsServeLastGoodCountStale(t *testing.T) {
 				if r, _ := l["reason"].(string); !strings.Contains(strings.ToLower(r), fault.reason) {
 					t.Errorf("log reason = %q, want it to contain %q", r, fault.reason)
 				}
+				if msg, _ := l["msg"].(string); !strings.Contains(msg, "stale") || l["last_count"] != 3.0 {
+					t.Errorf("log line %v does not say the last good count (3) is served stale", l)
+				}
 			}
 			if strings.Contains(h.logs.String(), testToken) {
 				t.Errorf("the token appears in the log:\n%s", h.logs.String())
@@ -117,6 +120,9 @@ func TestNoCountBeforeFirstReadIsAnError(t *testing.T) {
 	code, body := h.get(t, "/metrics")
 	if code != http.StatusServiceUnavailable || strings.Contains(body, "warmpool_active_claims{") {
 		t.Errorf("/metrics = %d %q, want 503 without a value", code, body)
+	}
+	if logs := h.logs.logLines(t); len(logs) != 2 || !strings.Contains(logs[0]["msg"].(string), "no count yet") {
+		t.Errorf("want one WARN line per failed read saying there is no count yet:\n%s", h.logs.String())
 	}
 	if strings.Contains(body+h.logs.String(), testToken) {
 		t.Error("the token leaked into a response or the log")
