@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	authzv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// accessReview is one question to the API server about the exporter's
+// ServiceAccount, and the answer the Role should give.
+type accessReview struct {
+	verb, group, resource, subresource, namespace string
+	allowed                                       bool
+}
+
+func (a accessReview) String() string {
+	res := a.resource
+	if a.subresource != "" {
+		res += "/" + a.subresource
+	}
+	if a.group != "" {
+		res += "." + a.group
+	}
+	where := "in " + a.namespace
+	if a.namespace == "" {
+		where = "across all namespaces"
+	}
+	return fmt.Sprintf("%s %s %s", a.verb, res, where)
+}
+
+// accessReviews: get/list claims in its namespace, and nothing else a
+// compromised exporter could use.
+func accessReviews(ns string) []accessReview {
+	const ext = "extensions.agents.x-k8s.io"
+	other := "default"
+	if ns == other {
+		other = "kube-system"
+	}
+	rs := []accessReview{
+		{"get", ext, "sandboxclaims", "", ns, true},
+		{"list", ext, "sandboxclaims", "", ns, true},
+	}
+	for _, v := range []string{"watch", "create", "update", "patch", "delete", "deletecollection"} {
+		rs = append(rs, accessReview{v, ext, "sandboxclaims", "", ns, false})
+	}
+	return append(rs,
+		accessReview{"list", ext, "sandboxclaims", "", "", false},
+		accessReview{"list", ext, "sandboxclaims", "", other, false},
+		accessReview{"get", "", "secrets", "", ns, false},
+		accessReview{"list", "", "secrets", "", ns, false},
+		accessReview{"list", "", "pods", "", ns, false},
+		accessReview{"get", ext, "sandboxwarmpools", "", ns, false},
+		accessReview{"update", ext, "sandboxwarmpools", "scale", ns, false},
+		accessReview{"create", "", "pods", "exec", ns, false},
+		accessReview{"impersonate", "", "serviceaccounts", "", ns, false},
+		accessReview{"impersonate", "", "users", "", "", false},
+	)
+}
+
+// access asks the API server, one SubjectAccessReview per verb, as the
+// ServiceAccount with the groups a real token of it carries.
+func (r *Runner) access(ctx context.Context) error {
+	ns, sa := r.cfg.Namespace, r.cfg.ExporterSA
+	user := fmt.Sprintf("system:serviceaccount:%s:%s", ns, sa)
+	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
+	r.rep.Printf("subject: %s", user)
+	for _, a := range accessReviews(ns) {
+		sar := &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{
+			User: user, Groups: groups,
+			ResourceAttributes: &authzv1.ResourceAttributes{Namespace: a.namespace, Verb: a.verb, Group: a.group, Resource: a.resource, Subresource: a.subresource},
+		}}
+		word := "may not"
+		if a.allowed {
+			word = "may"
+		}
+		name := fmt.Sprintf("the exporter %s %s", word, a)
+		res, err := r.kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			r.rep.Fail("access", name, fmt.Sprintf("the review failed, so there is no answer: %v", err))
+			continue
+		}
+		st := res.Status
+		ev := fmt.Sprintf("SubjectAccessReview allowed=%t denied=%t reason=%q", st.Allowed, st.Denied, st.Reason)
+		if st.EvaluationError != "" {
+			ev += fmt.Sprintf(" evaluationError=%q", st.EvaluationError)
+		}
+		// An evaluation error is not an answer, even when it happens to deny.
+		r.rep.Judge("access", name, st.Allowed == a.allowed && st.EvaluationError == "", ev)
+	}
+	return nil
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// adoption: one claim, created (never applied), adopts a pre-booted warm
+// sandbox, and reports Ready within the bound, timed from the client side.
+func (r *Runner) adoption(ctx context.Context) error {
+	const ph = "adoption"
+	name := demandClaimName(1)
+	claims := r.dyn.Resource(gvrClaim).Namespace(r.cfg.Namespace)
+
+	// The watch starts before the create so the Ready event cannot be missed.
+	w, werr := watchName(ctx, claims, name)
+	if werr != nil {
+		r.rep.Printf("  (watch on claims unavailable: %v; polling every %s, so the timing is coarser)", werr, r.cfg.Poll)
+	}
+	began := time.Now()
+	created, createdAt, err := r.rest.createClaim(ctx, name, r.cfg.Pool)
+	if err != nil {
+		if w != nil {
+			w.Stop()
+		}
+		if apierrors.IsAlreadyExists(err) {
+			r.rep.Fail(ph, "the claim was created by this run", fmt.Sprintf("create sandboxclaim/%s returned AlreadyExists: a claim of that name that this run did not create is there; it is not reused and not deleted", name))
+		} else {
+			r.rep.Fail(ph, "the claim was created by this run", fmt.Sprintf("create sandboxclaim/%s: %v", name, err))
+		}
+		return errStop
+	}
+	r.rep.Pass(ph, "the claim was created by this run", fmt.Sprintf("sandboxclaim/%s created (uid %s) with create, so an existing claim of that name would have failed here", name, created.GetUID()))
+
+	ready, readyAt, err := waitWatched(ctx, r.rep, claims, w, name, "sandboxclaim/"+name+" Ready=True", r.cfg.AdoptionTimeout, r.cfg.Poll,
+		func(u *unstructured.Unstructured) (bool, string, error) {
+			if claimReady(u) {
+				return true, "Ready", nil
+			}
+			return false, "not Ready", nil
+		})
+	if err != nil {
+		r.rep.Fail(ph, "the claim reported Ready within the bound", err.Error())
+		return errStop
+	}
+	lat := readyAt.Sub(createdAt)
+	r.rep.AdoptionLatencySeconds = f64(lat.Seconds())
+	r.rep.Printf("claim %s Ready %s after its create returned (create and wait together: %s)", name, secs(lat.Seconds()), secs(readyAt.Sub(began).Seconds()))
+
+	sbName := claimSandboxName(ready)
+	sb, err := r.dyn.Resource(gvrSandbox).Namespace(r.cfg.Namespace).Get(ctx, sbName, metav1.GetOptions{})
+	if sbName == "" || err != nil {
+		r.rep.Fail(ph, "the claim adopted a pre-booted sandbox", fmt.Sprintf("status.sandbox.name=%q: %v", sbName, err))
+	} else {
+		lt := sb.GetLabels()[labelLaunchType]
+		r.rep.Printf("claim %s -> sandbox/%s %s=%s", name, sbName, labelLaunchType, lt)
+		r.rep.Judge(ph, "the claim adopted a pre-booted sandbox", lt == "warm",
+			fmt.Sprintf("sandbox/%s has %s=%q (warm = adopted from the pool, cold = created for the claim)", sbName, labelLaunchType, lt))
+		podName := sandboxPodName(sb)
+		pod, err := r.kube.CoreV1().Pods(r.cfg.Namespace).Get(ctx, podName, metav1.GetOptions{})
+		if err != nil {
+			r.rep.Fail(ph, "the pod predates the claim", fmt.Sprintf("reading pod/%s: %v", podName, err))
+		} else {
+			r.claimedPod = pod
+			pt, ct := pod.CreationTimestamp.Time, created.GetCreationTimestamp().Time
+			r.rep.Printf("pod %s created %s; claim created %s", podName, pt.UTC().Format(time.RFC3339), ct.UTC().Format(time.RFC3339))
+			r.rep.Judge(ph, "the pod predates the claim", !pt.IsZero() && !ct.IsZero() && pt.Before(ct),
+				fmt.Sprintf("pod/%s was created %s before the claim existed, so it was adopted, not created for the claim", podName, ct.Sub(pt).Round(time.Second)))
+		}
+	}
+	r.rep.Judge(ph, "the claim reported Ready within the bound", lat <= r.cfg.AdoptionBound,
+		fmt.Sprintf("Ready %s after the create returned (bound %s), timed from the client side, not from the condition's transition time", secs(lat.Seconds()), r.cfg.AdoptionBound))
+
+	// The 0 -> 1 claim step of the scale-up, timed from this create.
+	r.awaitStep(ctx, "up", 1, createdAt)
+	return ctx.Err()
+}

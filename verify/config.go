@@ -1,0 +1,386 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Config is everything a run needs: stack outputs first, flags on top.
+type Config struct {
+	Kubeconfig  string
+	Context     string
+	OutputsFile string
+	Stack       string
+
+	Namespace        string
+	StackLabel       string
+	Pool             string
+	ScaledObject     string
+	ExporterService  string
+	ExporterSA       string
+	ExporterURL      string
+	ExporterPath     string
+	ClaimSelector    string
+	LoadCap          int
+	OutputsMin       int
+	OutputsMax       int
+	kubeconfigOutput string // the stack's kubeconfig output (contents), if any
+
+	Phase       string
+	JSONPath    string
+	RequireExec bool
+	OrdinaryPod string
+	ProbeURL    string
+	DownEach    bool
+
+	StepTimeout     time.Duration
+	AdoptionBound   time.Duration
+	AdoptionTimeout time.Duration
+	ExporterTimeout time.Duration
+	HPATimeout      time.Duration
+	RestoreTimeout  time.Duration
+	ExecTimeout     time.Duration
+	Poll            time.Duration
+	ControlFloor    time.Duration
+	ControlK        float64
+	ScaleUpTime     time.Duration
+}
+
+// defaultConfig holds the blueprint's names and the timeouts sized for a
+// 15 s HPA sync period.
+func defaultConfig() Config {
+	return Config{
+		Namespace:       projectName,
+		Pool:            "warm-pool",
+		ScaledObject:    "warm-pool",
+		ExporterService: "claim-exporter",
+		ExporterSA:      "claim-exporter",
+		ExporterPath:    "demand",
+		LoadCap:         3,
+		Phase:           "all",
+		ProbeURL:        "https://aws.amazon.com",
+		DownEach:        true,
+		StepTimeout:     90 * time.Second,
+		AdoptionBound:   time.Second,
+		AdoptionTimeout: 60 * time.Second,
+		ExporterTimeout: 60 * time.Second,
+		HPATimeout:      90 * time.Second,
+		RestoreTimeout:  2 * time.Minute,
+		ExecTimeout:     30 * time.Second,
+		Poll:            2 * time.Second,
+		ControlFloor:    60 * time.Second,
+		ControlK:        4,
+	}
+}
+
+// usageError ends the run with exit status 2 before anything is touched.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// parseConfig reads flags, then the stack outputs (file or pulumi), and lets
+// every flag the user set win over the outputs. note receives informational
+// lines (where the outputs came from).
+func parseConfig(args []string, note func(string, ...any), runPulumi func(stack string) ([]byte, error)) (Config, error) {
+	c := defaultConfig()
+	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `go run ./verify [flags]
+
+Proves on the live cluster that KEDA, and only KEDA, moves the SandboxWarmPool's
+spec.replicas with SandboxClaim demand. Reads the Pulumi stack outputs
+(pulumi stack output --json --show-secrets, or --outputs-file); flags override them.
+Exit status: 0 when no check failed, 1 when one did, 2 when it refused to run.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: the stack's kubeconfig output, else $KUBECONFIG / ~/.kube/config)")
+	fs.StringVar(&c.Context, "context", "", "kubeconfig context to use (default: the kubeconfig's current context)")
+	fs.StringVar(&c.OutputsFile, "outputs-file", "", "read stack outputs from this JSON file instead of running pulumi; \"none\" to use flags and defaults only")
+	fs.StringVar(&c.Stack, "stack", "", "Pulumi stack to read outputs from (passed to pulumi stack output --stack)")
+	fs.StringVar(&c.Namespace, "namespace", c.Namespace, "namespace the stack owns (output namespace)")
+	fs.StringVar(&c.StackLabel, "stack-label", "", "expected value of the namespace label "+labelStack+" (output stackLabel)")
+	fs.StringVar(&c.Pool, "pool", c.Pool, "SandboxWarmPool name (output poolName)")
+	fs.StringVar(&c.ScaledObject, "scaled-object", c.ScaledObject, "ScaledObject name (output scaledObjectName)")
+	fs.StringVar(&c.ExporterService, "exporter-service", c.ExporterService, "exporter Service name, port 8080 (output exporterService)")
+	fs.StringVar(&c.ExporterSA, "exporter-service-account", c.ExporterSA, "exporter ServiceAccount for the access reviews (output exporterServiceAccount)")
+	fs.StringVar(&c.ExporterURL, "exporter-url", "", "read the exporter's /demand here (e.g. http://127.0.0.1:8080/demand); default: through the API server's service proxy")
+	fs.StringVar(&c.ClaimSelector, "claim-selector", "", "label selector the exporter counts claims with; empty = every claim in the namespace (output claimSelector)")
+	fs.IntVar(&c.LoadCap, "load-cap", c.LoadCap, "most claims verify creates (demand-1..N); must be <= maxReplicaCount (output loadCap)")
+	fs.StringVar(&c.Phase, "phase", c.Phase, "demand, control or all")
+	fs.StringVar(&c.JSONPath, "json", "", "also write a machine-readable report to this file (\"-\" = stdout, text then goes to stderr)")
+	fs.BoolVar(&c.RequireExec, "require-exec", false, "treat 'exec impossible' (no kubelet) as FAIL instead of SKIP")
+	fs.StringVar(&c.OrdinaryPod, "ordinary-pod", "", "ordinary pod to compare the sandbox readings with (default: a running pod of the exporter Deployment)")
+	fs.StringVar(&c.ProbeURL, "probe-url", c.ProbeURL, "URL the no-network check tries to fetch from the claimed pod")
+	fs.BoolVar(&c.DownEach, "down-stepwise", c.DownEach, "scale down one claim at a time, asserting each step (false: delete all claims at once)")
+	fs.DurationVar(&c.StepTimeout, "step-timeout", c.StepTimeout, "how long one scaling step may take (scale-down adds the HPA's stabilization window)")
+	fs.DurationVar(&c.AdoptionBound, "adoption-bound", c.AdoptionBound, "a claim must report Ready within this long after its create returned")
+	fs.DurationVar(&c.AdoptionTimeout, "adoption-timeout", c.AdoptionTimeout, "how long to wait for the claim to report Ready at all")
+	fs.DurationVar(&c.ExporterTimeout, "exporter-timeout", c.ExporterTimeout, "how long to wait for the exporter to serve the current demand")
+	fs.DurationVar(&c.HPATimeout, "hpa-timeout", c.HPATimeout, "how long to wait for KEDA's HPA to go (control) and come back (restore)")
+	fs.DurationVar(&c.RestoreTimeout, "restore-timeout", c.RestoreTimeout, "how long the exit handler may take to delete claims and restore the ScaledObject")
+	fs.DurationVar(&c.ExecTimeout, "exec-timeout", c.ExecTimeout, "timeout of one exec into a pod")
+	fs.DurationVar(&c.Poll, "poll-interval", c.Poll, "polling interval (the fallback beside watches; the control's reading rate)")
+	fs.DurationVar(&c.ControlFloor, "control-floor", c.ControlFloor, "shortest control window")
+	fs.Float64Var(&c.ControlK, "control-k", c.ControlK, "control window = max(control-floor, k x measured scale-up time)")
+	fs.DurationVar(&c.ScaleUpTime, "scale-up-time", 0, "scale-up time to size the control window with when --phase control runs without a demand phase")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, usageError{fmt.Sprintf("unexpected arguments: %v", fs.Args())}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	var raw []byte
+	switch {
+	case c.OutputsFile == "none":
+		note("stack outputs: none (--outputs-file none): flags and defaults only")
+	case c.OutputsFile != "":
+		b, err := os.ReadFile(c.OutputsFile)
+		if err != nil {
+			return c, usageError{fmt.Sprintf("reading --outputs-file: %v", err)}
+		}
+		raw = b
+		note("stack outputs: %s", c.OutputsFile)
+	default:
+		b, err := runPulumi(c.Stack)
+		if err != nil {
+			// Outside the project there is no stack; the namespace guard still
+			// protects the run, so go on with flags and defaults, and say so.
+			note("stack outputs: none (pulumi stack output: %v): flags and defaults only", err)
+		} else {
+			raw = b
+			note("stack outputs: pulumi stack output --json --show-secrets")
+		}
+	}
+	if raw != nil {
+		o, err := parseOutputs(raw)
+		if err != nil {
+			return c, usageError{fmt.Sprintf("stack outputs: %v", err)}
+		}
+		o.applyTo(&c, set)
+	}
+	if err := c.validate(); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+func (c *Config) validate() error {
+	switch c.Phase {
+	case "demand", "control", "all":
+	default:
+		return usageError{fmt.Sprintf("--phase must be demand, control or all, not %q", c.Phase)}
+	}
+	if c.LoadCap < 1 {
+		return usageError{fmt.Sprintf("--load-cap must be at least 1, not %d", c.LoadCap)}
+	}
+	if c.Namespace == "" || c.Pool == "" || c.ScaledObject == "" {
+		return usageError{"namespace, pool and scaled object names must not be empty"}
+	}
+	if c.ControlK <= 0 {
+		return usageError{"--control-k must be positive"}
+	}
+	return nil
+}
+
+// stackOutputs is the subset of the contract's outputs verify uses.
+type stackOutputs struct {
+	Kubeconfig, Namespace, StackLabel, Pool, ScaledObject   string
+	ExporterSA, ExporterService, ExporterURL, ClaimSelector string
+	Min, Max, LoadCap                                       *int
+}
+
+// parseOutputs reads `pulumi stack output --json` (numbers may come as JSON
+// numbers or strings; secrets hidden as "[secret]" are treated as absent).
+func parseOutputs(raw []byte) (stackOutputs, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return stackOutputs{}, fmt.Errorf("not a JSON object: %w", err)
+	}
+	var o stackOutputs
+	var errs []error
+	str := func(key string, dst *string) {
+		v, ok := m[key]
+		if !ok {
+			return
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			// kubeconfig may be an object when a program exports it unserialized.
+			if key == "kubeconfig" && len(v) > 0 && v[0] == '{' {
+				*dst = string(v)
+				return
+			}
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+			return
+		}
+		if s == "[secret]" {
+			return
+		}
+		*dst = s
+	}
+	num := func(key string, dst **int) {
+		v, ok := m[key]
+		if !ok {
+			return
+		}
+		var n json.Number
+		if err := json.Unmarshal(v, &n); err != nil {
+			var s string
+			if err2 := json.Unmarshal(v, &s); err2 != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", key, err))
+				return
+			}
+			n = json.Number(s)
+		}
+		i, err := strconv.Atoi(n.String())
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+			return
+		}
+		*dst = &i
+	}
+	str("kubeconfig", &o.Kubeconfig)
+	str("namespace", &o.Namespace)
+	str("stackLabel", &o.StackLabel)
+	str("poolName", &o.Pool)
+	str("scaledObjectName", &o.ScaledObject)
+	str("exporterServiceAccount", &o.ExporterSA)
+	str("exporterService", &o.ExporterService)
+	str("exporterUrl", &o.ExporterURL)
+	str("claimSelector", &o.ClaimSelector)
+	num("minReplicas", &o.Min)
+	num("maxReplicas", &o.Max)
+	num("loadCap", &o.LoadCap)
+	return o, errors.Join(errs...)
+}
+
+// applyTo fills c from the outputs wherever the user did not set the flag.
+func (o stackOutputs) applyTo(c *Config, set map[string]bool) {
+	s := func(flagName, v string, dst *string) {
+		if v != "" && !set[flagName] {
+			*dst = v
+		}
+	}
+	c.kubeconfigOutput = o.Kubeconfig
+	s("namespace", o.Namespace, &c.Namespace)
+	s("stack-label", o.StackLabel, &c.StackLabel)
+	s("pool", o.Pool, &c.Pool)
+	s("scaled-object", o.ScaledObject, &c.ScaledObject)
+	s("exporter-service-account", o.ExporterSA, &c.ExporterSA)
+	s("exporter-service", o.ExporterService, &c.ExporterService)
+	s("claim-selector", o.ClaimSelector, &c.ClaimSelector)
+	// exporterUrl is the in-cluster URL KEDA uses; it is not reachable from
+	// here, so only its path is taken (the proxy path), never the host.
+	if p := urlPath(o.ExporterURL); p != "" {
+		c.ExporterPath = p
+	}
+	if o.LoadCap != nil && !set["load-cap"] {
+		c.LoadCap = *o.LoadCap
+	}
+	if o.Min != nil {
+		c.OutputsMin = *o.Min
+	}
+	if o.Max != nil {
+		c.OutputsMax = *o.Max
+	}
+}
+
+// pulumiOutputs runs the Pulumi CLI in the current directory.
+func pulumiOutputs(stack string) ([]byte, error) {
+	if _, err := exec.LookPath("pulumi"); err != nil {
+		return nil, errors.New("pulumi is not on PATH")
+	}
+	args := []string{"stack", "output", "--json", "--show-secrets"}
+	if stack != "" {
+		args = append(args, "--stack", stack)
+	}
+	cmd := exec.Command("pulumi", args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
+}
+
+// restConfig picks the cluster: --kubeconfig, else the stack's kubeconfig
+// output, else the usual loading rules; --context applies to all three.
+func restConfig(c Config) (*rest.Config, string, error) {
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: c.Context}
+	switch {
+	case c.Kubeconfig != "":
+		cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: c.Kubeconfig}, overrides)
+		rc, err := cc.ClientConfig()
+		return rc, "--kubeconfig " + c.Kubeconfig, err
+	case c.kubeconfigOutput != "":
+		kc, err := clientcmd.Load([]byte(c.kubeconfigOutput))
+		if err != nil {
+			return nil, "", fmt.Errorf("stack output kubeconfig: %w", err)
+		}
+		rc, err := clientcmd.NewDefaultClientConfig(*kc, overrides).ClientConfig()
+		return rc, "the stack's kubeconfig output", err
+	default:
+		cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), overrides)
+		rc, err := cc.ClientConfig()
+		return rc, "the default kubeconfig", err
+	}
+}
+
+// guardNamespace refuses a namespace this stack does not own: verify creates
+// and deletes claims and removes a ScaledObject there.
+func guardNamespace(ctx context.Context, kube kubernetes.Interface, ns, stackLabel string) (string, error) {
+	n, err := kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if err != nil {
+		return "", usageError{fmt.Sprintf("refusing to run: cannot read namespace %s: %v", ns, err)}
+	}
+	l := n.GetLabels()
+	if l[labelManagedBy] != projectName {
+		return "", usageError{fmt.Sprintf("refusing to run: namespace %s is not labelled %s=%s (it has %s=%q), so it is not this stack's",
+			ns, labelManagedBy, projectName, labelManagedBy, l[labelManagedBy])}
+	}
+	if stackLabel != "" && l[labelStack] != stackLabel {
+		return "", usageError{fmt.Sprintf("refusing to run: namespace %s has %s=%q, not this stack's %q",
+			ns, labelStack, l[labelStack], stackLabel)}
+	}
+	ev := fmt.Sprintf("namespace %s is labelled %s=%s", ns, labelManagedBy, projectName)
+	if stackLabel != "" {
+		ev += fmt.Sprintf(" and %s=%s", labelStack, stackLabel)
+	} else {
+		ev += " (no stackLabel known, so the stack label was not checked)"
+	}
+	return ev, nil
+}
+
+// urlPath returns the path of an http URL without its leading slash.
+func urlPath(u string) string {
+	i := strings.Index(u, "://")
+	if i < 0 {
+		return ""
+	}
+	rest := u[i+3:]
+	j := strings.Index(rest, "/")
+	if j < 0 {
+		return ""
+	}
+	return strings.TrimPrefix(rest[j:], "/")
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"k8s.io/client-go/kubernetes"
+)
+
+// DemandReading is what the exporter served at GET /demand.
+type DemandReading struct {
+	ActiveClaims int64
+	ReadAt       string
+	Selector     string
+	Method       string
+	Fresh        bool
+	Via          string
+}
+
+func (d DemandReading) String() string {
+	return fmt.Sprintf("%s active_claims=%d read_at=%s fresh=%t method=%s selector=%q",
+		d.Via, d.ActiveClaims, d.ReadAt, d.Fresh, d.Method, d.Selector)
+}
+
+// DemandReader reads the exporter once. An unreachable exporter or an answer
+// without active_claims is an error, never 0 claims.
+type DemandReader interface {
+	Read(ctx context.Context) (DemandReading, error)
+}
+
+// parseDemand reads the exporter's JSON; a 503 body ({"error": ...}) has no
+// active_claims and is rejected.
+func parseDemand(status int, body []byte) (DemandReading, error) {
+	var v struct {
+		ActiveClaims *int64 `json:"active_claims"`
+		ReadAt       string `json:"read_at"`
+		Selector     string `json:"selector"`
+		Method       string `json:"method"`
+		Fresh        bool   `json:"fresh"`
+		Error        string `json:"error"`
+	}
+	if status != http.StatusOK {
+		return DemandReading{}, fmt.Errorf("exporter answered HTTP %d: %s", status, strings.TrimSpace(string(body)))
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
+		return DemandReading{}, fmt.Errorf("exporter answer is not JSON: %v (%q)", err, truncate(string(body), 200))
+	}
+	if v.ActiveClaims == nil {
+		return DemandReading{}, fmt.Errorf("exporter answer has no active_claims: %q", truncate(string(body), 200))
+	}
+	return DemandReading{ActiveClaims: *v.ActiveClaims, ReadAt: v.ReadAt, Selector: v.Selector, Method: v.Method, Fresh: v.Fresh}, nil
+}
+
+// httpDemand reads the exporter directly (the e2e runs it as a local process).
+type httpDemand struct {
+	url    string
+	client *http.Client
+}
+
+func (h httpDemand) Read(ctx context.Context) (DemandReading, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.url, nil)
+	if err != nil {
+		return DemandReading{}, err
+	}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return DemandReading{}, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return DemandReading{}, err
+	}
+	d, err := parseDemand(resp.StatusCode, body)
+	d.Via = h.url
+	return d, err
+}
+
+// proxyDemand reads the exporter through the API server's service proxy, so
+// verify needs no route to the ClusterIP.
+type proxyDemand struct {
+	kube      kubernetes.Interface
+	ns, svc   string
+	path      string
+	proxyPath string
+}
+
+func newProxyDemand(kube kubernetes.Interface, ns, svc, path string) proxyDemand {
+	return proxyDemand{kube: kube, ns: ns, svc: svc, path: path,
+		proxyPath: fmt.Sprintf("/api/v1/namespaces/%s/services/http:%s:8080/proxy/%s", ns, svc, path)}
+}
+
+func (p proxyDemand) Read(ctx context.Context) (DemandReading, error) {
+	body, err := p.kube.CoreV1().Services(p.ns).ProxyGet("http", p.svc, "8080", p.path, nil).DoRaw(ctx)
+	if err != nil {
+		// DoRaw turns a non-2xx answer (the exporter's 503) into an error.
+		return DemandReading{}, fmt.Errorf("GET %s: %w", p.proxyPath, err)
+	}
+	d, err := parseDemand(http.StatusOK, body)
+	d.Via = p.proxyPath
+	return d, err
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

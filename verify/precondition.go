@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// defaultDownStabilization is kube-controller-manager's default scale-down
+// window, which applies when the HPA has no behavior of its own.
+const defaultDownStabilization = 300 * time.Second
+
+// hpasForPool lists the HPAs whose scaleTargetRef names the pool.
+func (r *Runner) hpasForPool(ctx context.Context) ([]autoscalingv2.HorizontalPodAutoscaler, error) {
+	l, err := r.kube.AutoscalingV2().HorizontalPodAutoscalers(r.cfg.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing HPAs: %w", err)
+	}
+	var out []autoscalingv2.HorizontalPodAutoscaler
+	for _, h := range l.Items {
+		if h.Spec.ScaleTargetRef.Name == r.cfg.Pool {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+func hpaNames(hs []autoscalingv2.HorizontalPodAutoscaler) string {
+	if len(hs) == 0 {
+		return "<none>"
+	}
+	var n []string
+	for _, h := range hs {
+		n = append(n, h.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// ownedByScaledObject reports whether the HPA's owner is the named ScaledObject.
+func ownedByScaledObject(h *autoscalingv2.HorizontalPodAutoscaler, so string) (bool, string) {
+	var seen []string
+	for _, o := range h.OwnerReferences {
+		seen = append(seen, fmt.Sprintf("%s %s/%s", o.APIVersion, o.Kind, o.Name))
+		if o.Kind == "ScaledObject" && o.Name == so && strings.HasPrefix(o.APIVersion, "keda.sh/") {
+			return true, fmt.Sprintf("ownerReferences[kind=ScaledObject].name=%s (uid %s)", o.Name, o.UID)
+		}
+	}
+	if len(seen) == 0 {
+		return false, "the HPA has no owner references"
+	}
+	return false, "the HPA's owners are " + strings.Join(seen, ", ")
+}
+
+// precondition: one HPA targets the pool itself, KEDA's ScaledObject owns it,
+// its metric gives the per-claim mapping, and the load stays in its bounds.
+func (r *Runner) precondition(ctx context.Context) error {
+	const ph = "precondition"
+	hs, err := r.hpasForPool(ctx)
+	if err != nil {
+		r.rep.Fail(ph, "an HPA targets the pool", err.Error())
+		return errStop
+	}
+	r.rep.Printf("HPA whose scaleTargetRef names %s: %s", r.cfg.Pool, hpaNames(hs))
+	if len(hs) != 1 {
+		r.rep.Fail(ph, "an HPA targets the pool", fmt.Sprintf("%d HPAs name %s in their scaleTargetRef (%s); exactly one must", len(hs), r.cfg.Pool, hpaNames(hs)))
+		return errStop
+	}
+	h := &hs[0]
+	r.rep.Pass(ph, "an HPA targets the pool", fmt.Sprintf("hpa/%s targets %s/%s, so its replica count is driven rather than fixed", h.Name, h.Spec.ScaleTargetRef.Kind, h.Spec.ScaleTargetRef.Name))
+
+	ref := h.Spec.ScaleTargetRef
+	r.rep.Judge(ph, "the HPA scales the SandboxWarmPool itself",
+		ref.Kind == "SandboxWarmPool" && strings.HasPrefix(ref.APIVersion, "extensions.agents.x-k8s.io/"),
+		fmt.Sprintf("scaleTargetRef apiVersion=%s kind=%s name=%s", ref.APIVersion, ref.Kind, ref.Name))
+	owned, ev := ownedByScaledObject(h, r.cfg.ScaledObject)
+	r.rep.Judge(ph, "the HPA is owned by the ScaledObject", owned, ev+fmt.Sprintf(" (want scaledobject/%s)", r.cfg.ScaledObject))
+
+	r.min = 1
+	if h.Spec.MinReplicas != nil {
+		r.min = int64(*h.Spec.MinReplicas)
+	}
+	r.max = int64(h.Spec.MaxReplicas)
+	r.downWindow = defaultDownStabilization
+	if b := h.Spec.Behavior; b != nil && b.ScaleDown != nil && b.ScaleDown.StabilizationWindowSeconds != nil {
+		r.downWindow = time.Duration(*b.ScaleDown.StabilizationWindowSeconds) * time.Second
+	}
+
+	target, mev, ok := averageValueTarget(h)
+	r.rep.Judge(ph, "the HPA's metric maps claims to warm sandboxes", ok, mev)
+	r.target = target
+
+	outs := ""
+	if r.cfg.OutputsMin != 0 || r.cfg.OutputsMax != 0 {
+		outs = fmt.Sprintf("; stack outputs minReplicas=%d maxReplicas=%d", r.cfg.OutputsMin, r.cfg.OutputsMax)
+	}
+	r.rep.Printf("ScaledObject bounds (from its HPA): minReplicaCount=%d maxReplicaCount=%d, scale-down stabilization %s (load generator cap: %d claims%s)",
+		r.min, r.max, r.downWindow, r.cfg.LoadCap, outs)
+	r.rep.Judge(ph, "the load verify generates is within the bound", int64(r.cfg.LoadCap) <= r.max,
+		fmt.Sprintf("load cap %d claims, maxReplicaCount %d", r.cfg.LoadCap, r.max))
+	if !owned || !ok || int64(r.cfg.LoadCap) > r.max || ref.Kind != "SandboxWarmPool" {
+		return errStop
+	}
+	return nil
+}
+
+// averageValueTarget reads the HPA's single external metric: AverageValue
+// gives desired = ceil(metric / target), which every step can be held to.
+func averageValueTarget(h *autoscalingv2.HorizontalPodAutoscaler) (float64, string, bool) {
+	if len(h.Spec.Metrics) != 1 {
+		return 0, fmt.Sprintf("the HPA has %d metrics; verify's mapping needs exactly one", len(h.Spec.Metrics)), false
+	}
+	m := h.Spec.Metrics[0]
+	if m.Type != autoscalingv2.ExternalMetricSourceType || m.External == nil {
+		return 0, fmt.Sprintf("the HPA's metric is of type %s, not External", m.Type), false
+	}
+	t := m.External.Target
+	if t.Type != autoscalingv2.AverageValueMetricType || t.AverageValue == nil {
+		return 0, fmt.Sprintf("metric %s has target type %s: only AverageValue gives one warm sandbox per target claims (Value multiplies by the ready count)", m.External.Metric.Name, t.Type), false
+	}
+	v := t.AverageValue.AsApproximateFloat64()
+	if v <= 0 {
+		return 0, fmt.Sprintf("metric %s has AverageValue %s", m.External.Metric.Name, t.AverageValue), false
+	}
+	return v, fmt.Sprintf("external metric %s, target AverageValue=%s: desired = ceil(claims / %s) within [min, max]", m.External.Metric.Name, t.AverageValue, t.AverageValue), true
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// The readings' check names, in order; skipReadings marks them all SKIP.
+var readingChecks = []struct{ phase, name string }{
+	{"sandbox", "exec into the claimed pod works"},
+	{"sandbox", "the claimed pod runs its own kernel"},
+	{"sandbox", "the guest booted after the pod was created"},
+	{"sandbox", "the claimed pod sees virtio block devices"},
+	{"sandbox", "the DMI product name is the sandbox's own"},
+	{"no-network", "only loopback has an address"},
+	{"no-network", "no default route in either family"},
+	{"no-network", "an outbound request fails"},
+}
+
+// skipReadings reports every reading as not taken. With --require-exec it
+// is a FAIL instead: the user asked for the readings to be proven.
+func (r *Runner) skipReadings(reason string) {
+	for _, c := range readingChecks {
+		if r.cfg.RequireExec {
+			r.rep.Fail(c.phase, c.name, "not read: "+reason+" (--require-exec)")
+		} else {
+			r.rep.Skip(c.phase, c.name, "not read: "+reason)
+		}
+	}
+}
+
+// execIn runs one command with the exec timeout and prints it like kubectl.
+func (r *Runner) execIn(ctx context.Context, pod string, cmd ...string) ExecResult {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.ExecTimeout)
+	defer cancel()
+	res := r.exec.Exec(ctx, r.cfg.Namespace, pod, "", cmd)
+	line := fmt.Sprintf("$ exec %s -- %s", pod, strings.Join(cmd, " "))
+	switch {
+	case res.Err != nil:
+		r.rep.Printf("%s\n  exec error: %v", line, res.Err)
+	default:
+		out := strings.TrimRight(res.Stdout+res.Stderr, "\n")
+		if out == "" {
+			out = "(prints nothing)"
+		}
+		r.rep.Printf("%s\n  %s\n  (exit %d)", line, strings.ReplaceAll(out, "\n", "\n  "), res.ExitCode)
+	}
+	return res
+}
+
+// readings takes the sandbox and no-network readings from the claimed pod and
+// the comparison readings from an ordinary pod.
+func (r *Runner) readings(ctx context.Context) error {
+	pod := r.claimedPod
+	if pod == nil {
+		r.skipReadings("no claimed pod was found in the adoption phase")
+		return nil
+	}
+	if pod.Spec.NodeName == "" {
+		for _, c := range readingChecks {
+			r.rep.Fail(c.phase, c.name, fmt.Sprintf("pod/%s has no node, though its claim is Ready", pod.Name))
+		}
+		return nil
+	}
+	node, err := r.kube.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{})
+	if err != nil {
+		for _, c := range readingChecks {
+			r.rep.Fail(c.phase, c.name, fmt.Sprintf("reading node/%s: %v", pod.Spec.NodeName, err))
+		}
+		return nil
+	}
+	if fake, why := kwokNode(node); fake {
+		r.skipReadings(why)
+		return nil
+	}
+
+	r.rep.Printf("the claimed pod (%s), in a sandbox:", pod.Name)
+	uname := r.execIn(ctx, pod.Name, "uname", "-rv")
+	if impossible, why := execImpossible(uname.Err); impossible {
+		r.skipReadings(why)
+		return nil
+	}
+	r.judge("sandbox", "exec into the claimed pod works", judgeExecWorks(uname))
+	uptime := r.execIn(ctx, pod.Name, "cat", "/proc/uptime")
+	podAge := time.Since(pod.CreationTimestamp.Time)
+	block := r.execIn(ctx, pod.Name, "ls", "/sys/block")
+	product := r.execIn(ctx, pod.Name, "cat", "/sys/class/dmi/id/product_name")
+
+	ordinary, why := r.ordinaryPod(ctx)
+	var oUname, oProduct *ExecResult
+	if ordinary != "" {
+		r.rep.Printf("the ordinary pod (%s), for comparison:", ordinary)
+		u := r.execIn(ctx, ordinary, "uname", "-rv")
+		r.execIn(ctx, ordinary, "cat", "/proc/uptime")
+		r.execIn(ctx, ordinary, "ls", "/sys/block")
+		p := r.execIn(ctx, ordinary, "cat", "/sys/class/dmi/id/product_name")
+		oUname, oProduct = &u, &p
+	}
+	if oUname == nil {
+		r.rep.Skip("sandbox", "the claimed pod runs its own kernel", "no ordinary pod to compare with: "+why)
+	} else {
+		r.judge("sandbox", "the claimed pod runs its own kernel", judgeKernel(uname, *oUname))
+	}
+	r.judge("sandbox", "the guest booted after the pod was created", judgeUptime(uptime, podAge))
+	r.judge("sandbox", "the claimed pod sees virtio block devices", judgeBlockDevices(block))
+	r.judge("sandbox", "the DMI product name is the sandbox's own", judgeProductName(product, oProduct))
+
+	r.rep.Printf("the claimed pod is network-isolated, so there is no network to restrict:")
+	addr := r.execIn(ctx, pod.Name, "ip", "-o", "addr", "show")
+	r.judge("no-network", "only loopback has an address", judgeLoopbackOnly(addr))
+	v4 := r.execIn(ctx, pod.Name, "ip", "route", "show", "default")
+	v6 := r.execIn(ctx, pod.Name, "ip", "-6", "route", "show", "default")
+	r.judge("no-network", "no default route in either family", judgeNoDefaultRoute(v4, v6))
+	req := r.execIn(ctx, pod.Name, "wget", "-T", "5", "-O", "/dev/null", r.cfg.ProbeURL)
+	r.judge("no-network", "an outbound request fails", judgeRequestFails(req))
+	return nil
+}
+
+func (r *Runner) judge(phase, name string, v verdict) { r.rep.Judge(phase, name, v.OK, v.Why) }
+
+// ordinaryPod names a running, non-sandboxed pod to compare with: the flag,
+// else a running pod of the exporter's Deployment. "" and why when none.
+func (r *Runner) ordinaryPod(ctx context.Context) (string, string) {
+	if r.cfg.OrdinaryPod != "" {
+		return r.cfg.OrdinaryPod, ""
+	}
+	dep, err := r.kube.AppsV1().Deployments(r.cfg.Namespace).Get(ctx, r.cfg.ExporterService, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Sprintf("no exporter Deployment %s (%v); name one with --ordinary-pod", r.cfg.ExporterService, err)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(dep.Spec.Selector)
+	if err != nil || sel.Empty() {
+		return "", fmt.Sprintf("deployment/%s has no usable selector", dep.Name)
+	}
+	pods, err := r.kube.CoreV1().Pods(r.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return "", fmt.Sprintf("listing the exporter's pods: %v", err)
+	}
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning && p.Spec.RuntimeClassName == nil && p.DeletionTimestamp == nil {
+			node, err := r.kube.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
+			if err == nil {
+				if fake, why := kwokNode(node); fake {
+					return "", why
+				}
+			}
+			return p.Name, ""
+		}
+	}
+	return "", fmt.Sprintf("no running pod matches %s", labels.Set(dep.Spec.Selector.MatchLabels))
+}
