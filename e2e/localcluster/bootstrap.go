@@ -29,8 +29,8 @@ const SandboxNodeLabel = "warm-pool-autoscaling-keda.local/sandbox-capable"
 const fieldManager = "localcluster"
 
 var (
-	crdGVR        = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	apiServiceGVR = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+	CRDGVR        = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	APIServiceGVR = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
 )
 
 func (c *Cluster) bootstrap(ctx context.Context, p *pki, nodes int) error {
@@ -158,11 +158,11 @@ func (c *Cluster) applyCRDs(ctx context.Context, dir string) ([]string, error) {
 func (c *Cluster) waitCRDsEstablished(ctx context.Context, names []string) error {
 	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		for _, n := range names {
-			crd, err := c.Dynamic.Resource(crdGVR).Get(ctx, n, metav1.GetOptions{})
+			crd, err := c.Dynamic.Resource(CRDGVR).Get(ctx, n, metav1.GetOptions{})
 			if err != nil {
 				return false, nil
 			}
-			if !conditionTrue(crd, "Established") {
+			if !ConditionTrue(crd, "Established") {
 				return false, nil
 			}
 		}
@@ -215,7 +215,8 @@ func (c *Cluster) resourceFor(gvk schema.GroupVersionKind) (schema.GroupVersionR
 	return schema.GroupVersionResource{}, false, fmt.Errorf("the API server has no resource of kind %s in %s", gvk.Kind, gvk.GroupVersion())
 }
 
-func conditionTrue(u *unstructured.Unstructured, typ string) bool {
+// ConditionTrue reports whether u has status.conditions[type=typ] with status True.
+func ConditionTrue(u *unstructured.Unstructured, typ string) bool {
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
 		m, ok := c.(map[string]any)

@@ -23,6 +23,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
+// SkipEnv, when set to 1, makes the tests that start a control plane skip,
+// saying so. They are never skipped otherwise: a missing tool is built.
+const SkipEnv = "LOCALCLUSTER_SKIP"
+
 // Options configure a local control plane.
 type Options struct {
 	// StateDir holds certificates, kubeconfigs, etcd data and every process's

@@ -27,10 +27,6 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// SkipEnv, when set to 1, skips the tests that start a control plane, saying so.
-// They are never skipped silently: without it a missing tool is built.
-const SkipEnv = "LOCALCLUSTER_SKIP"
-
 func startCluster(t *testing.T, opts Options) *Cluster {
 	t.Helper()
 	if os.Getenv(SkipEnv) == "1" {

@@ -41,11 +41,11 @@ func (c *Cluster) waitReady(ctx context.Context, warmPoolCheck bool) error {
 		if p := c.proc("keda-adapter"); p != nil && p.exited() {
 			return false, fmt.Errorf("keda-adapter exited (it exits 0 on start-up errors; see its log)")
 		}
-		a, err := c.Dynamic.Resource(apiServiceGVR).Get(ctx, "v1beta1.external.metrics.k8s.io", metav1.GetOptions{})
+		a, err := c.Dynamic.Resource(APIServiceGVR).Get(ctx, "v1beta1.external.metrics.k8s.io", metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
-		return conditionTrue(a, "Available"), nil
+		return ConditionTrue(a, "Available"), nil
 	}); err != nil {
 		return err
 	}
