@@ -69,8 +69,11 @@ func (r *Runner) adoption(ctx context.Context) error {
 			r.claimedPod = pod
 			pt, ct := pod.CreationTimestamp.Time, created.GetCreationTimestamp().Time
 			r.rep.Printf("pod %s created %s; claim created %s", podName, pt.UTC().Format(time.RFC3339), ct.UTC().Format(time.RFC3339))
-			r.rep.Judge(ph, "the pod predates the claim", !pt.IsZero() && !ct.IsZero() && pt.Before(ct),
-				fmt.Sprintf("pod/%s was created %s before the claim existed, so it was adopted, not created for the claim", podName, ct.Sub(pt).Round(time.Second)))
+			if !pt.IsZero() && !ct.IsZero() && pt.Before(ct) {
+				r.rep.Pass(ph, "the pod predates the claim", fmt.Sprintf("pod/%s was created %s before the claim existed, so it was adopted, not created for the claim", podName, ct.Sub(pt).Round(time.Second)))
+			} else {
+				r.rep.Fail(ph, "the pod predates the claim", fmt.Sprintf("pod/%s created %s, claim created %s: the pod is not older than the claim, so it may have been created for it", podName, pt.UTC().Format(time.RFC3339), ct.UTC().Format(time.RFC3339)))
+			}
 		}
 	}
 	r.rep.Judge(ph, "the claim reported Ready within the bound", lat <= r.cfg.AdoptionBound,

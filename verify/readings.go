@@ -100,9 +100,9 @@ func judgeBlockDevices(r ExecResult) verdict {
 		}
 	}
 	if len(vd) == 0 {
-		return fail("no virtio block device (vd*) in /sys/block: %q", strings.TrimSpace(r.Stdout))
+		return fail("no virtio block device (vd*) in /sys/block: %q", strings.Join(strings.Fields(r.Stdout), " "))
 	}
-	return pass("virtio block devices %v in /sys/block (%s)", vd, strings.TrimSpace(r.Stdout))
+	return pass("virtio block devices %v in /sys/block (%s)", vd, strings.Join(strings.Fields(r.Stdout), " "))
 }
 
 // ec2InstanceType matches names like c6a.large, m5.2xlarge, t3.micro, i4i.metal.

@@ -1,0 +1,415 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authzv1 "k8s.io/api/authorization/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	dynfake "k8s.io/client-go/dynamic/fake"
+	kfake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+const testNS = "warm-pool-autoscaling-keda"
+
+// cluster is a fake API (typed + dynamic) with a small simulator standing in
+// for KEDA, the HPA controller and agent-sandbox: claims are adopted from a
+// warm pool, and while the ScaledObject exists the HPA sets spec.replicas to
+// ceil(claims/target) within [min, max], and its HPA exists.
+type cluster struct {
+	t    *testing.T
+	kube *kfake.Clientset
+	dyn  *dynfake.FakeDynamicClient
+	min  int64
+	max  int64
+
+	// knobs for the reject side
+	keda          atomic.Bool // the HPA follows demand while the ScaledObject exists
+	rogue         atomic.Bool // something moves the pool even without a ScaledObject
+	cold          atomic.Bool // claims get cold-created sandboxes
+	freshPods     atomic.Bool // adopted pods are created after the claim
+	readyDelay    time.Duration
+	stuckAt       int64 // when > 0, the HPA never goes above this
+	kwok          bool
+	denyAll       bool            // SubjectAccessReviews answer allowed=false to everything
+	allowExtra    map[string]bool // "verb resource ns" the exporter is wrongly allowed
+	sarErr        bool
+	hpaMetricType autoscalingv2.MetricTargetType
+
+	noGC      atomic.Bool // the HPA outlives its ScaledObject
+	noKEDA    atomic.Bool // KEDA does not create an HPA for a new ScaledObject
+	mu        sync.Mutex
+	seq       int
+	firstSeen map[string]time.Time
+	stopped   chan struct{}
+}
+
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	c := &cluster{t: t, min: 1, max: 3, stopped: make(chan struct{}), hpaMetricType: autoscalingv2.AverageValueMetricType,
+		firstSeen: map[string]time.Time{}}
+	c.keda.Store(true)
+	return c
+}
+
+func nsObj(labels map[string]string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testNS, Labels: labels}}
+}
+
+// start builds the clients and runs the simulator until the test ends.
+func (c *cluster) start(extraDyn ...runtime.Object) {
+	c.t.Helper()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}
+	if c.kwok {
+		node.Annotations = map[string]string{annoKwokNode: "fake"}
+	}
+	exporterDep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "claim-exporter", Namespace: testNS},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "claim-exporter"}}}}
+	exporterPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "claim-exporter-54cfbb9984-pbhqd", Namespace: testNS, Labels: map[string]string{"app": "claim-exporter"}},
+		Spec: corev1.PodSpec{NodeName: "node-1"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	c.kube = kfake.NewClientset(nsObj(map[string]string{labelManagedBy: projectName, labelStack: "warm-pool-autoscaling-keda.dev"}),
+		node, exporterDep, exporterPod)
+	c.kube.PrependReactor("create", "subjectaccessreviews", c.answerSAR)
+
+	scheme := runtime.NewScheme()
+	pool := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxWarmPool",
+		"metadata": map[string]any{"name": "warm-pool", "namespace": testNS},
+		"spec":     map[string]any{"replicas": c.min, "sandboxTemplateRef": map[string]any{"name": "warm-pool-agent"}},
+		"status":   map[string]any{"replicas": c.min, "readyReplicas": c.min},
+	}}
+	so := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject",
+		"metadata": map[string]any{"name": "warm-pool", "namespace": testNS, "uid": "so-uid-0", "resourceVersion": "7",
+			"finalizers": []any{"finalizeScaledObject"}, "labels": map[string]any{labelPartOf: projectName}},
+		"spec": map[string]any{"scaleTargetRef": map[string]any{"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxWarmPool", "name": "warm-pool"},
+			"minReplicaCount": c.min, "maxReplicaCount": c.max},
+		"status": map[string]any{"hpaName": "keda-hpa-warm-pool"},
+	}}
+	objs := append([]runtime.Object{pool, so}, extraDyn...)
+	c.dyn = dynfake.NewSimpleDynamicClientWithCustomListKinds(scheme, listKinds, objs...)
+	// The API server stamps uid and creationTimestamp; the fake does not.
+	c.dyn.PrependReactor("create", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if u, ok := a.(k8stesting.CreateAction).GetObject().(*unstructured.Unstructured); ok {
+			c.mu.Lock()
+			c.seq++
+			u.SetUID(types.UID(fmt.Sprintf("uid-%d", c.seq)))
+			c.mu.Unlock()
+			u.SetCreationTimestamp(metav1.Now())
+		}
+		return false, nil, nil
+	})
+	c.syncHPA(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	go c.loop(ctx)
+	c.t.Cleanup(func() { cancel(); <-c.stopped })
+}
+
+func (c *cluster) loop(ctx context.Context) {
+	defer close(c.stopped)
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			c.syncHPA(ctx)
+			c.adopt(ctx)
+			c.scale(ctx)
+		}
+	}
+}
+
+func (c *cluster) soExists(ctx context.Context) (*unstructured.Unstructured, bool) {
+	so, err := c.dyn.Resource(gvrScaledObject).Namespace(testNS).Get(ctx, "warm-pool", metav1.GetOptions{})
+	return so, err == nil
+}
+
+// syncHPA: KEDA creates keda-hpa-<so> owned by the ScaledObject; the garbage
+// collector removes it when the ScaledObject goes.
+func (c *cluster) syncHPA(ctx context.Context) {
+	hpas := c.kube.AutoscalingV2().HorizontalPodAutoscalers(testNS)
+	so, ok := c.soExists(ctx)
+	_, err := hpas.Get(ctx, "keda-hpa-warm-pool", metav1.GetOptions{})
+	exists := err == nil
+	switch {
+	case ok && !exists && !c.noKEDA.Load():
+		minR := int32(c.min)
+		win := int32(0)
+		avg := resource.MustParse("1")
+		h := &autoscalingv2.HorizontalPodAutoscaler{
+			ObjectMeta: metav1.ObjectMeta{Name: "keda-hpa-warm-pool", Namespace: testNS,
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "keda.sh/v1alpha1", Kind: "ScaledObject", Name: "warm-pool", UID: so.GetUID()}}},
+			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "extensions.agents.x-k8s.io/v1beta1", Kind: "SandboxWarmPool", Name: "warm-pool"},
+				MinReplicas:    &minR, MaxReplicas: int32(c.max),
+				Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ExternalMetricSourceType, External: &autoscalingv2.ExternalMetricSource{
+					Metric: autoscalingv2.MetricIdentifier{Name: "s0-metric-api-active_claims"},
+					Target: autoscalingv2.MetricTarget{Type: c.hpaMetricType, AverageValue: &avg, Value: &avg}}}},
+				Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: &win}},
+			}}
+		_, _ = hpas.Create(ctx, h, metav1.CreateOptions{})
+	case !ok && exists && !c.noGC.Load():
+		_ = hpas.Delete(ctx, "keda-hpa-warm-pool", metav1.DeleteOptions{})
+	}
+}
+
+// adopt plays agent-sandbox: a new claim gets a warm Sandbox whose pod was
+// booted earlier, then Ready.
+func (c *cluster) adopt(ctx context.Context) {
+	claims := c.dyn.Resource(gvrClaim).Namespace(testNS)
+	l, err := claims.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	for i := range l.Items {
+		cl := &l.Items[i]
+		if claimSandboxName(cl) != "" {
+			continue
+		}
+		c.mu.Lock()
+		seen, ok := c.firstSeen[string(cl.GetUID())]
+		if !ok {
+			seen = time.Now()
+			c.firstSeen[string(cl.GetUID())] = seen
+		}
+		c.mu.Unlock()
+		if time.Since(seen) < c.readyDelay {
+			continue
+		}
+		c.mu.Lock()
+		c.seq++
+		sbName := fmt.Sprintf("warm-pool-%05d", c.seq)
+		c.mu.Unlock()
+		launch := "warm"
+		podCreated := metav1.NewTime(time.Now().Add(-159 * time.Second))
+		if c.cold.Load() {
+			launch = "cold"
+		}
+		if c.freshPods.Load() {
+			podCreated = metav1.NewTime(time.Now().Add(5 * time.Second))
+		}
+		sb := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "agents.x-k8s.io/v1beta1", "kind": "Sandbox",
+			"metadata": map[string]any{"name": sbName, "namespace": testNS, "labels": map[string]any{labelLaunchType: launch}},
+		}}
+		_, _ = c.dyn.Resource(gvrSandbox).Namespace(testNS).Create(ctx, sb, metav1.CreateOptions{})
+		_, _ = c.kube.CoreV1().Pods(testNS).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: sbName, Namespace: testNS, CreationTimestamp: podCreated},
+			Spec: corev1.PodSpec{NodeName: "node-1"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}, metav1.CreateOptions{})
+		_ = unstructured.SetNestedField(cl.Object, sbName, "status", "sandbox", "name")
+		_ = unstructured.SetNestedSlice(cl.Object, []any{map[string]any{"type": "Ready", "status": "True",
+			// Carries the old Sandbox's time, as agent-sandbox does: never used for timing.
+			"lastTransitionTime": podCreated.UTC().Format(time.RFC3339)}}, "status", "conditions")
+		_, _ = claims.Update(ctx, cl, metav1.UpdateOptions{})
+	}
+}
+
+// scale plays the HPA: spec.replicas follows the claims while the
+// ScaledObject exists (or always, when rogue).
+func (c *cluster) scale(ctx context.Context) {
+	_, soOK := c.soExists(ctx)
+	if !(soOK && c.keda.Load()) && !c.rogue.Load() {
+		return
+	}
+	l, err := c.dyn.Resource(gvrClaim).Namespace(testNS).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	want := max(c.min, min(int64(len(l.Items)), c.max))
+	if c.stuckAt > 0 {
+		want = min(want, c.stuckAt)
+	}
+	pools := c.dyn.Resource(gvrPool).Namespace(testNS)
+	p, err := pools.Get(ctx, "warm-pool", metav1.GetOptions{})
+	if err != nil {
+		return
+	}
+	cur, _, _ := unstructured.NestedInt64(p.Object, "spec", "replicas")
+	if cur == want {
+		return
+	}
+	_ = unstructured.SetNestedField(p.Object, want, "spec", "replicas")
+	_ = unstructured.SetNestedField(p.Object, want, "status", "readyReplicas")
+	_, _ = pools.Update(ctx, p, metav1.UpdateOptions{})
+}
+
+// answerSAR plays RBAC with the blueprint's Role: get/list sandboxclaims in
+// its own namespace, nothing else.
+func (c *cluster) answerSAR(a k8stesting.Action) (bool, runtime.Object, error) {
+	sar := a.(k8stesting.CreateAction).GetObject().(*authzv1.SubjectAccessReview).DeepCopy()
+	if c.sarErr {
+		return true, nil, apierrors.NewForbidden(authzv1.Resource("subjectaccessreviews"), "", fmt.Errorf("no permission to review"))
+	}
+	ra := sar.Spec.ResourceAttributes
+	allowed := !c.denyAll && sar.Spec.User == "system:serviceaccount:"+testNS+":claim-exporter" &&
+		ra.Namespace == testNS && ra.Resource == "sandboxclaims" && ra.Subresource == "" &&
+		ra.Group == "extensions.agents.x-k8s.io" && (ra.Verb == "get" || ra.Verb == "list")
+	if c.allowExtra[ra.Verb+" "+ra.Resource+" "+ra.Namespace] {
+		allowed = true
+	}
+	sar.Status = authzv1.SubjectAccessReviewStatus{Allowed: allowed}
+	if allowed {
+		sar.Status.Reason = `RBAC: allowed by RoleBinding "claim-exporter/` + testNS + `"`
+	}
+	return true, sar, nil
+}
+
+// claimNames lists the claims in a namespace.
+func (c *cluster) claimNames(ns string) []string {
+	l, err := c.dyn.Resource(gvrClaim).Namespace(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		c.t.Fatalf("listing claims: %v", err)
+	}
+	var out []string
+	for _, i := range l.Items {
+		out = append(out, i.GetName())
+	}
+	return out
+}
+
+// fakeDemand serves what the exporter would: the number of claims, read from
+// the fake API (or a fixed value / an error, for the reject side).
+type fakeDemand struct {
+	c        *cluster
+	fixed    *int64
+	err      error
+	selector string
+}
+
+func (f fakeDemand) Read(ctx context.Context) (DemandReading, error) {
+	if f.err != nil {
+		return DemandReading{}, f.err
+	}
+	if f.fixed != nil {
+		return DemandReading{ActiveClaims: *f.fixed, Via: "fake", Fresh: true, Method: "remainingItemCount"}, nil
+	}
+	l, err := f.c.dyn.Resource(gvrClaim).Namespace(testNS).List(ctx, metav1.ListOptions{LabelSelector: f.selector})
+	if err != nil {
+		return DemandReading{}, err
+	}
+	return DemandReading{ActiveClaims: int64(len(l.Items)), Via: "fake", Fresh: true, Method: "remainingItemCount",
+		ReadAt: time.Now().UTC().Format(time.RFC3339)}, nil
+}
+
+// fakeExec answers commands from a table keyed "<pod-kind> <command>", where
+// pod-kind is "sandbox" for the claimed pod and "ordinary" otherwise.
+type fakeExec struct {
+	answers map[string]ExecResult
+	err     error // every exec fails with this
+	calls   atomic.Int32
+}
+
+func (f *fakeExec) Exec(_ context.Context, _, pod, _ string, cmd []string) ExecResult {
+	f.calls.Add(1)
+	if f.err != nil {
+		return ExecResult{Err: f.err}
+	}
+	kind := "sandbox"
+	if strings.HasPrefix(pod, "claim-exporter") {
+		kind = "ordinary"
+	}
+	key := kind + " " + strings.Join(cmd, " ")
+	if r, ok := f.answers[key]; ok {
+		return r
+	}
+	return ExecResult{Err: fmt.Errorf("fakeExec: no answer for %q", key)}
+}
+
+// blueprintExec answers with the blueprint's printed outputs.
+func blueprintExec() *fakeExec {
+	ok := func(s string) ExecResult { return ExecResult{Stdout: s} }
+	return &fakeExec{answers: map[string]ExecResult{
+		"sandbox uname -rv":                                     ok("6.18.54 #1 SMP PREEMPT_DYNAMIC Thu Oct 22 17:38:11 UTC 2026\n"),
+		"sandbox cat /proc/uptime":                              ok("126.76 123.80\n"),
+		"sandbox ls /sys/block":                                 ok("dm-0\nvda\nvdb\nvdc\n"),
+		"sandbox cat /sys/class/dmi/id/product_name":            ok("c8a.enclave\n"),
+		"sandbox ip -o addr show":                               ok(bpAddr),
+		"sandbox ip route show default":                         ok(""),
+		"sandbox ip -6 route show default":                      ok(""),
+		"sandbox wget -T 5 -O /dev/null https://aws.amazon.com": {Stderr: "wget: bad address 'aws.amazon.com'\n", ExitCode: 1},
+		"ordinary uname -rv":                                    ok("6.18.56 #2 SMP PREEMPT_DYNAMIC Fri Oct 30 22:32:37 UTC 2026\n"),
+		"ordinary cat /proc/uptime":                             ok("14680.50 27278.87\n"),
+		"ordinary ls /sys/block":                                ok("dm-0 nvme0n1 nvme1n1 nvme2n1 zram0\n"),
+		"ordinary cat /sys/class/dmi/id/product_name":           ok("c6a.large\n"),
+	}}
+}
+
+const bpAddr = `1: lo    inet 127.0.0.1/8 scope host lo\       valid_lft forever preferred_lft forever
+1: lo    inet6 ::1/128 scope host noprefixroute \       valid_lft forever preferred_lft forever
+`
+
+// testConfig is the default config with timings small enough for tests.
+func testConfig() Config {
+	c := defaultConfig()
+	c.StackLabel = "warm-pool-autoscaling-keda.dev"
+	c.StepTimeout = 3 * time.Second
+	c.AdoptionTimeout = 3 * time.Second
+	c.ExporterTimeout = time.Second
+	c.HPATimeout = 3 * time.Second
+	c.RestoreTimeout = 3 * time.Second
+	c.Poll = 20 * time.Millisecond
+	c.ControlFloor = 300 * time.Millisecond
+	c.ExecTimeout = time.Second
+	return c
+}
+
+// runWith runs the whole program body against the fake cluster.
+func runWith(t *testing.T, ctx context.Context, c *cluster, cfg Config, ex Execer, d DemandReader) (int, *Report, string) {
+	t.Helper()
+	var buf syncBuffer
+	rep := newReport(&buf)
+	code := execute(ctx, func() {}, cfg, c.kube, c.dyn, ex, d, rep, &buf)
+	return code, rep, buf.String()
+}
+
+// syncBuffer is a bytes.Buffer safe for the report's concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// status returns the status of the single check whose name contains sub.
+func status(t *testing.T, rep *Report, sub string) Status {
+	t.Helper()
+	cs := rep.find(sub)
+	if len(cs) == 0 {
+		t.Fatalf("no check named like %q", sub)
+	}
+	for _, c := range cs[1:] {
+		if c.Status != cs[0].Status {
+			t.Fatalf("checks named like %q disagree: %+v", sub, cs)
+		}
+	}
+	return cs[0].Status
+}
+
+func metav1CreateOptions() metav1.CreateOptions { return metav1.CreateOptions{} }
+func metav1GetOptions() metav1.GetOptions       { return metav1.GetOptions{} }
