@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -94,9 +95,10 @@ func (e usageError) Error() string { return e.msg }
 // parseConfig reads flags, then the stack outputs (file or pulumi), and lets
 // every flag the user set win over the outputs. note receives informational
 // lines (where the outputs came from).
-func parseConfig(args []string, note func(string, ...any), runPulumi func(stack string) ([]byte, error)) (Config, error) {
+func parseConfig(args []string, usage io.Writer, note func(string, ...any), runPulumi func(stack string) ([]byte, error)) (Config, error) {
 	c := defaultConfig()
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	fs.SetOutput(usage)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `go run ./verify [flags]
 

@@ -33,7 +33,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	rep := newReport(out)
-	cfg, err := parseConfig(args, func(f string, a ...any) { rep.Printf(f, a...) }, pulumiOutputs)
+	cfg, err := parseConfig(args, stderr, func(f string, a ...any) { rep.Printf(f, a...) }, pulumiOutputs)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kfake "k8s.io/client-go/kubernetes/fake"
+)
+
+const outputsJSON = `{
+  "clusterName": "local", "kubeconfig": "[secret]", "namespace": "wp-ns", "stackLabel": "warm-pool-autoscaling-keda.dev",
+  "poolName": "pool-a", "templateName": "warm-pool-agent", "scaledObjectName": "so-a",
+  "exporterServiceAccount": "exp-sa", "exporterService": "exp-svc",
+  "exporterUrl": "http://exp-svc.wp-ns.svc.cluster.local:8080/demand", "claimSelector": "",
+  "minReplicas": 1, "maxReplicas": "3", "loadCap": 2
+}`
+
+func TestParseConfigFromOutputs(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "outputs.json")
+	if err := os.WriteFile(f, []byte(outputsJSON), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	noPulumi := func(string) ([]byte, error) { t.Fatal("pulumi must not run with --outputs-file"); return nil, nil }
+	var notes []string
+	note := func(f string, a ...any) { notes = append(notes, f) }
+
+	c, err := parseConfig([]string{"--outputs-file", f}, io.Discard, note, noPulumi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Namespace != "wp-ns" || c.Pool != "pool-a" || c.ScaledObject != "so-a" || c.ExporterSA != "exp-sa" ||
+		c.ExporterService != "exp-svc" || c.LoadCap != 2 || c.OutputsMax != 3 || c.StackLabel != "warm-pool-autoscaling-keda.dev" ||
+		c.ExporterPath != "demand" || c.kubeconfigOutput != "" || c.ExporterURL != "" {
+		t.Fatalf("outputs not applied as expected: %+v", c)
+	}
+	// Flags win over outputs.
+	c, err = parseConfig([]string{"--outputs-file", f, "--namespace", "mine", "--load-cap", "1", "--pool", "p2"}, io.Discard, note, noPulumi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Namespace != "mine" || c.LoadCap != 1 || c.Pool != "p2" || c.ScaledObject != "so-a" {
+		t.Fatalf("flags did not override: %+v", c)
+	}
+	// Without a file, pulumi is asked; when it fails the run goes on with
+	// flags and defaults, and says so.
+	notes = nil
+	c, err = parseConfig(nil, io.Discard, note, func(string) ([]byte, error) { return nil, errors.New("no Pulumi.yaml") })
+	if err != nil || c.Namespace != projectName || !strings.Contains(strings.Join(notes, "\n"), "flags and defaults only") {
+		t.Fatalf("fallback: %v %+v %v", err, c, notes)
+	}
+}
+
+func TestParseConfigRejects(t *testing.T) {
+	noPulumi := func(string) ([]byte, error) { return nil, errors.New("none") }
+	note := func(string, ...any) {}
+	for _, args := range [][]string{
+		{"--phase", "everything"},
+		{"--load-cap", "0"},
+		{"--control-k", "0"},
+		{"--outputs-file", "/does/not/exist.json"},
+		{"stray"},
+	} {
+		if _, err := parseConfig(args, io.Discard, note, noPulumi); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+	if _, err := parseOutputs([]byte(`{"loadCap": "three"}`)); err == nil {
+		t.Error("a non-numeric loadCap was accepted")
+	}
+	if _, err := parseOutputs([]byte(`[1,2]`)); err == nil {
+		t.Error("a non-object was accepted")
+	}
+}
+
+func TestGuardNamespace(t *testing.T) {
+	good := map[string]string{labelManagedBy: projectName, labelStack: "warm-pool-autoscaling-keda.dev"}
+	cases := []struct {
+		name   string
+		labels map[string]string
+		stack  string
+		absent bool
+		ok     bool
+	}{
+		{"labelled, stack matches", good, "warm-pool-autoscaling-keda.dev", false, true},
+		{"labelled, stack unknown", map[string]string{labelManagedBy: projectName}, "", false, true},
+		{"no managed-by label", map[string]string{"team": "a"}, "", false, false},
+		{"managed by something else", map[string]string{labelManagedBy: "helm"}, "", false, false},
+		{"another stack's namespace", good, "warm-pool-autoscaling-keda.prod", false, false},
+		{"stack known, label missing", map[string]string{labelManagedBy: projectName}, "warm-pool-autoscaling-keda.dev", false, false},
+		{"namespace absent", nil, "", true, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			kube := kfake.NewClientset()
+			if !tc.absent {
+				_, _ = kube.CoreV1().Namespaces().Create(context.Background(), nsObj(tc.labels), metav1.CreateOptions{})
+			}
+			ev, err := guardNamespace(context.Background(), kube, testNS, tc.stack)
+			if (err == nil) != tc.ok {
+				t.Fatalf("ok=%t want %t (%v / %s)", err == nil, tc.ok, err, ev)
+			}
+			var ue usageError
+			if err != nil && (!errors.As(err, &ue) || !strings.Contains(err.Error(), "refusing to run")) {
+				t.Fatalf("refusal must be a clear usage error: %v", err)
+			}
+		})
+	}
+}
+
+// A refused namespace exits 2 and touches nothing.
+func TestExecuteRefusesForeignNamespace(t *testing.T) {
+	c := newCluster(t)
+	c.start()
+	ns, _ := c.kube.CoreV1().Namespaces().Get(context.Background(), testNS, metav1.GetOptions{})
+	ns.Labels = map[string]string{"team": "a"}
+	_, _ = c.kube.CoreV1().Namespaces().Update(context.Background(), ns, metav1.UpdateOptions{})
+	cfg := testConfig()
+	ex := blueprintExec()
+	code, rep, out := runWith(t, context.Background(), c, cfg, ex, fakeDemand{c: c})
+	if code != 2 || !strings.Contains(out, "refusing to run") {
+		t.Fatalf("exit %d, want 2\n%s", code, out)
+	}
+	if len(rep.Checks) != 0 || len(c.claimNames(testNS)) != 0 || ex.calls.Load() != 0 {
+		t.Fatal("a refused run did something")
+	}
+	if _, ok := c.soExists(context.Background()); !ok {
+		t.Fatal("a refused run touched the ScaledObject")
+	}
+}
+
+func TestHelpDocumentsFlags(t *testing.T) {
+	var out, errb strings.Builder
+	code := run([]string{"--help"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("--help exit %d", code)
+	}
+	help := out.String() + errb.String()
+	for _, f := range []string{"-kubeconfig", "-context", "-namespace", "-phase", "-json", "-exporter-url", "-outputs-file",
+		"-step-timeout", "-adoption-bound", "-control-floor", "-control-k", "-restore-timeout"} {
+		if !strings.Contains(help, f) {
+			t.Errorf("--help does not document %s", f)
+		}
+	}
+}
