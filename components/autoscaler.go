@@ -1,0 +1,117 @@
+package components
+
+import (
+	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
+	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/apiextensions"
+	metav1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/meta/v1"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+const (
+	// ExporterValueLocation is the field of the exporter's /demand JSON that KEDA reads.
+	ExporterValueLocation = "active_claims"
+	// FallbackFailureThreshold: consecutive failed reads before KEDA stops trusting the exporter.
+	FallbackFailureThreshold = 3
+	// scaleDownPeriodSeconds matches the HPA's default sync period, so a drop lands in one sync.
+	scaleDownPeriodSeconds = 15
+)
+
+// AutoscalerArgs targets the pool and reads the exporter.
+type AutoscalerArgs struct {
+	Namespace             pulumi.StringInput
+	Name                  string
+	PoolName              string
+	MinReplicas           int
+	MaxReplicas           int
+	TargetValue           string
+	ActivationTargetValue string // empty: KEDA's default (0)
+	PollingInterval       int
+	URL                   pulumi.StringInput
+	// FallbackReplicas with behaviour currentReplicasIfHigher: 0 holds the current size while the
+	// exporter cannot answer, maxReplicas fails open to full warm capacity.
+	FallbackReplicas int
+	// DependsOn: the pool, the exporter and KEDA, so destroy removes the ScaledObject (and with it
+	// the HPA that writes the pool) before any of them.
+	DependsOn []pulumi.Resource
+}
+
+// Autoscaler is the KEDA ScaledObject that sizes the pool by the claim count.
+type Autoscaler struct {
+	pulumi.ResourceState
+
+	Name         pulumi.StringOutput
+	ScaledObject *apiextensions.CustomResource
+}
+
+// NewAutoscaler creates the ScaledObject. AverageValue makes desired = ceil(claims / target), so with
+// target 1 there is one warm sandbox per active claim, clamped to [min, max]; Value would multiply by
+// the pool's ready count and compound.
+func NewAutoscaler(ctx *pulumi.Context, name string, args *AutoscalerArgs, opts ...pulumi.ResourceOption) (*Autoscaler, error) {
+	a := &Autoscaler{Name: pulumi.String(args.Name).ToStringOutput()}
+	if err := ctx.RegisterComponentResource("warmpool:index:Autoscaler", name, a, opts...); err != nil {
+		return nil, err
+	}
+	metadata := pulumi.StringMap{
+		"url":           args.URL,
+		"valueLocation": pulumi.String(ExporterValueLocation),
+		"targetValue":   pulumi.String(args.TargetValue),
+		"format":        pulumi.String("json"),
+	}
+	if args.ActivationTargetValue != "" {
+		metadata["activationTargetValue"] = pulumi.String(args.ActivationTargetValue)
+	}
+	so, err := apiextensions.NewCustomResource(ctx, args.Name, &apiextensions.CustomResourceArgs{
+		ApiVersion: pulumi.String("keda.sh/v1alpha1"),
+		Kind:       pulumi.String("ScaledObject"),
+		Metadata: &metav1.ObjectMetaArgs{
+			Name:      pulumi.String(args.Name),
+			Namespace: args.Namespace,
+			Labels:    pulumi.StringMap{PartOfLabel: pulumi.String(ManagedByValue)},
+		},
+		OtherFields: kubernetes.UntypedArgs{
+			"spec": pulumi.Map{
+				"scaleTargetRef": pulumi.Map{
+					"apiVersion": pulumi.String(AgentSandboxExtensionsAPIVersion),
+					"kind":       pulumi.String("SandboxWarmPool"),
+					"name":       pulumi.String(args.PoolName),
+				},
+				"minReplicaCount": pulumi.Int(args.MinReplicas),
+				"maxReplicaCount": pulumi.Int(args.MaxReplicas),
+				"pollingInterval": pulumi.Int(args.PollingInterval),
+				"fallback": pulumi.Map{
+					"failureThreshold": pulumi.Int(FallbackFailureThreshold),
+					"replicas":         pulumi.Int(args.FallbackReplicas),
+					// Never lower than what the pool has: an outage must not shrink warm capacity.
+					"behavior": pulumi.String("currentReplicasIfHigher"),
+				},
+				"advanced": pulumi.Map{
+					"horizontalPodAutoscalerConfig": pulumi.Map{
+						"behavior": pulumi.Map{
+							"scaleUp": pulumi.Map{"stabilizationWindowSeconds": pulumi.Int(0)},
+							// No window and one Pods policy as wide as the range: back to the floor in one
+							// step. A demo setting: in production the window is what re-booting costs.
+							"scaleDown": pulumi.Map{
+								"stabilizationWindowSeconds": pulumi.Int(0),
+								"policies": pulumi.Array{pulumi.Map{
+									"type":          pulumi.String("Pods"),
+									"value":         pulumi.Int(args.MaxReplicas),
+									"periodSeconds": pulumi.Int(scaleDownPeriodSeconds),
+								}},
+							},
+						},
+					},
+				},
+				"triggers": pulumi.Array{pulumi.Map{
+					"type":       pulumi.String("metrics-api"),
+					"metricType": pulumi.String("AverageValue"),
+					"metadata":   metadata,
+				}},
+			},
+		},
+	}, pulumi.Parent(a), pulumi.DependsOn(args.DependsOn))
+	if err != nil {
+		return nil, err
+	}
+	a.ScaledObject = so
+	return a, ctx.RegisterResourceOutputs(a, pulumi.Map{"name": a.Name})
+}

@@ -1,0 +1,303 @@
+package components
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+
+	appsv1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/apps/v1"
+	corev1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/core/v1"
+	metav1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/meta/v1"
+	rbacv1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/rbac/v1"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+const (
+	// ExporterGoImage runs the exporter from source; pinned to the patch release the module is built with.
+	ExporterGoImage         = "public.ecr.aws/docker/library/golang:1.26.8-alpine"
+	ExporterSourceConfigMap = ExporterName + "-src"
+	// ServiceAccountTokenDir is where client libraries, and the exporter's defaults, look for the token.
+	ServiceAccountTokenDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+	exporterSourceDir      = "/src"
+	exporterScratchDir     = "/scratch"
+	exporterUID            = 65532
+)
+
+// ClaimExporterArgs places the exporter in the stack's namespace and says how its code gets there.
+type ClaimExporterArgs struct {
+	Namespace pulumi.StringInput
+	// DependsOn: at least the namespace, so destroy removes the exporter first.
+	DependsOn []pulumi.Resource
+	Selector  string
+	// Image, when set, is a prebuilt exporter image (its entrypoint is the exporter).
+	Image string
+	// Source (relative path -> content, from exporter.PodSource) is run with `go run` in ExporterGoImage
+	// when Image is empty: no registry, no Docker, the code reviewed is the code that runs.
+	Source map[string]string
+}
+
+// ClaimExporter is the exporter's ServiceAccount, Role, RoleBinding, Deployment and ClusterIP Service.
+type ClaimExporter struct {
+	pulumi.ResourceState
+
+	ServiceAccountName pulumi.StringOutput
+	ServiceName        pulumi.StringOutput
+	// URL is the in-cluster /demand URL of the Service.
+	URL        pulumi.StringOutput
+	Deployment *appsv1.Deployment
+	Service    *corev1.Service
+}
+
+// ConfigMapKey flattens a source path into a ConfigMap key ("/" is not allowed in keys).
+func ConfigMapKey(path string) string { return strings.ReplaceAll(path, "/", "__") }
+
+// NewClaimExporter creates the exporter with the least it needs: get and list on sandboxclaims in its
+// own namespace, a short-lived token mounted by hand, no privileges, reachable only inside the cluster.
+func NewClaimExporter(ctx *pulumi.Context, name string, args *ClaimExporterArgs, opts ...pulumi.ResourceOption) (*ClaimExporter, error) {
+	e := &ClaimExporter{}
+	if err := ctx.RegisterComponentResource("warmpool:index:ClaimExporter", name, e, opts...); err != nil {
+		return nil, err
+	}
+	if args.Image == "" && len(args.Source) == 0 {
+		return nil, fmt.Errorf("the claim exporter needs either an image (exporterImage) or its source (exporter.PodSource)")
+	}
+	child := []pulumi.ResourceOption{pulumi.Parent(e), pulumi.DependsOn(args.DependsOn)}
+	labels := pulumi.StringMap{
+		"app.kubernetes.io/name": pulumi.String(ExporterName),
+		PartOfLabel:              pulumi.String(ManagedByValue),
+	}
+	selector := pulumi.StringMap{"app.kubernetes.io/name": pulumi.String(ExporterName)}
+	meta := func(n string) *metav1.ObjectMetaArgs {
+		return &metav1.ObjectMetaArgs{Name: pulumi.String(n), Namespace: args.Namespace, Labels: labels}
+	}
+
+	sa, err := corev1.NewServiceAccount(ctx, ExporterName, &corev1.ServiceAccountArgs{
+		Metadata: meta(ExporterName),
+		// The pod mounts a projected token itself; nothing else should get one by default.
+		AutomountServiceAccountToken: pulumi.Bool(false),
+	}, child...)
+	if err != nil {
+		return nil, err
+	}
+	role, err := rbacv1.NewRole(ctx, ExporterName, &rbacv1.RoleArgs{
+		Metadata: meta(ExporterName),
+		// Counting claims is all it does: no watch, no writes, nothing outside its namespace.
+		Rules: rbacv1.PolicyRuleArray{rbacv1.PolicyRuleArgs{
+			ApiGroups: pulumi.ToStringArray([]string{"extensions.agents.x-k8s.io"}),
+			Resources: pulumi.ToStringArray([]string{"sandboxclaims"}),
+			Verbs:     pulumi.ToStringArray([]string{"get", "list"}),
+		}},
+	}, child...)
+	if err != nil {
+		return nil, err
+	}
+	binding, err := rbacv1.NewRoleBinding(ctx, ExporterName, &rbacv1.RoleBindingArgs{
+		Metadata: meta(ExporterName),
+		RoleRef: rbacv1.RoleRefArgs{
+			ApiGroup: pulumi.String("rbac.authorization.k8s.io"), Kind: pulumi.String("Role"), Name: role.Metadata.Name().Elem(),
+		},
+		Subjects: rbacv1.SubjectArray{rbacv1.SubjectArgs{
+			Kind: pulumi.String("ServiceAccount"), Name: sa.Metadata.Name().Elem(), Namespace: args.Namespace,
+		}},
+	}, child...)
+	if err != nil {
+		return nil, err
+	}
+
+	env := corev1.EnvVarArray{
+		corev1.EnvVarArgs{Name: pulumi.String("EXPORTER_SELECTOR"), Value: pulumi.String(args.Selector)},
+		corev1.EnvVarArgs{Name: pulumi.String("EXPORTER_LISTEN"), Value: pulumi.Sprintf(":%d", ExporterPort)},
+	}
+	volumes := corev1.VolumeArray{tokenVolume()}
+	mounts := corev1.VolumeMountArray{
+		corev1.VolumeMountArgs{Name: pulumi.String("token"), MountPath: pulumi.String(ServiceAccountTokenDir), ReadOnly: pulumi.Bool(true)},
+	}
+	image := args.Image
+	var command pulumi.StringArray
+	var workingDir pulumi.StringPtrInput
+	podAnnotations := pulumi.StringMap{}
+	// Compiling on first start needs more memory than serving does.
+	resources := corev1.ResourceRequirementsArgs{
+		Requests: pulumi.StringMap{"cpu": pulumi.String("50m"), "memory": pulumi.String("64Mi")},
+		Limits:   pulumi.StringMap{"memory": pulumi.String("128Mi")},
+	}
+	dependsOn := append([]pulumi.Resource{binding}, args.DependsOn...)
+
+	if image == "" {
+		image = ExporterGoImage
+		items, digest := sourceItems(args.Source)
+		data := pulumi.StringMap{}
+		for path, content := range args.Source {
+			data[ConfigMapKey(path)] = pulumi.String(content)
+		}
+		src, err := corev1.NewConfigMap(ctx, ExporterSourceConfigMap, &corev1.ConfigMapArgs{
+			Metadata: meta(ExporterSourceConfigMap), Data: data,
+		}, child...)
+		if err != nil {
+			return nil, err
+		}
+		dependsOn = append(dependsOn, src)
+		// A ConfigMap change does not restart pods; a changed digest in the template does.
+		podAnnotations["warm-pool-autoscaling-keda/source-sha256"] = pulumi.String(digest)
+		command = pulumi.ToStringArray([]string{"go", "run", "./exporter/cmd/claim-exporter"})
+		workingDir = pulumi.String(exporterSourceDir)
+		volumes = append(volumes,
+			corev1.VolumeArgs{Name: pulumi.String("source"), ConfigMap: &corev1.ConfigMapVolumeSourceArgs{
+				Name: src.Metadata.Name(), Items: items,
+			}},
+			corev1.VolumeArgs{Name: pulumi.String("scratch"), EmptyDir: &corev1.EmptyDirVolumeSourceArgs{}},
+		)
+		mounts = append(mounts,
+			corev1.VolumeMountArgs{Name: pulumi.String("source"), MountPath: pulumi.String(exporterSourceDir), ReadOnly: pulumi.Bool(true)},
+			corev1.VolumeMountArgs{Name: pulumi.String("scratch"), MountPath: pulumi.String(exporterScratchDir)},
+		)
+		// The root FS is read-only, so everything the go command writes goes to the emptyDir;
+		// GOPROXY=off and GOTOOLCHAIN=local prove the run downloads nothing.
+		for k, v := range map[string]string{
+			"GOFLAGS": "-mod=mod", "GOPROXY": "off", "GOTOOLCHAIN": "local", "CGO_ENABLED": "0",
+			"HOME": exporterScratchDir + "/home", "GOPATH": exporterScratchDir + "/gopath",
+			"GOCACHE": exporterScratchDir + "/gocache", "GOTMPDIR": exporterScratchDir,
+		} {
+			env = append(env, corev1.EnvVarArgs{Name: pulumi.String(k), Value: pulumi.String(v)})
+		}
+		resources = corev1.ResourceRequirementsArgs{
+			Requests: pulumi.StringMap{"cpu": pulumi.String("100m"), "memory": pulumi.String("256Mi")},
+			Limits:   pulumi.StringMap{"memory": pulumi.String("1Gi")},
+		}
+	}
+	sort.Slice(env, func(i, j int) bool { return envName(env[i]) < envName(env[j]) })
+
+	healthz := &corev1.ProbeArgs{
+		// /healthz never calls the Kubernetes API: an API outage must not restart the pod and
+		// lose the last good count it keeps serving.
+		HttpGet:       &corev1.HTTPGetActionArgs{Path: pulumi.String("/healthz"), Port: pulumi.String("http")},
+		PeriodSeconds: pulumi.Int(10), FailureThreshold: pulumi.Int(3),
+	}
+	deployment, err := appsv1.NewDeployment(ctx, ExporterName, &appsv1.DeploymentArgs{
+		Metadata: meta(ExporterName),
+		Spec: appsv1.DeploymentSpecArgs{
+			Replicas: pulumi.Int(1),
+			Selector: &metav1.LabelSelectorArgs{MatchLabels: selector},
+			Template: corev1.PodTemplateSpecArgs{
+				Metadata: &metav1.ObjectMetaArgs{Labels: labels, Annotations: podAnnotations},
+				Spec: corev1.PodSpecArgs{
+					ServiceAccountName:           sa.Metadata.Name().Elem(),
+					AutomountServiceAccountToken: pulumi.Bool(false),
+					SecurityContext: &corev1.PodSecurityContextArgs{
+						RunAsNonRoot:   pulumi.Bool(true),
+						RunAsUser:      pulumi.Int(exporterUID),
+						RunAsGroup:     pulumi.Int(exporterUID),
+						FsGroup:        pulumi.Int(exporterUID),
+						SeccompProfile: &corev1.SeccompProfileArgs{Type: pulumi.String("RuntimeDefault")},
+					},
+					Containers: corev1.ContainerArray{corev1.ContainerArgs{
+						Name:       pulumi.String(ExporterName),
+						Image:      pulumi.String(image),
+						Command:    command,
+						WorkingDir: workingDir,
+						Env:        env,
+						Ports: corev1.ContainerPortArray{corev1.ContainerPortArgs{
+							Name: pulumi.String("http"), ContainerPort: pulumi.Int(ExporterPort),
+						}},
+						SecurityContext: &corev1.SecurityContextArgs{
+							AllowPrivilegeEscalation: pulumi.Bool(false),
+							ReadOnlyRootFilesystem:   pulumi.Bool(true),
+							RunAsNonRoot:             pulumi.Bool(true),
+							Capabilities:             &corev1.CapabilitiesArgs{Drop: pulumi.ToStringArray([]string{"ALL"})},
+							SeccompProfile:           &corev1.SeccompProfileArgs{Type: pulumi.String("RuntimeDefault")},
+						},
+						// Allow a first `go run` compile (minutes on a small node) before liveness counts.
+						StartupProbe: &corev1.ProbeArgs{
+							HttpGet:       &corev1.HTTPGetActionArgs{Path: pulumi.String("/healthz"), Port: pulumi.String("http")},
+							PeriodSeconds: pulumi.Int(5), FailureThreshold: pulumi.Int(120),
+						},
+						LivenessProbe:  healthz,
+						ReadinessProbe: healthz,
+						Resources:      resources,
+						VolumeMounts:   mounts,
+					}},
+					Volumes: volumes,
+				},
+			},
+		},
+	}, pulumi.Parent(e), pulumi.DependsOn(dependsOn))
+	if err != nil {
+		return nil, err
+	}
+	service, err := corev1.NewService(ctx, ExporterName, &corev1.ServiceArgs{
+		Metadata: meta(ExporterName),
+		Spec: corev1.ServiceSpecArgs{
+			// ClusterIP only: KEDA reads it from inside the cluster; nothing exposes it further.
+			Type:     pulumi.String("ClusterIP"),
+			Selector: selector,
+			Ports: corev1.ServicePortArray{corev1.ServicePortArgs{
+				Name: pulumi.String("http"), Port: pulumi.Int(ExporterPort), TargetPort: pulumi.String("http"),
+			}},
+		},
+	}, child...)
+	if err != nil {
+		return nil, err
+	}
+
+	e.Deployment, e.Service = deployment, service
+	e.ServiceAccountName = sa.Metadata.Name().Elem()
+	e.ServiceName = service.Metadata.Name().Elem()
+	e.URL = pulumi.Sprintf("http://%s.%s.svc.cluster.local:%d/demand", e.ServiceName, args.Namespace, ExporterPort)
+	return e, ctx.RegisterResourceOutputs(e, pulumi.Map{
+		"serviceAccountName": e.ServiceAccountName,
+		"serviceName":        e.ServiceName,
+		"url":                e.URL,
+	})
+}
+
+// tokenVolume replaces the automatic mount with a one-hour token (the automatic one lives far
+// longer) at the standard path, with the CA and namespace files the in-cluster defaults read.
+func tokenVolume() corev1.VolumeArgs {
+	return corev1.VolumeArgs{
+		Name: pulumi.String("token"),
+		Projected: &corev1.ProjectedVolumeSourceArgs{
+			Sources: corev1.VolumeProjectionArray{
+				corev1.VolumeProjectionArgs{ServiceAccountToken: &corev1.ServiceAccountTokenProjectionArgs{
+					Path: pulumi.String("token"), ExpirationSeconds: pulumi.Int(3600),
+				}},
+				corev1.VolumeProjectionArgs{ConfigMap: &corev1.ConfigMapProjectionArgs{
+					Name:  pulumi.String("kube-root-ca.crt"),
+					Items: corev1.KeyToPathArray{corev1.KeyToPathArgs{Key: pulumi.String("ca.crt"), Path: pulumi.String("ca.crt")}},
+				}},
+				corev1.VolumeProjectionArgs{DownwardAPI: &corev1.DownwardAPIProjectionArgs{
+					Items: corev1.DownwardAPIVolumeFileArray{corev1.DownwardAPIVolumeFileArgs{
+						Path:     pulumi.String("namespace"),
+						FieldRef: &corev1.ObjectFieldSelectorArgs{FieldPath: pulumi.String("metadata.namespace")},
+					}},
+				}},
+			},
+		},
+	}
+}
+
+// sourceItems maps each flattened key back to its path, in a stable order, and digests the source.
+func sourceItems(source map[string]string) (corev1.KeyToPathArray, string) {
+	paths := make([]string, 0, len(source))
+	for p := range source {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	h := sha256.New()
+	items := corev1.KeyToPathArray{}
+	for _, p := range paths {
+		items = append(items, corev1.KeyToPathArgs{Key: pulumi.String(ConfigMapKey(p)), Path: pulumi.String(p)})
+		fmt.Fprintf(h, "%s\x00%s\x00", p, source[p])
+	}
+	return items, hex.EncodeToString(h.Sum(nil))
+}
+
+func envName(v corev1.EnvVarInput) string {
+	if a, ok := v.(corev1.EnvVarArgs); ok {
+		if s, ok := a.Name.(pulumi.String); ok {
+			return string(s)
+		}
+	}
+	return ""
+}

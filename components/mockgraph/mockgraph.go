@@ -1,0 +1,177 @@
+// Package mockgraph is a Pulumi mock monitor that records the resource graph a program registers
+// (type, name, inputs, provider, parent, dependencies, ignoreChanges, reads), so unit tests can assert
+// the graph itself rather than only that the program ran.
+package mockgraph
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+// Resource is one registration (or read) as the engine would see it.
+type Resource struct {
+	Type, Name string
+	URN        string
+	Inputs     resource.PropertyMap
+	// Provider is the provider reference ("<urn>::<id>") for custom resources and reads.
+	Provider string
+	// Providers is the provider map sent with (remote) component resources.
+	Providers     map[string]string
+	Parent        string
+	Dependencies  []string
+	IgnoreChanges []string
+	Custom        bool
+	Remote        bool
+	Read          bool
+	ID            string
+}
+
+// Recorder implements pulumi.MockResourceMonitor.
+type Recorder struct {
+	// Absent lists "<type>/<id>" of objects a read must not find, e.g.
+	// "kubernetes:node.k8s.io/v1:RuntimeClass/isolated-sandbox".
+	Absent map[string]bool
+	// Zones answers aws:getAvailabilityZones.
+	Zones []string
+
+	mu        sync.Mutex
+	resources []Resource
+}
+
+// New returns a recorder for project/stack.
+func New() *Recorder {
+	return &Recorder{Absent: map[string]bool{}, Zones: []string{"us-west-2a", "us-west-2b", "us-west-2c"}}
+}
+
+// Options is what pulumi.RunErr needs.
+func (r *Recorder) Options(project, stack string) pulumi.RunOption {
+	return pulumi.WithMocks(project, stack, r)
+}
+
+// NewResource records the registration and echoes the inputs as outputs.
+func (r *Recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.PropertyMap, error) {
+	rec := Resource{Type: args.TypeToken, Name: args.Name, Inputs: args.Inputs, Provider: args.Provider, Custom: args.Custom}
+	if rpc := args.RegisterRPC; rpc != nil {
+		rec.Parent, rec.Dependencies, rec.IgnoreChanges, rec.Remote = rpc.GetParent(), rpc.GetDependencies(), rpc.GetIgnoreChanges(), rpc.GetRemote()
+		rec.Providers = rpc.GetProviders()
+	}
+	if rpc := args.ReadRPC; rpc != nil {
+		rec.Read, rec.ID, rec.Parent, rec.Dependencies = true, rpc.GetId(), rpc.GetParent(), rpc.GetDependencies()
+		if r.Absent[args.TypeToken+"/"+rpc.GetId()] {
+			return "", nil, fmt.Errorf("resource '%s' does not exist", rpc.GetId())
+		}
+	}
+	rec.URN = urn(rec.Parent, rec.Type, rec.Name)
+	r.mu.Lock()
+	r.resources = append(r.resources, rec)
+	r.mu.Unlock()
+
+	outputs := args.Inputs.Copy()
+	if args.TypeToken == "eks:index:Cluster" {
+		outputs["kubeconfigJson"] = resource.NewProperty(`{"apiVersion":"v1","kind":"Config"}`)
+	}
+	id := args.ID
+	if id == "" {
+		id = args.Name + "-id"
+	}
+	return id, outputs, nil
+}
+
+// Call answers the invokes the program makes.
+func (r *Recorder) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
+	if args.Token == "aws:index/getAvailabilityZones:getAvailabilityZones" {
+		names := make([]resource.PropertyValue, 0, len(r.Zones))
+		for _, z := range r.Zones {
+			names = append(names, resource.NewProperty(z))
+		}
+		return resource.PropertyMap{"names": resource.NewProperty(names)}, nil
+	}
+	return resource.PropertyMap{}, nil
+}
+
+// All returns every recorded resource, in registration order.
+func (r *Recorder) All() []Resource {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Resource(nil), r.resources...)
+}
+
+// Find returns the resources of a type (all types when typ is empty) whose name is name (any when empty).
+func (r *Recorder) Find(typ, name string) []Resource {
+	var out []Resource
+	for _, res := range r.All() {
+		if (typ == "" || res.Type == typ) && (name == "" || res.Name == name) {
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+// One returns the single resource of type and name, or an error saying how many there were.
+func (r *Recorder) One(typ, name string) (Resource, error) {
+	found := r.Find(typ, name)
+	if len(found) != 1 {
+		return Resource{}, fmt.Errorf("want exactly one %s %q, found %d", typ, name, len(found))
+	}
+	return found[0], nil
+}
+
+// DependsOn reports whether res lists other among its dependencies.
+func (res Resource) DependsOn(other Resource) bool {
+	for _, d := range res.Dependencies {
+		if d == other.URN {
+			return true
+		}
+	}
+	return false
+}
+
+// ProviderURN is the URN part of the provider reference the resource is managed by: its own for
+// custom resources and reads, the "kubernetes" entry of its provider map for remote components.
+func (res Resource) ProviderURN(pkg string) string {
+	ref := res.Provider
+	if ref == "" {
+		ref = res.Providers[pkg]
+	}
+	if i := strings.LastIndex(ref, "::"); i > 0 {
+		return ref[:i]
+	}
+	return ref
+}
+
+// Path reads a nested input, e.g. Path("spec", "scaleTargetRef", "kind").
+func (res Resource) Path(keys ...string) (resource.PropertyValue, bool) {
+	v := resource.NewProperty(res.Inputs)
+	for _, k := range keys {
+		if v.IsSecret() {
+			v = v.SecretValue().Element
+		}
+		if !v.IsObject() {
+			return resource.PropertyValue{}, false
+		}
+		next, ok := v.ObjectValue()[resource.PropertyKey(k)]
+		if !ok {
+			return resource.PropertyValue{}, false
+		}
+		v = next
+	}
+	return v, true
+}
+
+// urn mirrors the mock monitor's URN scheme, so dependency URNs can be matched with recorded resources.
+func urn(parent, typ, name string) string {
+	p := resource.URN(parent)
+	if !p.IsValid() {
+		return ""
+	}
+	parentType := tokens.Type("")
+	if p.QualifiedType() != resource.RootStackType {
+		parentType = p.QualifiedType()
+	}
+	return string(resource.NewURN(p.Stack(), p.Project(), parentType, tokens.Type(typ), name))
+}

@@ -1,0 +1,61 @@
+package components
+
+import (
+	"fmt"
+
+	metav1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/meta/v1"
+	nodev1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/node/v1"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/internals"
+)
+
+// SandboxRuntimeArgs says whether the isolated-sandbox RuntimeClass must already exist or is ours to make.
+type SandboxRuntimeArgs struct {
+	Mode    string // ModeRequire or ModeCreate
+	Name    string // the RuntimeClass name the warm pods use
+	Handler string // ModeCreate only: the CRI handler
+}
+
+// SandboxRuntime is the RuntimeClass the warm pods run with.
+type SandboxRuntime struct {
+	pulumi.ResourceState
+
+	Name pulumi.StringOutput
+}
+
+// NewSandboxRuntime checks for (require) or creates (create) the RuntimeClass. In require mode it waits
+// for the read, so a missing RuntimeClass stops the program before anything else is registered.
+func NewSandboxRuntime(ctx *pulumi.Context, name string, args *SandboxRuntimeArgs, opts ...pulumi.ResourceOption) (*SandboxRuntime, error) {
+	r := &SandboxRuntime{Name: pulumi.String(args.Name).ToStringOutput()}
+	if err := ctx.RegisterComponentResource("warmpool:index:SandboxRuntime", name, r, opts...); err != nil {
+		return nil, err
+	}
+	switch args.Mode {
+	case ModeRequire:
+		rc, err := nodev1.GetRuntimeClass(ctx, args.Name, pulumi.ID(args.Name), nil, pulumi.Parent(r))
+		if err != nil {
+			return nil, err
+		}
+		// During a preview of a cluster that does not exist yet the read answers nothing (no error):
+		// the check then happens at `up`, still before the pool is created.
+		if _, err := internals.UnsafeAwaitOutput(ctx.Context(), rc.ID()); err != nil {
+			return nil, fmt.Errorf("RuntimeClass %q was not found on the cluster (%v). The warm pool's pods run with runtimeClassName %q, "+
+				"so they would never start without it. EKS Auto Mode provides it from Kubernetes 1.36 (Nitro Sandboxes); "+
+				"on another cluster set runtimeClassMode=create and runtimeClassHandler to the CRI handler that runs sandboxes there",
+				args.Name, err, args.Name)
+		}
+	case ModeCreate:
+		if _, err := nodev1.NewRuntimeClass(ctx, args.Name, &nodev1.RuntimeClassArgs{
+			Metadata: &metav1.ObjectMetaArgs{
+				Name:   pulumi.String(args.Name),
+				Labels: pulumi.StringMap{ManagedByLabel: pulumi.String(ManagedByValue)},
+			},
+			Handler: pulumi.String(args.Handler),
+		}, pulumi.Parent(r)); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("runtime class mode %q is not %s or %s", args.Mode, ModeRequire, ModeCreate)
+	}
+	return r, ctx.RegisterResourceOutputs(r, pulumi.Map{"name": r.Name})
+}

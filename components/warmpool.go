@@ -1,0 +1,126 @@
+package components
+
+import (
+	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
+	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/apiextensions"
+	corev1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/core/v1"
+	metav1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/meta/v1"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+const (
+	AgentSandboxExtensionsAPIVersion = "extensions.agents.x-k8s.io/v1beta1"
+	WarmPodImage                     = "public.ecr.aws/docker/library/busybox:1.36.1"
+	// PoolReplicasPath is the field the HPA owns once the ScaledObject exists.
+	PoolReplicasPath = "spec.replicas"
+)
+
+// WarmPoolArgs names the namespace, template and pool, and the floor the pool starts at.
+type WarmPoolArgs struct {
+	Namespace        string
+	StackLabelValue  string
+	TemplateName     string
+	PoolName         string
+	InitialReplicas  int
+	RuntimeClassName string
+	// DependsOn: the RuntimeClass and the agent-sandbox CRDs the template and pool need.
+	DependsOn []pulumi.Resource
+}
+
+// WarmPool is the stack's namespace with its SandboxTemplate and SandboxWarmPool.
+type WarmPool struct {
+	pulumi.ResourceState
+
+	Namespace     *corev1.Namespace
+	NamespaceName pulumi.StringOutput
+	Template      *apiextensions.CustomResource
+	Pool          *apiextensions.CustomResource
+	TemplateName  pulumi.StringOutput
+	PoolName      pulumi.StringOutput
+}
+
+// NewWarmPool creates the namespace, the template and the pool. The pool's spec.replicas is the floor
+// at creation only: later runs ignore it, because the HPA writes it through /scale and an update
+// would either conflict with kube-controller-manager or reset the pool to its floor under load.
+func NewWarmPool(ctx *pulumi.Context, name string, args *WarmPoolArgs, opts ...pulumi.ResourceOption) (*WarmPool, error) {
+	w := &WarmPool{}
+	if err := ctx.RegisterComponentResource("warmpool:index:WarmPool", name, w, opts...); err != nil {
+		return nil, err
+	}
+	ns, err := corev1.NewNamespace(ctx, args.Namespace, &corev1.NamespaceArgs{
+		Metadata: &metav1.ObjectMetaArgs{
+			Name: pulumi.String(args.Namespace),
+			Labels: pulumi.StringMap{
+				ManagedByLabel: pulumi.String(ManagedByValue),
+				StackLabel:     pulumi.String(args.StackLabelValue),
+			},
+		},
+	}, pulumi.Parent(w), pulumi.DependsOn(args.DependsOn))
+	if err != nil {
+		return nil, err
+	}
+	w.Namespace = ns
+	w.NamespaceName = ns.Metadata.Name().Elem()
+	inNamespace := []pulumi.Resource{ns}
+	labels := pulumi.StringMap{PartOfLabel: pulumi.String(ManagedByValue)}
+
+	template, err := apiextensions.NewCustomResource(ctx, args.TemplateName, &apiextensions.CustomResourceArgs{
+		ApiVersion: pulumi.String(AgentSandboxExtensionsAPIVersion),
+		Kind:       pulumi.String("SandboxTemplate"),
+		Metadata:   &metav1.ObjectMetaArgs{Name: pulumi.String(args.TemplateName), Namespace: w.NamespaceName, Labels: labels},
+		OtherFields: kubernetes.UntypedArgs{
+			"spec": pulumi.Map{
+				"podTemplate": pulumi.Map{
+					"metadata": pulumi.Map{
+						"annotations": pulumi.StringMap{
+							// No NIC at all: nothing to restrict, exec and logs still work.
+							"sandbox.amazonaws.com/network-isolated": pulumi.String("true"),
+							// An idle warm pod must not invite consolidation of its node.
+							"karpenter.sh/do-not-disrupt": pulumi.String("true"),
+						},
+					},
+					"spec": pulumi.Map{
+						"runtimeClassName": pulumi.String(args.RuntimeClassName),
+						"containers": pulumi.Array{pulumi.Map{
+							"name":            pulumi.String("agent"),
+							"image":           pulumi.String(WarmPodImage),
+							"imagePullPolicy": pulumi.String("IfNotPresent"),
+							"command":         pulumi.ToStringArray([]string{"sleep", "infinity"}),
+						}},
+					},
+				},
+			},
+		},
+	}, pulumi.Parent(w), pulumi.DependsOn(append(inNamespace, args.DependsOn...)))
+	if err != nil {
+		return nil, err
+	}
+	w.Template = template
+
+	pool, err := apiextensions.NewCustomResource(ctx, args.PoolName, &apiextensions.CustomResourceArgs{
+		ApiVersion: pulumi.String(AgentSandboxExtensionsAPIVersion),
+		Kind:       pulumi.String("SandboxWarmPool"),
+		Metadata:   &metav1.ObjectMetaArgs{Name: pulumi.String(args.PoolName), Namespace: w.NamespaceName, Labels: labels},
+		OtherFields: kubernetes.UntypedArgs{
+			"spec": pulumi.Map{
+				"replicas":           pulumi.Int(args.InitialReplicas),
+				"sandboxTemplateRef": pulumi.Map{"name": pulumi.String(args.TemplateName)},
+			},
+		},
+	}, pulumi.Parent(w),
+		// The pool goes before its template on destroy: a pool without a template cannot boot replacements.
+		pulumi.DependsOn(append([]pulumi.Resource{ns, template}, args.DependsOn...)),
+		pulumi.IgnoreChanges([]string{PoolReplicasPath}))
+	if err != nil {
+		return nil, err
+	}
+	w.Pool = pool
+	w.TemplateName = pulumi.String(args.TemplateName).ToStringOutput()
+	w.PoolName = pulumi.String(args.PoolName).ToStringOutput()
+
+	return w, ctx.RegisterResourceOutputs(w, pulumi.Map{
+		"namespace":    w.NamespaceName,
+		"templateName": w.TemplateName,
+		"poolName":     w.PoolName,
+	})
+}

@@ -1,0 +1,643 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/components"
+	"github.com/warmpool/warm-pool-autoscaling-keda/components/mockgraph"
+)
+
+const (
+	project = "warm-pool-autoscaling-keda"
+	stack   = "dev"
+
+	typeNamespace    = "kubernetes:core/v1:Namespace"
+	typeTemplate     = "kubernetes:extensions.agents.x-k8s.io/v1beta1:SandboxTemplate"
+	typePool         = "kubernetes:extensions.agents.x-k8s.io/v1beta1:SandboxWarmPool"
+	typeScaledObject = "kubernetes:keda.sh/v1alpha1:ScaledObject"
+	typeDeployment   = "kubernetes:apps/v1:Deployment"
+	typeService      = "kubernetes:core/v1:Service"
+	typeConfigMap    = "kubernetes:core/v1:ConfigMap"
+	typeRole         = "kubernetes:rbac.authorization.k8s.io/v1:Role"
+	typeRoleBinding  = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
+	typeSA           = "kubernetes:core/v1:ServiceAccount"
+	typeCRD          = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+	typeRuntimeClass = "kubernetes:node.k8s.io/v1:RuntimeClass"
+	typeConfigFile   = "kubernetes:yaml/v2:ConfigFile"
+	typeChart        = "kubernetes:helm.sh/v4:Chart"
+	typeK8sProvider  = "pulumi:providers:kubernetes"
+	typeEksCluster   = "eks:index:Cluster"
+)
+
+const testKubeconfig = `apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster: {server: "https://127.0.0.1:6443"}
+contexts:
+- name: local
+  context: {cluster: local, user: local}
+- name: other
+  context: {cluster: local, user: local}
+current-context: other
+users:
+- name: local
+  user: {token: abc}
+`
+
+// existingAdopt is the e2e's shape: an existing cluster whose KEDA and agent-sandbox the stack only reads.
+var existingAdopt = map[string]string{
+	"clusterMode": "existing", "kubeconfig": testKubeconfig, "kubeContext": "local",
+	"agentSandboxMode": "adopt", "kedaMode": "adopt",
+}
+
+// run runs the whole program under mocks with the given project config.
+func run(t *testing.T, cfg map[string]string, prepare ...func(*mockgraph.Recorder)) (*mockgraph.Recorder, error) {
+	t.Helper()
+	full := map[string]string{}
+	for k, v := range cfg {
+		full[project+":"+k] = v
+	}
+	b, err := json.Marshal(full)
+	require.NoError(t, err)
+	t.Setenv("PULUMI_CONFIG", string(b))
+	rec := mockgraph.New()
+	for _, p := range prepare {
+		p(rec)
+	}
+	return rec, pulumi.RunErr(program, rec.Options(project, stack))
+}
+
+func mustRun(t *testing.T, cfg map[string]string) *mockgraph.Recorder {
+	t.Helper()
+	rec, err := run(t, cfg)
+	require.NoError(t, err)
+	return rec
+}
+
+func one(t *testing.T, rec *mockgraph.Recorder, typ, name string) mockgraph.Resource {
+	t.Helper()
+	r, err := rec.One(typ, name)
+	require.NoError(t, err)
+	return r
+}
+
+func str(t *testing.T, r mockgraph.Resource, keys ...string) string {
+	t.Helper()
+	v, ok := r.Path(keys...)
+	require.Truef(t, ok, "%s %s has no %v", r.Type, r.Name, keys)
+	if v.IsSecret() {
+		v = v.SecretValue().Element
+	}
+	require.Truef(t, v.IsString(), "%s %s %v is %v, not a string", r.Type, r.Name, keys, v)
+	return v.StringValue()
+}
+
+func num(t *testing.T, r mockgraph.Resource, keys ...string) int {
+	t.Helper()
+	v, ok := r.Path(keys...)
+	require.Truef(t, ok, "%s %s has no %v", r.Type, r.Name, keys)
+	require.Truef(t, v.IsNumber(), "%s %s %v is %v, not a number", r.Type, r.Name, keys, v)
+	return int(v.NumberValue())
+}
+
+func boolean(t *testing.T, r mockgraph.Resource, keys ...string) bool {
+	t.Helper()
+	v, ok := r.Path(keys...)
+	require.Truef(t, ok, "%s %s has no %v", r.Type, r.Name, keys)
+	require.Truef(t, v.IsBool(), "%s %s %v is %v, not a bool", r.Type, r.Name, keys, v)
+	return v.BoolValue()
+}
+
+// plain turns a property value into plain Go values for whole-structure comparisons.
+func plain(v resource.PropertyValue) any {
+	if v.IsSecret() {
+		v = v.SecretValue().Element
+	}
+	return v.Mappable()
+}
+
+func typesOf(rs []mockgraph.Resource) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Type+"::"+r.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestCreateModeMakesAnAutoModeClusterWithItsOwnNetwork(t *testing.T) {
+	rec := mustRun(t, nil)
+
+	eks := one(t, rec, typeEksCluster, "cluster")
+	assert.True(t, eks.Remote, "pulumi-eks Cluster is a remote component")
+	assert.True(t, boolean(t, eks, "autoMode", "enabled"))
+	assert.Equal(t, "API", str(t, eks, "authenticationMode"))
+	assert.False(t, boolean(t, eks, "corednsAddonOptions", "enabled"), "Auto Mode ships its own DNS")
+	assert.Equal(t, "1.36", str(t, eks, "version"))
+	assert.Equal(t, project+"-"+stack, str(t, eks, "name"))
+
+	assert.Len(t, rec.Find("aws:ec2/vpc:Vpc", ""), 1)
+	assert.Len(t, rec.Find("aws:ec2/internetGateway:InternetGateway", ""), 1)
+	assert.Len(t, rec.Find("aws:ec2/natGateway:NatGateway", ""), 1)
+	assert.Len(t, rec.Find("aws:ec2/routeTable:RouteTable", ""), 2)
+	subnets := rec.Find("aws:ec2/subnet:Subnet", "")
+	require.Len(t, subnets, 4)
+	zones := map[string]map[string]bool{"public": {}, "private": {}}
+	for _, s := range subnets {
+		kind := "private"
+		tag := "kubernetes.io/role/internal-elb"
+		if strings.Contains(s.Name, "public") {
+			kind, tag = "public", "kubernetes.io/role/elb"
+		}
+		assert.Equal(t, "1", str(t, s, "tags", tag), "subnet %s must carry %s for load balancers", s.Name, tag)
+		zones[kind][str(t, s, "availabilityZone")] = true
+	}
+	assert.Len(t, zones["public"], 2, "public subnets span two AZs")
+	assert.Len(t, zones["private"], 2, "private subnets span two AZs")
+
+	// The kubeconfig handed to the provider is the cluster's, as a secret.
+	provider := one(t, rec, typeK8sProvider, "cluster")
+	kc, ok := provider.Path("kubeconfig")
+	require.True(t, ok)
+	assert.True(t, kc.IsSecret() || kc.ContainsSecrets(), "kubeconfig must be secret")
+
+	// Install modes.
+	cf := one(t, rec, typeConfigFile, "agent-sandbox-release")
+	assert.Equal(t, "https://github.com/kubernetes-sigs/agent-sandbox/releases/download/v1.0.10/sandbox-with-extensions.yaml", str(t, cf, "file"))
+	chart := one(t, rec, typeChart, "keda")
+	assert.Equal(t, "keda", str(t, chart, "chart"))
+	assert.Equal(t, "2.21.0", str(t, chart, "version"))
+	assert.Equal(t, "keda", str(t, chart, "namespace"))
+	assert.Equal(t, "https://kedacore.github.io/charts", str(t, chart, "repositoryOpts", "repo"))
+	kedaNS := one(t, rec, typeNamespace, "keda")
+	assert.True(t, chart.DependsOn(kedaNS), "the chart waits for its namespace")
+
+	// require mode reads the RuntimeClass and creates none.
+	rc := one(t, rec, typeRuntimeClass, components.RuntimeClassName)
+	assert.True(t, rc.Read)
+	assert.Equal(t, components.RuntimeClassName, rc.ID)
+}
+
+func TestCreateModeWithAGivenVPCMakesNoNetwork(t *testing.T) {
+	rec := mustRun(t, map[string]string{
+		"vpcId": "vpc-123", "privateSubnetIds": `["subnet-a","subnet-b"]`, "publicSubnetIds": `["subnet-c","subnet-d"]`,
+	})
+	for _, r := range rec.All() {
+		assert.False(t, strings.HasPrefix(r.Type, "aws:ec2/"), "no network resource expected, found %s %s", r.Type, r.Name)
+	}
+	eks := one(t, rec, typeEksCluster, "cluster")
+	assert.Equal(t, "vpc-123", str(t, eks, "vpcId"))
+	v, _ := eks.Path("privateSubnetIds")
+	assert.Equal(t, []any{"subnet-a", "subnet-b"}, plain(v))
+}
+
+func TestExistingModeCreatesNoAWSResource(t *testing.T) {
+	rec := mustRun(t, map[string]string{"clusterMode": "existing", "kubeconfig": testKubeconfig, "kubeContext": "local"})
+	for _, r := range rec.All() {
+		assert.False(t, strings.HasPrefix(r.Type, "aws:") || strings.HasPrefix(r.Type, "eks:"),
+			"existing mode must not touch AWS, found %s %s", r.Type, r.Name)
+	}
+	provider := one(t, rec, typeK8sProvider, "cluster")
+	kc := str(t, provider, "kubeconfig")
+	assert.Contains(t, kc, `current-context: "local"`, "the chosen context becomes current-context")
+	assert.NotContains(t, kc, "current-context: other")
+	// Install modes still install on an existing cluster.
+	assert.Len(t, rec.Find(typeConfigFile, ""), 1)
+	assert.Len(t, rec.Find(typeChart, ""), 1)
+}
+
+func TestAdoptModesOnlyReadSharedInstalls(t *testing.T) {
+	rec := mustRun(t, existingAdopt)
+
+	for _, typ := range []string{typeConfigFile, typeChart} {
+		assert.Empty(t, rec.Find(typ, ""), "adopt mode must not install %s", typ)
+	}
+	assert.Empty(t, rec.Find(typeNamespace, "keda"), "adopt mode must not own the keda namespace")
+	wantReads := append([]string{components.KedaCRD}, components.AgentSandboxCRDs...)
+	sort.Strings(wantReads)
+	var gotReads []string
+	for _, r := range rec.All() {
+		if r.Type == typeCRD {
+			assert.True(t, r.Read, "CRD %s must only be read, never managed", r.Name)
+			gotReads = append(gotReads, r.ID)
+		}
+		// Nothing outside the stack's namespace, except reads, may be managed in this mode.
+		if !r.Read && strings.HasPrefix(r.Type, "kubernetes:") {
+			ns, hasNS := r.Path("metadata", "namespace")
+			isOwnNamespace := r.Type == typeNamespace && r.Name == components.DefaultNamespace
+			assert.True(t, isOwnNamespace || (hasNS && ns.IsString() && ns.StringValue() == components.DefaultNamespace),
+				"%s %s is outside the stack's namespace", r.Type, r.Name)
+		}
+	}
+	sort.Strings(gotReads)
+	assert.Equal(t, wantReads, gotReads)
+}
+
+func TestEveryInClusterResourceUsesTheClusterProvider(t *testing.T) {
+	modes := map[string]map[string]string{
+		"create/install":  nil,
+		"existing/adopt":  existingAdopt,
+		"runtime-create":  {"clusterMode": "existing", "kubeconfig": testKubeconfig, "runtimeClassMode": "create", "runtimeClassHandler": "kata-qemu"},
+		"exporter-image":  {"exporterImage": "registry.example.com/claim-exporter:v1"},
+		"existing/mixed1": {"clusterMode": "existing", "kubeconfig": testKubeconfig, "kedaMode": "adopt"},
+	}
+	for name, cfg := range modes {
+		t.Run(name, func(t *testing.T) {
+			rec := mustRun(t, cfg)
+			provider := one(t, rec, typeK8sProvider, "cluster")
+			count := 0
+			for _, r := range rec.All() {
+				if !strings.HasPrefix(r.Type, "kubernetes:") {
+					continue
+				}
+				count++
+				assert.Equal(t, provider.URN, r.ProviderURN("kubernetes"), "%s %s is not on the cluster's provider", r.Type, r.Name)
+			}
+			assert.Greater(t, count, 8)
+		})
+	}
+}
+
+func TestRuntimeClassCreateMode(t *testing.T) {
+	rec := mustRun(t, map[string]string{"clusterMode": "existing", "kubeconfig": testKubeconfig, "runtimeClassMode": "create", "runtimeClassHandler": "kata-qemu"})
+	rc := one(t, rec, typeRuntimeClass, components.RuntimeClassName)
+	assert.False(t, rc.Read)
+	assert.Equal(t, "kata-qemu", str(t, rc, "handler"))
+	assert.Equal(t, components.RuntimeClassName, str(t, rc, "metadata", "name"))
+	ns := one(t, rec, typeNamespace, components.DefaultNamespace)
+	assert.True(t, ns.DependsOn(rc), "the pool's namespace (and so the pool) waits for the RuntimeClass")
+}
+
+func TestMissingRuntimeClassStopsBeforeThePool(t *testing.T) {
+	rec, err := run(t, existingAdopt, func(r *mockgraph.Recorder) {
+		r.Absent[typeRuntimeClass+"/"+components.RuntimeClassName] = true
+	})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `RuntimeClass "isolated-sandbox" was not found`)
+	assert.Contains(t, err.Error(), "runtimeClassMode=create")
+	for _, typ := range []string{typeNamespace, typeTemplate, typePool, typeDeployment, typeScaledObject} {
+		assert.Empty(t, rec.Find(typ, ""), "%s must not be registered when the runtime is missing", typ)
+	}
+}
+
+func TestAdoptingAMissingInstallStops(t *testing.T) {
+	cases := map[string]struct{ absent, want string }{
+		"keda":          {components.KedaCRD, "KEDA is not installed on this cluster: CustomResourceDefinition scaledobjects.keda.sh was not found"},
+		"agent-sandbox": {"sandboxwarmpools.extensions.agents.x-k8s.io", "agent-sandbox is not installed on this cluster: CustomResourceDefinition sandboxwarmpools.extensions.agents.x-k8s.io"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			rec, err := run(t, existingAdopt, func(r *mockgraph.Recorder) { r.Absent[typeCRD+"/"+c.absent] = true })
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+			assert.Contains(t, err.Error(), "Mode=install")
+			for _, typ := range []string{typeNamespace, typePool, typeScaledObject} {
+				assert.Empty(t, rec.Find(typ, ""), "%s must not be registered", typ)
+			}
+		})
+	}
+}
+
+func TestScaledObjectTargetsThePoolAndReadsTheExporter(t *testing.T) {
+	rec := mustRun(t, nil)
+	so := one(t, rec, typeScaledObject, "warm-pool")
+	assert.Equal(t, "warm-pool", str(t, so, "metadata", "name"))
+	assert.Equal(t, components.DefaultNamespace, str(t, so, "metadata", "namespace"))
+	ref, _ := so.Path("spec", "scaleTargetRef")
+	assert.Equal(t, map[string]any{
+		"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxWarmPool", "name": "warm-pool",
+	}, plain(ref))
+	assert.Equal(t, 1, num(t, so, "spec", "minReplicaCount"))
+	assert.Equal(t, 3, num(t, so, "spec", "maxReplicaCount"))
+	assert.Equal(t, 15, num(t, so, "spec", "pollingInterval"))
+
+	triggers, _ := so.Path("spec", "triggers")
+	assert.Equal(t, []any{map[string]any{
+		"type": "metrics-api", "metricType": "AverageValue",
+		"metadata": map[string]any{
+			"url":           "http://claim-exporter.warm-pool-autoscaling-keda.svc.cluster.local:8080/demand",
+			"valueLocation": "active_claims", "targetValue": "1", "format": "json",
+		},
+	}}, plain(triggers))
+
+	behavior, _ := so.Path("spec", "advanced", "horizontalPodAutoscalerConfig", "behavior")
+	assert.Equal(t, map[string]any{
+		"scaleUp": map[string]any{"stabilizationWindowSeconds": float64(0)},
+		"scaleDown": map[string]any{
+			"stabilizationWindowSeconds": float64(0),
+			"policies":                   []any{map[string]any{"type": "Pods", "value": float64(3), "periodSeconds": float64(15)}},
+		},
+	}, plain(behavior))
+	fallback, _ := so.Path("spec", "fallback")
+	assert.Equal(t, map[string]any{"failureThreshold": float64(3), "replicas": float64(0), "behavior": "currentReplicasIfHigher"}, plain(fallback))
+}
+
+func TestScaledObjectFollowsConfig(t *testing.T) {
+	rec := mustRun(t, map[string]string{
+		"namespace": "pool-b", "poolName": "pool-b", "minReplicas": "0", "maxReplicas": "5", "loadCap": "4",
+		"targetValue": "2", "activationTargetValue": "0.5", "pollingInterval": "7", "fallbackReplicas": "5",
+		"exporterUrl": "http://127.0.0.1:18080/demand",
+	})
+	so := one(t, rec, typeScaledObject, "warm-pool")
+	assert.Equal(t, "pool-b", str(t, so, "metadata", "namespace"))
+	assert.Equal(t, "pool-b", str(t, so, "spec", "scaleTargetRef", "name"))
+	assert.Equal(t, 0, num(t, so, "spec", "minReplicaCount"))
+	assert.Equal(t, 5, num(t, so, "spec", "maxReplicaCount"))
+	assert.Equal(t, 7, num(t, so, "spec", "pollingInterval"))
+	assert.Equal(t, 5, num(t, so, "spec", "fallback", "replicas"))
+	triggers, _ := so.Path("spec", "triggers")
+	meta := plain(triggers).([]any)[0].(map[string]any)["metadata"].(map[string]any)
+	assert.Equal(t, "http://127.0.0.1:18080/demand", meta["url"])
+	assert.Equal(t, "2", meta["targetValue"])
+	assert.Equal(t, "0.5", meta["activationTargetValue"])
+	policies, _ := so.Path("spec", "advanced", "horizontalPodAutoscalerConfig", "behavior", "scaleDown", "policies")
+	assert.Equal(t, float64(5), plain(policies).([]any)[0].(map[string]any)["value"], "one step back to the floor from max")
+	pool := one(t, rec, typePool, "pool-b")
+	assert.Equal(t, 0, num(t, pool, "spec", "replicas"), "the pool starts at the floor")
+}
+
+func TestExporterRoleIsExactlyGetAndListOnSandboxClaims(t *testing.T) {
+	rec := mustRun(t, nil)
+	role := one(t, rec, typeRole, "claim-exporter")
+	rules, _ := role.Path("rules")
+	assert.Equal(t, []any{map[string]any{
+		"apiGroups": []any{"extensions.agents.x-k8s.io"}, "resources": []any{"sandboxclaims"}, "verbs": []any{"get", "list"},
+	}}, plain(rules))
+	assert.Empty(t, rec.Find("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", ""))
+	assert.Empty(t, rec.Find("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", ""))
+	binding := one(t, rec, typeRoleBinding, "claim-exporter")
+	assert.Equal(t, "Role", str(t, binding, "roleRef", "kind"))
+	assert.Equal(t, "claim-exporter", str(t, binding, "roleRef", "name"))
+	subjects, _ := binding.Path("subjects")
+	assert.Equal(t, []any{map[string]any{"kind": "ServiceAccount", "name": "claim-exporter", "namespace": components.DefaultNamespace}}, plain(subjects))
+}
+
+func TestExporterPodIsLockedDown(t *testing.T) {
+	rec := mustRun(t, nil)
+	dep := one(t, rec, typeDeployment, "claim-exporter")
+	pod := []string{"spec", "template", "spec"}
+	at := func(keys ...string) []string { return append(append([]string{}, pod...), keys...) }
+
+	assert.False(t, boolean(t, dep, at("automountServiceAccountToken")...))
+	assert.Equal(t, "claim-exporter", str(t, dep, at("serviceAccountName")...))
+	assert.True(t, boolean(t, dep, at("securityContext", "runAsNonRoot")...))
+	assert.Equal(t, "RuntimeDefault", str(t, dep, at("securityContext", "seccompProfile", "type")...))
+	_, hostNet := dep.Path(at("hostNetwork")...)
+	assert.False(t, hostNet)
+	_, runtimeClass := dep.Path(at("runtimeClassName")...)
+	assert.False(t, runtimeClass, "the exporter is an ordinary pod, not a sandbox")
+
+	containers, _ := dep.Path(at("containers")...)
+	require.Len(t, containers.ArrayValue(), 1)
+	c := mockgraph.Resource{Inputs: containers.ArrayValue()[0].ObjectValue()}
+	assert.True(t, boolean(t, c, "securityContext", "readOnlyRootFilesystem"))
+	assert.False(t, boolean(t, c, "securityContext", "allowPrivilegeEscalation"))
+	drop, _ := c.Path("securityContext", "capabilities", "drop")
+	assert.Equal(t, []any{"ALL"}, plain(drop))
+	for _, probe := range []string{"livenessProbe", "readinessProbe", "startupProbe"} {
+		assert.Equal(t, "/healthz", str(t, c, probe, "httpGet", "path"), "%s must not reach the Kubernetes API", probe)
+	}
+
+	// The projected token replaces the automatic one, at the path the exporter's defaults read.
+	mounts, _ := c.Path("volumeMounts")
+	var tokenMount map[string]any
+	for _, m := range plain(mounts).([]any) {
+		if m.(map[string]any)["name"] == "token" {
+			tokenMount = m.(map[string]any)
+		}
+	}
+	assert.Equal(t, map[string]any{"name": "token", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true}, tokenMount)
+	volumes, _ := dep.Path(at("volumes")...)
+	var token map[string]any
+	for _, v := range plain(volumes).([]any) {
+		if v.(map[string]any)["name"] == "token" {
+			token = v.(map[string]any)
+		}
+	}
+	assert.Equal(t, map[string]any{"name": "token", "projected": map[string]any{"sources": []any{
+		map[string]any{"serviceAccountToken": map[string]any{"path": "token", "expirationSeconds": float64(3600)}},
+		map[string]any{"configMap": map[string]any{"name": "kube-root-ca.crt", "items": []any{map[string]any{"key": "ca.crt", "path": "ca.crt"}}}},
+		map[string]any{"downwardAPI": map[string]any{"items": []any{map[string]any{"path": "namespace", "fieldRef": map[string]any{"fieldPath": "metadata.namespace"}}}}},
+	}}}, token)
+
+	svc := one(t, rec, typeService, "claim-exporter")
+	assert.Equal(t, "ClusterIP", str(t, svc, "spec", "type"))
+	ports, _ := svc.Path("spec", "ports")
+	assert.Equal(t, []any{map[string]any{"name": "http", "port": float64(8080), "targetPort": "http"}}, plain(ports))
+	for _, typ := range []string{"kubernetes:networking.k8s.io/v1:Ingress"} {
+		assert.Empty(t, rec.Find(typ, ""))
+	}
+}
+
+func TestExporterRunsItsEmbeddedSourceByDefault(t *testing.T) {
+	rec := mustRun(t, map[string]string{"claimSelector": "team=a"})
+	cm := one(t, rec, typeConfigMap, "claim-exporter-src")
+	data, _ := cm.Path("data")
+	keys := map[string]bool{}
+	for k := range plain(data).(map[string]any) {
+		keys[k] = true
+	}
+	assert.True(t, keys["go.mod"])
+	assert.True(t, keys["exporter__cmd__claim-exporter__main.go"], "keys are flattened paths: %v", keys)
+
+	dep := one(t, rec, typeDeployment, "claim-exporter")
+	assert.True(t, dep.DependsOn(cm), "the pod waits for its source")
+	containers, _ := dep.Path("spec", "template", "spec", "containers")
+	c := plain(containers).([]any)[0].(map[string]any)
+	assert.Equal(t, components.ExporterGoImage, c["image"])
+	assert.Equal(t, []any{"go", "run", "./exporter/cmd/claim-exporter"}, c["command"])
+	env := map[string]string{}
+	for _, e := range c["env"].([]any) {
+		env[e.(map[string]any)["name"].(string)] = e.(map[string]any)["value"].(string)
+	}
+	assert.Equal(t, "off", env["GOPROXY"])
+	assert.Equal(t, "-mod=mod", env["GOFLAGS"])
+	assert.Equal(t, "team=a", env["EXPORTER_SELECTOR"])
+	for _, k := range []string{"GOCACHE", "HOME", "GOTMPDIR"} {
+		assert.True(t, strings.HasPrefix(env[k], "/scratch"), "%s must be on the writable emptyDir, is %q", k, env[k])
+	}
+	// Each flattened key goes back to its path.
+	volumes, _ := dep.Path("spec", "template", "spec", "volumes")
+	var items []any
+	for _, v := range plain(volumes).([]any) {
+		if v.(map[string]any)["name"] == "source" {
+			items = v.(map[string]any)["configMap"].(map[string]any)["items"].([]any)
+		}
+	}
+	require.Len(t, items, len(keys))
+	for _, it := range items {
+		m := it.(map[string]any)
+		assert.Equal(t, components.ConfigMapKey(m["path"].(string)), m["key"])
+		assert.True(t, keys[m["key"].(string)])
+	}
+}
+
+func TestExporterImageReplacesTheSourceRun(t *testing.T) {
+	rec := mustRun(t, map[string]string{"exporterImage": "registry.example.com/claim-exporter:v1"})
+	assert.Empty(t, rec.Find(typeConfigMap, "claim-exporter-src"))
+	dep := one(t, rec, typeDeployment, "claim-exporter")
+	containers, _ := dep.Path("spec", "template", "spec", "containers")
+	c := plain(containers).([]any)[0].(map[string]any)
+	assert.Equal(t, "registry.example.com/claim-exporter:v1", c["image"])
+	assert.Nil(t, c["command"], "a prebuilt image runs its own entrypoint")
+}
+
+func TestWarmPodsAreIsolatedSandboxes(t *testing.T) {
+	rec := mustRun(t, nil)
+	tpl := one(t, rec, typeTemplate, "warm-pool-agent")
+	podTemplate, _ := tpl.Path("spec", "podTemplate")
+	assert.Equal(t, map[string]any{
+		"metadata": map[string]any{"annotations": map[string]any{
+			"sandbox.amazonaws.com/network-isolated": "true", "karpenter.sh/do-not-disrupt": "true",
+		}},
+		"spec": map[string]any{
+			"runtimeClassName": "isolated-sandbox",
+			"containers": []any{map[string]any{
+				"name": "agent", "image": "public.ecr.aws/docker/library/busybox:1.36.1",
+				"imagePullPolicy": "IfNotPresent", "command": []any{"sleep", "infinity"},
+			}},
+		},
+	}, plain(podTemplate))
+	pool := one(t, rec, typePool, "warm-pool")
+	assert.Equal(t, "warm-pool-agent", str(t, pool, "spec", "sandboxTemplateRef", "name"))
+	assert.Equal(t, 1, num(t, pool, "spec", "replicas"), "created at the floor")
+
+	ns := one(t, rec, typeNamespace, components.DefaultNamespace)
+	labels, _ := ns.Path("metadata", "labels")
+	assert.Equal(t, map[string]any{
+		"app.kubernetes.io/managed-by":     "warm-pool-autoscaling-keda",
+		"warm-pool-autoscaling-keda/stack": project + "." + stack,
+	}, plain(labels))
+}
+
+// TestLaterUpdatesDoNotWritePoolReplicas replays what the engine does with the pool's inputs on a
+// later `pulumi up` (resource.PropertyPath.Reset is the engine's ignoreChanges step): the HPA has
+// moved the pool to 3 and the floor in config changed, yet the update must carry the live value,
+// not the program's.
+func TestLaterUpdatesDoNotWritePoolReplicas(t *testing.T) {
+	first := one(t, mustRun(t, existingAdopt), typePool, "warm-pool")
+	assert.Equal(t, 1, num(t, first, "spec", "replicas"))
+
+	later := map[string]string{"minReplicas": "2"}
+	for k, v := range existingAdopt {
+		later[k] = v
+	}
+	second := one(t, mustRun(t, later), typePool, "warm-pool")
+	assert.Equal(t, []string{"spec.replicas"}, second.IgnoreChanges)
+
+	// What state holds after the HPA scaled to 3 and a refresh read it back.
+	old := first.Inputs.Copy()
+	oldSpec := old["spec"].ObjectValue().Copy()
+	oldSpec["replicas"] = resource.NewProperty(3.0)
+	old["spec"] = resource.NewProperty(oldSpec)
+
+	sent := second.Inputs.Copy()
+	for _, p := range second.IgnoreChanges {
+		path, err := resource.ParsePropertyPath(p)
+		require.NoError(t, err)
+		path.Reset(old, sent)
+	}
+	replicas, _ := mockgraph.Resource{Inputs: sent}.Path("spec", "replicas")
+	assert.Equal(t, 3.0, replicas.NumberValue(), "an update must leave the HPA's spec.replicas alone")
+}
+
+func TestDestroyOrderFollowsDependencies(t *testing.T) {
+	for name, cfg := range map[string]map[string]string{"install": nil, "adopt": existingAdopt} {
+		t.Run(name, func(t *testing.T) {
+			rec := mustRun(t, cfg)
+			ns := one(t, rec, typeNamespace, components.DefaultNamespace)
+			so := one(t, rec, typeScaledObject, "warm-pool")
+			pool := one(t, rec, typePool, "warm-pool")
+			tpl := one(t, rec, typeTemplate, "warm-pool-agent")
+			dep := one(t, rec, typeDeployment, "claim-exporter")
+			svc := one(t, rec, typeService, "claim-exporter")
+
+			// Pulumi deletes dependents first: ScaledObject (and KEDA's HPA) before the exporter and the pool,
+			// the pool before its template, everything in the namespace before the namespace.
+			assert.True(t, so.DependsOn(dep), "ScaledObject -> exporter Deployment")
+			assert.True(t, so.DependsOn(svc), "ScaledObject -> exporter Service")
+			assert.True(t, so.DependsOn(pool), "ScaledObject -> pool")
+			assert.True(t, pool.DependsOn(tpl), "pool -> template")
+			if name == "install" {
+				chart := one(t, rec, typeChart, "keda")
+				assert.True(t, so.DependsOn(chart), "ScaledObject -> KEDA (KEDA goes last)")
+				cf := one(t, rec, typeConfigFile, "agent-sandbox-release")
+				assert.True(t, pool.DependsOn(cf), "pool -> agent-sandbox controller")
+			}
+			inNamespace := 0
+			for _, r := range rec.All() {
+				if v, ok := r.Path("metadata", "namespace"); ok && v.IsString() && v.StringValue() == components.DefaultNamespace {
+					inNamespace++
+					assert.True(t, r.DependsOn(ns), "%s %s must depend on the namespace", r.Type, r.Name)
+				}
+			}
+			assert.GreaterOrEqual(t, inNamespace, 8)
+		})
+	}
+}
+
+func TestBadConfigFailsBeforeAnyResource(t *testing.T) {
+	cases := map[string]struct {
+		cfg  map[string]string
+		want string
+	}{
+		"min above max":           {map[string]string{"minReplicas": "4", "maxReplicas": "3"}, "minReplicas (4) is greater than maxReplicas (3)"},
+		"negative min":            {map[string]string{"minReplicas": "-1"}, "minReplicas is -1; it cannot be negative"},
+		"zero max":                {map[string]string{"maxReplicas": "0", "minReplicas": "0", "loadCap": "0"}, "maxReplicas is 0; it must be at least 1"},
+		"load cap above max":      {map[string]string{"loadCap": "4"}, "loadCap is 4; it must be between 1 and maxReplicas (3)"},
+		"unknown cluster mode":    {map[string]string{"clusterMode": "borrow"}, `clusterMode is "borrow"; it must be one of create, existing`},
+		"unknown runtime mode":    {map[string]string{"runtimeClassMode": "maybe"}, `runtimeClassMode is "maybe"; it must be one of require, create`},
+		"unknown sandbox mode":    {map[string]string{"agentSandboxMode": "upgrade"}, `agentSandboxMode is "upgrade"; it must be one of install, adopt`},
+		"unknown keda mode":       {map[string]string{"kedaMode": "upgrade"}, `kedaMode is "upgrade"; it must be one of install, adopt`},
+		"old kubernetes":          {map[string]string{"kubernetesVersion": "1.35"}, "kubernetesVersion is 1.35, but the isolated-sandbox runtime (Nitro Sandboxes) needs Kubernetes 1.36 or newer"},
+		"malformed kubernetes":    {map[string]string{"kubernetesVersion": "latest"}, `kubernetesVersion is "latest"; write it as MAJOR.MINOR`},
+		"existing, no kubeconfig": {map[string]string{"clusterMode": "existing"}, "clusterMode=existing needs kubeconfig"},
+		"existing, empty file":    {map[string]string{"clusterMode": "existing", "kubeconfig": "EMPTYFILE"}, "kubeconfig is empty"},
+		"existing, missing file":  {map[string]string{"clusterMode": "existing", "kubeconfig": "/nonexistent/kubeconfig"}, `kubeconfig "/nonexistent/kubeconfig" cannot be read`},
+		"unknown context":         {map[string]string{"clusterMode": "existing", "kubeconfig": testKubeconfig, "kubeContext": "prod"}, `kubeContext "prod" does not appear in the kubeconfig`},
+		"bad namespace":           {map[string]string{"namespace": "Warm_Pool"}, `namespace "Warm_Pool" is not a valid Kubernetes namespace name`},
+		"bad pool name":           {map[string]string{"poolName": "pool!"}, `poolName "pool!" is not a valid Kubernetes object name`},
+		"bad template name":       {map[string]string{"templateName": "-tpl"}, `templateName "-tpl" is not a valid Kubernetes object name`},
+		"non-numeric target":      {map[string]string{"targetValue": "one"}, `targetValue is "one"; it must be a number greater than 0`},
+		"zero target":             {map[string]string{"targetValue": "0"}, `targetValue is "0"; it must be a number greater than 0`},
+		"non-numeric activation":  {map[string]string{"activationTargetValue": "some"}, `activationTargetValue is "some"`},
+		"non-integer bound":       {map[string]string{"maxReplicas": "three"}, `maxReplicas is "three", which is not a whole number`},
+		"adopt on a new cluster":  {map[string]string{"kedaMode": "adopt"}, "clusterMode=create makes a new, empty cluster"},
+		"runtime without handler": {map[string]string{"runtimeClassMode": "create"}, "runtimeClassMode=create needs runtimeClassHandler"},
+		"subnets without vpc":     {map[string]string{"privateSubnetIds": `["subnet-a","subnet-b"]`}, "privateSubnetIds/publicSubnetIds are set without vpcId"},
+		"vpc with one subnet":     {map[string]string{"vpcId": "vpc-1", "privateSubnetIds": `["subnet-a"]`}, "privateSubnetIds has 1 subnet(s)"},
+		"fallback above max":      {map[string]string{"fallbackReplicas": "9"}, "fallbackReplicas is 9"},
+		"polling zero":            {map[string]string{"pollingInterval": "0"}, "pollingInterval is 0"},
+		"relative exporter url":   {map[string]string{"exporterUrl": "claim-exporter:8080"}, `exporterUrl is "claim-exporter:8080"`},
+		"bad cluster name":        {map[string]string{"clusterName": "my cluster"}, `clusterName "my cluster" is not a valid EKS cluster name`},
+		"kubeconfig in create":    {map[string]string{"kubeconfig": testKubeconfig}, "kubeconfig/kubeContext are only used with clusterMode=existing"},
+	}
+	empty := filepath.Join(t.TempDir(), "empty")
+	require.NoError(t, os.WriteFile(empty, nil, 0o600))
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			cfg := map[string]string{}
+			for k, v := range c.cfg {
+				if v == "EMPTYFILE" {
+					v = empty
+				}
+				cfg[k] = v
+			}
+			rec, err := run(t, cfg)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+			assert.Empty(t, typesOf(rec.All()), "nothing may be registered before the config is valid")
+		})
+	}
+}
