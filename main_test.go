@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,8 +19,8 @@ import (
 )
 
 const (
-	project = "warm-pool-autoscaling-keda"
-	stack   = "dev"
+	testProject = "warm-pool-autoscaling-keda"
+	testStack   = "dev"
 
 	typeNamespace    = "kubernetes:core/v1:Namespace"
 	typeTemplate     = "kubernetes:extensions.agents.x-k8s.io/v1beta1:SandboxTemplate"
@@ -39,7 +40,7 @@ const (
 	typeEksCluster   = "eks:index:Cluster"
 )
 
-const testKubeconfig = `apiVersion: v1
+const mockKubeconfig = `apiVersion: v1
 kind: Config
 clusters:
 - name: local
@@ -55,18 +56,18 @@ users:
   user: {token: abc}
 `
 
-// existingAdopt is the e2e's shape: an existing cluster whose KEDA and agent-sandbox the stack only reads.
-var existingAdopt = map[string]string{
-	"clusterMode": "existing", "kubeconfig": testKubeconfig, "kubeContext": "local",
+// existingAdoptConfig is the e2e's shape: an existing cluster whose KEDA and agent-sandbox the stack only reads.
+var existingAdoptConfig = map[string]string{
+	"clusterMode": "existing", "kubeconfig": mockKubeconfig, "kubeContext": "local",
 	"agentSandboxMode": "adopt", "kedaMode": "adopt",
 }
 
-// run runs the whole program under mocks with the given project config.
-func run(t *testing.T, cfg map[string]string, prepare ...func(*mockgraph.Recorder)) (*mockgraph.Recorder, error) {
+// runProgram runs the whole program under mocks with the given project config.
+func runProgram(t *testing.T, cfg map[string]string, prepare ...func(*mockgraph.Recorder)) (*mockgraph.Recorder, error) {
 	t.Helper()
 	full := map[string]string{}
 	for k, v := range cfg {
-		full[project+":"+k] = v
+		full[testProject+":"+k] = v
 	}
 	b, err := json.Marshal(full)
 	require.NoError(t, err)
@@ -75,24 +76,24 @@ func run(t *testing.T, cfg map[string]string, prepare ...func(*mockgraph.Recorde
 	for _, p := range prepare {
 		p(rec)
 	}
-	return rec, pulumi.RunErr(program, rec.Options(project, stack))
+	return rec, pulumi.RunErr(program, rec.Options(testProject, testStack))
 }
 
-func mustRun(t *testing.T, cfg map[string]string) *mockgraph.Recorder {
+func mustRunProgram(t *testing.T, cfg map[string]string) *mockgraph.Recorder {
 	t.Helper()
-	rec, err := run(t, cfg)
+	rec, err := runProgram(t, cfg)
 	require.NoError(t, err)
 	return rec
 }
 
-func one(t *testing.T, rec *mockgraph.Recorder, typ, name string) mockgraph.Resource {
+func mustFind(t *testing.T, rec *mockgraph.Recorder, typ, name string) mockgraph.Resource {
 	t.Helper()
 	r, err := rec.One(typ, name)
 	require.NoError(t, err)
 	return r
 }
 
-func str(t *testing.T, r mockgraph.Resource, keys ...string) string {
+func inputStr(t *testing.T, r mockgraph.Resource, keys ...string) string {
 	t.Helper()
 	v, ok := r.Path(keys...)
 	require.Truef(t, ok, "%s %s has no %v", r.Type, r.Name, keys)
@@ -103,7 +104,7 @@ func str(t *testing.T, r mockgraph.Resource, keys ...string) string {
 	return v.StringValue()
 }
 
-func num(t *testing.T, r mockgraph.Resource, keys ...string) int {
+func inputInt(t *testing.T, r mockgraph.Resource, keys ...string) int {
 	t.Helper()
 	v, ok := r.Path(keys...)
 	require.Truef(t, ok, "%s %s has no %v", r.Type, r.Name, keys)
@@ -111,7 +112,7 @@ func num(t *testing.T, r mockgraph.Resource, keys ...string) int {
 	return int(v.NumberValue())
 }
 
-func boolean(t *testing.T, r mockgraph.Resource, keys ...string) bool {
+func inputBool(t *testing.T, r mockgraph.Resource, keys ...string) bool {
 	t.Helper()
 	v, ok := r.Path(keys...)
 	require.Truef(t, ok, "%s %s has no %v", r.Type, r.Name, keys)
@@ -120,14 +121,14 @@ func boolean(t *testing.T, r mockgraph.Resource, keys ...string) bool {
 }
 
 // plain turns a property value into plain Go values for whole-structure comparisons.
-func plain(v resource.PropertyValue) any {
+func plainValue(v resource.PropertyValue) any {
 	if v.IsSecret() {
 		v = v.SecretValue().Element
 	}
 	return v.Mappable()
 }
 
-func typesOf(rs []mockgraph.Resource) []string {
+func registeredTypes(rs []mockgraph.Resource) []string {
 	var out []string
 	for _, r := range rs {
 		out = append(out, r.Type+"::"+r.Name)
@@ -137,15 +138,15 @@ func typesOf(rs []mockgraph.Resource) []string {
 }
 
 func TestCreateModeMakesAnAutoModeClusterWithItsOwnNetwork(t *testing.T) {
-	rec := mustRun(t, nil)
+	rec := mustRunProgram(t, nil)
 
-	eks := one(t, rec, typeEksCluster, "cluster")
+	eks := mustFind(t, rec, typeEksCluster, "cluster")
 	assert.True(t, eks.Remote, "pulumi-eks Cluster is a remote component")
-	assert.True(t, boolean(t, eks, "autoMode", "enabled"))
-	assert.Equal(t, "API", str(t, eks, "authenticationMode"))
-	assert.False(t, boolean(t, eks, "corednsAddonOptions", "enabled"), "Auto Mode ships its own DNS")
-	assert.Equal(t, "1.36", str(t, eks, "version"))
-	assert.Equal(t, project+"-"+stack, str(t, eks, "name"))
+	assert.True(t, inputBool(t, eks, "autoMode", "enabled"))
+	assert.Equal(t, "API", inputStr(t, eks, "authenticationMode"))
+	assert.False(t, inputBool(t, eks, "corednsAddonOptions", "enabled"), "Auto Mode ships its own DNS")
+	assert.Equal(t, "1.36", inputStr(t, eks, "version"))
+	assert.Equal(t, testProject+"-"+testStack, inputStr(t, eks, "name"))
 
 	assert.Len(t, rec.Find("aws:ec2/vpc:Vpc", ""), 1)
 	assert.Len(t, rec.Find("aws:ec2/internetGateway:InternetGateway", ""), 1)
@@ -160,56 +161,56 @@ func TestCreateModeMakesAnAutoModeClusterWithItsOwnNetwork(t *testing.T) {
 		if strings.Contains(s.Name, "public") {
 			kind, tag = "public", "kubernetes.io/role/elb"
 		}
-		assert.Equal(t, "1", str(t, s, "tags", tag), "subnet %s must carry %s for load balancers", s.Name, tag)
-		zones[kind][str(t, s, "availabilityZone")] = true
+		assert.Equal(t, "1", inputStr(t, s, "tags", tag), "subnet %s must carry %s for load balancers", s.Name, tag)
+		zones[kind][inputStr(t, s, "availabilityZone")] = true
 	}
 	assert.Len(t, zones["public"], 2, "public subnets span two AZs")
 	assert.Len(t, zones["private"], 2, "private subnets span two AZs")
 
 	// The kubeconfig handed to the provider is the cluster's, as a secret.
-	provider := one(t, rec, typeK8sProvider, "cluster")
+	provider := mustFind(t, rec, typeK8sProvider, "cluster")
 	kc, ok := provider.Path("kubeconfig")
 	require.True(t, ok)
 	assert.True(t, kc.IsSecret() || kc.ContainsSecrets(), "kubeconfig must be secret")
 
 	// Install modes.
-	cf := one(t, rec, typeConfigFile, "agent-sandbox-release")
-	assert.Equal(t, "https://github.com/kubernetes-sigs/agent-sandbox/releases/download/v1.0.10/sandbox-with-extensions.yaml", str(t, cf, "file"))
-	chart := one(t, rec, typeChart, "keda")
-	assert.Equal(t, "keda", str(t, chart, "chart"))
-	assert.Equal(t, "2.21.0", str(t, chart, "version"))
-	assert.Equal(t, "keda", str(t, chart, "namespace"))
-	assert.Equal(t, "https://kedacore.github.io/charts", str(t, chart, "repositoryOpts", "repo"))
-	kedaNS := one(t, rec, typeNamespace, "keda")
+	cf := mustFind(t, rec, typeConfigFile, "agent-sandbox-release")
+	assert.Equal(t, "https://github.com/kubernetes-sigs/agent-sandbox/releases/download/v1.0.10/sandbox-with-extensions.yaml", inputStr(t, cf, "file"))
+	chart := mustFind(t, rec, typeChart, "keda")
+	assert.Equal(t, "keda", inputStr(t, chart, "chart"))
+	assert.Equal(t, "2.21.0", inputStr(t, chart, "version"))
+	assert.Equal(t, "keda", inputStr(t, chart, "namespace"))
+	assert.Equal(t, "https://kedacore.github.io/charts", inputStr(t, chart, "repositoryOpts", "repo"))
+	kedaNS := mustFind(t, rec, typeNamespace, "keda")
 	assert.True(t, chart.DependsOn(kedaNS), "the chart waits for its namespace")
 
 	// require mode reads the RuntimeClass and creates none.
-	rc := one(t, rec, typeRuntimeClass, components.RuntimeClassName)
+	rc := mustFind(t, rec, typeRuntimeClass, components.RuntimeClassName)
 	assert.True(t, rc.Read)
 	assert.Equal(t, components.RuntimeClassName, rc.ID)
 }
 
 func TestCreateModeWithAGivenVPCMakesNoNetwork(t *testing.T) {
-	rec := mustRun(t, map[string]string{
+	rec := mustRunProgram(t, map[string]string{
 		"vpcId": "vpc-123", "privateSubnetIds": `["subnet-a","subnet-b"]`, "publicSubnetIds": `["subnet-c","subnet-d"]`,
 	})
 	for _, r := range rec.All() {
 		assert.False(t, strings.HasPrefix(r.Type, "aws:ec2/"), "no network resource expected, found %s %s", r.Type, r.Name)
 	}
-	eks := one(t, rec, typeEksCluster, "cluster")
-	assert.Equal(t, "vpc-123", str(t, eks, "vpcId"))
+	eks := mustFind(t, rec, typeEksCluster, "cluster")
+	assert.Equal(t, "vpc-123", inputStr(t, eks, "vpcId"))
 	v, _ := eks.Path("privateSubnetIds")
-	assert.Equal(t, []any{"subnet-a", "subnet-b"}, plain(v))
+	assert.Equal(t, []any{"subnet-a", "subnet-b"}, plainValue(v))
 }
 
 func TestExistingModeCreatesNoAWSResource(t *testing.T) {
-	rec := mustRun(t, map[string]string{"clusterMode": "existing", "kubeconfig": testKubeconfig, "kubeContext": "local"})
+	rec := mustRunProgram(t, map[string]string{"clusterMode": "existing", "kubeconfig": mockKubeconfig, "kubeContext": "local"})
 	for _, r := range rec.All() {
 		assert.False(t, strings.HasPrefix(r.Type, "aws:") || strings.HasPrefix(r.Type, "eks:"),
 			"existing mode must not touch AWS, found %s %s", r.Type, r.Name)
 	}
-	provider := one(t, rec, typeK8sProvider, "cluster")
-	kc := str(t, provider, "kubeconfig")
+	provider := mustFind(t, rec, typeK8sProvider, "cluster")
+	kc := inputStr(t, provider, "kubeconfig")
 	assert.Contains(t, kc, `current-context: "local"`, "the chosen context becomes current-context")
 	assert.NotContains(t, kc, "current-context: other")
 	// Install modes still install on an existing cluster.
@@ -218,7 +219,7 @@ func TestExistingModeCreatesNoAWSResource(t *testing.T) {
 }
 
 func TestAdoptModesOnlyReadSharedInstalls(t *testing.T) {
-	rec := mustRun(t, existingAdopt)
+	rec := mustRunProgram(t, existingAdoptConfig)
 
 	for _, typ := range []string{typeConfigFile, typeChart} {
 		assert.Empty(t, rec.Find(typ, ""), "adopt mode must not install %s", typ)
@@ -247,15 +248,15 @@ func TestAdoptModesOnlyReadSharedInstalls(t *testing.T) {
 func TestEveryInClusterResourceUsesTheClusterProvider(t *testing.T) {
 	modes := map[string]map[string]string{
 		"create/install":  nil,
-		"existing/adopt":  existingAdopt,
-		"runtime-create":  {"clusterMode": "existing", "kubeconfig": testKubeconfig, "runtimeClassMode": "create", "runtimeClassHandler": "kata-qemu"},
+		"existing/adopt":  existingAdoptConfig,
+		"runtime-create":  {"clusterMode": "existing", "kubeconfig": mockKubeconfig, "runtimeClassMode": "create", "runtimeClassHandler": "kata-qemu"},
 		"exporter-image":  {"exporterImage": "registry.example.com/claim-exporter:v1"},
-		"existing/mixed1": {"clusterMode": "existing", "kubeconfig": testKubeconfig, "kedaMode": "adopt"},
+		"existing/mixed1": {"clusterMode": "existing", "kubeconfig": mockKubeconfig, "kedaMode": "adopt"},
 	}
 	for name, cfg := range modes {
 		t.Run(name, func(t *testing.T) {
-			rec := mustRun(t, cfg)
-			provider := one(t, rec, typeK8sProvider, "cluster")
+			rec := mustRunProgram(t, cfg)
+			provider := mustFind(t, rec, typeK8sProvider, "cluster")
 			count := 0
 			for _, r := range rec.All() {
 				if !strings.HasPrefix(r.Type, "kubernetes:") {
@@ -270,17 +271,17 @@ func TestEveryInClusterResourceUsesTheClusterProvider(t *testing.T) {
 }
 
 func TestRuntimeClassCreateMode(t *testing.T) {
-	rec := mustRun(t, map[string]string{"clusterMode": "existing", "kubeconfig": testKubeconfig, "runtimeClassMode": "create", "runtimeClassHandler": "kata-qemu"})
-	rc := one(t, rec, typeRuntimeClass, components.RuntimeClassName)
+	rec := mustRunProgram(t, map[string]string{"clusterMode": "existing", "kubeconfig": mockKubeconfig, "runtimeClassMode": "create", "runtimeClassHandler": "kata-qemu"})
+	rc := mustFind(t, rec, typeRuntimeClass, components.RuntimeClassName)
 	assert.False(t, rc.Read)
-	assert.Equal(t, "kata-qemu", str(t, rc, "handler"))
-	assert.Equal(t, components.RuntimeClassName, str(t, rc, "metadata", "name"))
-	ns := one(t, rec, typeNamespace, components.DefaultNamespace)
+	assert.Equal(t, "kata-qemu", inputStr(t, rc, "handler"))
+	assert.Equal(t, components.RuntimeClassName, inputStr(t, rc, "metadata", "name"))
+	ns := mustFind(t, rec, typeNamespace, components.DefaultNamespace)
 	assert.True(t, ns.DependsOn(rc), "the pool's namespace (and so the pool) waits for the RuntimeClass")
 }
 
 func TestMissingRuntimeClassStopsBeforeThePool(t *testing.T) {
-	rec, err := run(t, existingAdopt, func(r *mockgraph.Recorder) {
+	rec, err := runProgram(t, existingAdoptConfig, func(r *mockgraph.Recorder) {
 		r.Absent[typeRuntimeClass+"/"+components.RuntimeClassName] = true
 	})
 	require.Error(t, err)
@@ -298,7 +299,7 @@ func TestAdoptingAMissingInstallStops(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			rec, err := run(t, existingAdopt, func(r *mockgraph.Recorder) { r.Absent[typeCRD+"/"+c.absent] = true })
+			rec, err := runProgram(t, existingAdoptConfig, func(r *mockgraph.Recorder) { r.Absent[typeCRD+"/"+c.absent] = true })
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), c.want)
 			assert.Contains(t, err.Error(), "Mode=install")
@@ -310,17 +311,17 @@ func TestAdoptingAMissingInstallStops(t *testing.T) {
 }
 
 func TestScaledObjectTargetsThePoolAndReadsTheExporter(t *testing.T) {
-	rec := mustRun(t, nil)
-	so := one(t, rec, typeScaledObject, "warm-pool")
-	assert.Equal(t, "warm-pool", str(t, so, "metadata", "name"))
-	assert.Equal(t, components.DefaultNamespace, str(t, so, "metadata", "namespace"))
+	rec := mustRunProgram(t, nil)
+	so := mustFind(t, rec, typeScaledObject, "warm-pool")
+	assert.Equal(t, "warm-pool", inputStr(t, so, "metadata", "name"))
+	assert.Equal(t, components.DefaultNamespace, inputStr(t, so, "metadata", "namespace"))
 	ref, _ := so.Path("spec", "scaleTargetRef")
 	assert.Equal(t, map[string]any{
 		"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxWarmPool", "name": "warm-pool",
-	}, plain(ref))
-	assert.Equal(t, 1, num(t, so, "spec", "minReplicaCount"))
-	assert.Equal(t, 3, num(t, so, "spec", "maxReplicaCount"))
-	assert.Equal(t, 15, num(t, so, "spec", "pollingInterval"))
+	}, plainValue(ref))
+	assert.Equal(t, 1, inputInt(t, so, "spec", "minReplicaCount"))
+	assert.Equal(t, 3, inputInt(t, so, "spec", "maxReplicaCount"))
+	assert.Equal(t, 15, inputInt(t, so, "spec", "pollingInterval"))
 
 	triggers, _ := so.Path("spec", "triggers")
 	assert.Equal(t, []any{map[string]any{
@@ -329,7 +330,7 @@ func TestScaledObjectTargetsThePoolAndReadsTheExporter(t *testing.T) {
 			"url":           "http://claim-exporter.warm-pool-autoscaling-keda.svc.cluster.local:8080/demand",
 			"valueLocation": "active_claims", "targetValue": "1", "format": "json",
 		},
-	}}, plain(triggers))
+	}}, plainValue(triggers))
 
 	behavior, _ := so.Path("spec", "advanced", "horizontalPodAutoscalerConfig", "behavior")
 	assert.Equal(t, map[string]any{
@@ -338,61 +339,61 @@ func TestScaledObjectTargetsThePoolAndReadsTheExporter(t *testing.T) {
 			"stabilizationWindowSeconds": float64(0),
 			"policies":                   []any{map[string]any{"type": "Pods", "value": float64(3), "periodSeconds": float64(15)}},
 		},
-	}, plain(behavior))
+	}, plainValue(behavior))
 	fallback, _ := so.Path("spec", "fallback")
-	assert.Equal(t, map[string]any{"failureThreshold": float64(3), "replicas": float64(0), "behavior": "currentReplicasIfHigher"}, plain(fallback))
+	assert.Equal(t, map[string]any{"failureThreshold": float64(3), "replicas": float64(0), "behavior": "currentReplicasIfHigher"}, plainValue(fallback))
 }
 
 func TestScaledObjectFollowsConfig(t *testing.T) {
-	rec := mustRun(t, map[string]string{
+	rec := mustRunProgram(t, map[string]string{
 		"namespace": "pool-b", "poolName": "pool-b", "minReplicas": "0", "maxReplicas": "5", "loadCap": "4",
 		"targetValue": "2", "activationTargetValue": "0.5", "pollingInterval": "7", "fallbackReplicas": "5",
 		"exporterUrl": "http://127.0.0.1:18080/demand",
 	})
-	so := one(t, rec, typeScaledObject, "warm-pool")
-	assert.Equal(t, "pool-b", str(t, so, "metadata", "namespace"))
-	assert.Equal(t, "pool-b", str(t, so, "spec", "scaleTargetRef", "name"))
-	assert.Equal(t, 0, num(t, so, "spec", "minReplicaCount"))
-	assert.Equal(t, 5, num(t, so, "spec", "maxReplicaCount"))
-	assert.Equal(t, 7, num(t, so, "spec", "pollingInterval"))
-	assert.Equal(t, 5, num(t, so, "spec", "fallback", "replicas"))
+	so := mustFind(t, rec, typeScaledObject, "warm-pool")
+	assert.Equal(t, "pool-b", inputStr(t, so, "metadata", "namespace"))
+	assert.Equal(t, "pool-b", inputStr(t, so, "spec", "scaleTargetRef", "name"))
+	assert.Equal(t, 0, inputInt(t, so, "spec", "minReplicaCount"))
+	assert.Equal(t, 5, inputInt(t, so, "spec", "maxReplicaCount"))
+	assert.Equal(t, 7, inputInt(t, so, "spec", "pollingInterval"))
+	assert.Equal(t, 5, inputInt(t, so, "spec", "fallback", "replicas"))
 	triggers, _ := so.Path("spec", "triggers")
-	meta := plain(triggers).([]any)[0].(map[string]any)["metadata"].(map[string]any)
+	meta := plainValue(triggers).([]any)[0].(map[string]any)["metadata"].(map[string]any)
 	assert.Equal(t, "http://127.0.0.1:18080/demand", meta["url"])
 	assert.Equal(t, "2", meta["targetValue"])
 	assert.Equal(t, "0.5", meta["activationTargetValue"])
 	policies, _ := so.Path("spec", "advanced", "horizontalPodAutoscalerConfig", "behavior", "scaleDown", "policies")
-	assert.Equal(t, float64(5), plain(policies).([]any)[0].(map[string]any)["value"], "one step back to the floor from max")
-	pool := one(t, rec, typePool, "pool-b")
-	assert.Equal(t, 0, num(t, pool, "spec", "replicas"), "the pool starts at the floor")
+	assert.Equal(t, float64(5), plainValue(policies).([]any)[0].(map[string]any)["value"], "one step back to the floor from max")
+	pool := mustFind(t, rec, typePool, "pool-b")
+	assert.Equal(t, 0, inputInt(t, pool, "spec", "replicas"), "the pool starts at the floor")
 }
 
 func TestExporterRoleIsExactlyGetAndListOnSandboxClaims(t *testing.T) {
-	rec := mustRun(t, nil)
-	role := one(t, rec, typeRole, "claim-exporter")
+	rec := mustRunProgram(t, nil)
+	role := mustFind(t, rec, typeRole, "claim-exporter")
 	rules, _ := role.Path("rules")
 	assert.Equal(t, []any{map[string]any{
 		"apiGroups": []any{"extensions.agents.x-k8s.io"}, "resources": []any{"sandboxclaims"}, "verbs": []any{"get", "list"},
-	}}, plain(rules))
+	}}, plainValue(rules))
 	assert.Empty(t, rec.Find("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", ""))
 	assert.Empty(t, rec.Find("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", ""))
-	binding := one(t, rec, typeRoleBinding, "claim-exporter")
-	assert.Equal(t, "Role", str(t, binding, "roleRef", "kind"))
-	assert.Equal(t, "claim-exporter", str(t, binding, "roleRef", "name"))
+	binding := mustFind(t, rec, typeRoleBinding, "claim-exporter")
+	assert.Equal(t, "Role", inputStr(t, binding, "roleRef", "kind"))
+	assert.Equal(t, "claim-exporter", inputStr(t, binding, "roleRef", "name"))
 	subjects, _ := binding.Path("subjects")
-	assert.Equal(t, []any{map[string]any{"kind": "ServiceAccount", "name": "claim-exporter", "namespace": components.DefaultNamespace}}, plain(subjects))
+	assert.Equal(t, []any{map[string]any{"kind": "ServiceAccount", "name": "claim-exporter", "namespace": components.DefaultNamespace}}, plainValue(subjects))
 }
 
 func TestExporterPodIsLockedDown(t *testing.T) {
-	rec := mustRun(t, nil)
-	dep := one(t, rec, typeDeployment, "claim-exporter")
+	rec := mustRunProgram(t, nil)
+	dep := mustFind(t, rec, typeDeployment, "claim-exporter")
 	pod := []string{"spec", "template", "spec"}
 	at := func(keys ...string) []string { return append(append([]string{}, pod...), keys...) }
 
-	assert.False(t, boolean(t, dep, at("automountServiceAccountToken")...))
-	assert.Equal(t, "claim-exporter", str(t, dep, at("serviceAccountName")...))
-	assert.True(t, boolean(t, dep, at("securityContext", "runAsNonRoot")...))
-	assert.Equal(t, "RuntimeDefault", str(t, dep, at("securityContext", "seccompProfile", "type")...))
+	assert.False(t, inputBool(t, dep, at("automountServiceAccountToken")...))
+	assert.Equal(t, "claim-exporter", inputStr(t, dep, at("serviceAccountName")...))
+	assert.True(t, inputBool(t, dep, at("securityContext", "runAsNonRoot")...))
+	assert.Equal(t, "RuntimeDefault", inputStr(t, dep, at("securityContext", "seccompProfile", "type")...))
 	_, hostNet := dep.Path(at("hostNetwork")...)
 	assert.False(t, hostNet)
 	_, runtimeClass := dep.Path(at("runtimeClassName")...)
@@ -401,18 +402,18 @@ func TestExporterPodIsLockedDown(t *testing.T) {
 	containers, _ := dep.Path(at("containers")...)
 	require.Len(t, containers.ArrayValue(), 1)
 	c := mockgraph.Resource{Inputs: containers.ArrayValue()[0].ObjectValue()}
-	assert.True(t, boolean(t, c, "securityContext", "readOnlyRootFilesystem"))
-	assert.False(t, boolean(t, c, "securityContext", "allowPrivilegeEscalation"))
+	assert.True(t, inputBool(t, c, "securityContext", "readOnlyRootFilesystem"))
+	assert.False(t, inputBool(t, c, "securityContext", "allowPrivilegeEscalation"))
 	drop, _ := c.Path("securityContext", "capabilities", "drop")
-	assert.Equal(t, []any{"ALL"}, plain(drop))
+	assert.Equal(t, []any{"ALL"}, plainValue(drop))
 	for _, probe := range []string{"livenessProbe", "readinessProbe", "startupProbe"} {
-		assert.Equal(t, "/healthz", str(t, c, probe, "httpGet", "path"), "%s must not reach the Kubernetes API", probe)
+		assert.Equal(t, "/healthz", inputStr(t, c, probe, "httpGet", "path"), "%s must not reach the Kubernetes API", probe)
 	}
 
 	// The projected token replaces the automatic one, at the path the exporter's defaults read.
 	mounts, _ := c.Path("volumeMounts")
 	var tokenMount map[string]any
-	for _, m := range plain(mounts).([]any) {
+	for _, m := range plainValue(mounts).([]any) {
 		if m.(map[string]any)["name"] == "token" {
 			tokenMount = m.(map[string]any)
 		}
@@ -420,7 +421,7 @@ func TestExporterPodIsLockedDown(t *testing.T) {
 	assert.Equal(t, map[string]any{"name": "token", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true}, tokenMount)
 	volumes, _ := dep.Path(at("volumes")...)
 	var token map[string]any
-	for _, v := range plain(volumes).([]any) {
+	for _, v := range plainValue(volumes).([]any) {
 		if v.(map[string]any)["name"] == "token" {
 			token = v.(map[string]any)
 		}
@@ -431,30 +432,30 @@ func TestExporterPodIsLockedDown(t *testing.T) {
 		map[string]any{"downwardAPI": map[string]any{"items": []any{map[string]any{"path": "namespace", "fieldRef": map[string]any{"fieldPath": "metadata.namespace"}}}}},
 	}}}, token)
 
-	svc := one(t, rec, typeService, "claim-exporter")
-	assert.Equal(t, "ClusterIP", str(t, svc, "spec", "type"))
+	svc := mustFind(t, rec, typeService, "claim-exporter")
+	assert.Equal(t, "ClusterIP", inputStr(t, svc, "spec", "type"))
 	ports, _ := svc.Path("spec", "ports")
-	assert.Equal(t, []any{map[string]any{"name": "http", "port": float64(8080), "targetPort": "http"}}, plain(ports))
+	assert.Equal(t, []any{map[string]any{"name": "http", "port": float64(8080), "targetPort": "http"}}, plainValue(ports))
 	for _, typ := range []string{"kubernetes:networking.k8s.io/v1:Ingress"} {
 		assert.Empty(t, rec.Find(typ, ""))
 	}
 }
 
 func TestExporterRunsItsEmbeddedSourceByDefault(t *testing.T) {
-	rec := mustRun(t, map[string]string{"claimSelector": "team=a"})
-	cm := one(t, rec, typeConfigMap, "claim-exporter-src")
+	rec := mustRunProgram(t, map[string]string{"claimSelector": "team=a"})
+	cm := mustFind(t, rec, typeConfigMap, "claim-exporter-src")
 	data, _ := cm.Path("data")
 	keys := map[string]bool{}
-	for k := range plain(data).(map[string]any) {
+	for k := range plainValue(data).(map[string]any) {
 		keys[k] = true
 	}
 	assert.True(t, keys["go.mod"])
 	assert.True(t, keys["exporter__cmd__claim-exporter__main.go"], "keys are flattened paths: %v", keys)
 
-	dep := one(t, rec, typeDeployment, "claim-exporter")
+	dep := mustFind(t, rec, typeDeployment, "claim-exporter")
 	assert.True(t, dep.DependsOn(cm), "the pod waits for its source")
 	containers, _ := dep.Path("spec", "template", "spec", "containers")
-	c := plain(containers).([]any)[0].(map[string]any)
+	c := plainValue(containers).([]any)[0].(map[string]any)
 	assert.Equal(t, components.ExporterGoImage, c["image"])
 	assert.Equal(t, []any{"go", "run", "./exporter/cmd/claim-exporter"}, c["command"])
 	env := map[string]string{}
@@ -470,7 +471,7 @@ func TestExporterRunsItsEmbeddedSourceByDefault(t *testing.T) {
 	// Each flattened key goes back to its path.
 	volumes, _ := dep.Path("spec", "template", "spec", "volumes")
 	var items []any
-	for _, v := range plain(volumes).([]any) {
+	for _, v := range plainValue(volumes).([]any) {
 		if v.(map[string]any)["name"] == "source" {
 			items = v.(map[string]any)["configMap"].(map[string]any)["items"].([]any)
 		}
@@ -484,18 +485,18 @@ func TestExporterRunsItsEmbeddedSourceByDefault(t *testing.T) {
 }
 
 func TestExporterImageReplacesTheSourceRun(t *testing.T) {
-	rec := mustRun(t, map[string]string{"exporterImage": "registry.example.com/claim-exporter:v1"})
+	rec := mustRunProgram(t, map[string]string{"exporterImage": "registry.example.com/claim-exporter:v1"})
 	assert.Empty(t, rec.Find(typeConfigMap, "claim-exporter-src"))
-	dep := one(t, rec, typeDeployment, "claim-exporter")
+	dep := mustFind(t, rec, typeDeployment, "claim-exporter")
 	containers, _ := dep.Path("spec", "template", "spec", "containers")
-	c := plain(containers).([]any)[0].(map[string]any)
+	c := plainValue(containers).([]any)[0].(map[string]any)
 	assert.Equal(t, "registry.example.com/claim-exporter:v1", c["image"])
 	assert.Nil(t, c["command"], "a prebuilt image runs its own entrypoint")
 }
 
 func TestWarmPodsAreIsolatedSandboxes(t *testing.T) {
-	rec := mustRun(t, nil)
-	tpl := one(t, rec, typeTemplate, "warm-pool-agent")
+	rec := mustRunProgram(t, nil)
+	tpl := mustFind(t, rec, typeTemplate, "warm-pool-agent")
 	podTemplate, _ := tpl.Path("spec", "podTemplate")
 	assert.Equal(t, map[string]any{
 		"metadata": map[string]any{"annotations": map[string]any{
@@ -508,17 +509,17 @@ func TestWarmPodsAreIsolatedSandboxes(t *testing.T) {
 				"imagePullPolicy": "IfNotPresent", "command": []any{"sleep", "infinity"},
 			}},
 		},
-	}, plain(podTemplate))
-	pool := one(t, rec, typePool, "warm-pool")
-	assert.Equal(t, "warm-pool-agent", str(t, pool, "spec", "sandboxTemplateRef", "name"))
-	assert.Equal(t, 1, num(t, pool, "spec", "replicas"), "created at the floor")
+	}, plainValue(podTemplate))
+	pool := mustFind(t, rec, typePool, "warm-pool")
+	assert.Equal(t, "warm-pool-agent", inputStr(t, pool, "spec", "sandboxTemplateRef", "name"))
+	assert.Equal(t, 1, inputInt(t, pool, "spec", "replicas"), "created at the floor")
 
-	ns := one(t, rec, typeNamespace, components.DefaultNamespace)
+	ns := mustFind(t, rec, typeNamespace, components.DefaultNamespace)
 	labels, _ := ns.Path("metadata", "labels")
 	assert.Equal(t, map[string]any{
 		"app.kubernetes.io/managed-by":     "warm-pool-autoscaling-keda",
-		"warm-pool-autoscaling-keda/stack": project + "." + stack,
-	}, plain(labels))
+		"warm-pool-autoscaling-keda/stack": testProject + "." + testStack,
+	}, plainValue(labels))
 }
 
 // TestLaterUpdatesDoNotWritePoolReplicas replays what the engine does with the pool's inputs on a
@@ -526,14 +527,14 @@ func TestWarmPodsAreIsolatedSandboxes(t *testing.T) {
 // moved the pool to 3 and the floor in config changed, yet the update must carry the live value,
 // not the program's.
 func TestLaterUpdatesDoNotWritePoolReplicas(t *testing.T) {
-	first := one(t, mustRun(t, existingAdopt), typePool, "warm-pool")
-	assert.Equal(t, 1, num(t, first, "spec", "replicas"))
+	first := mustFind(t, mustRunProgram(t, existingAdoptConfig), typePool, "warm-pool")
+	assert.Equal(t, 1, inputInt(t, first, "spec", "replicas"))
 
 	later := map[string]string{"minReplicas": "2"}
-	for k, v := range existingAdopt {
+	for k, v := range existingAdoptConfig {
 		later[k] = v
 	}
-	second := one(t, mustRun(t, later), typePool, "warm-pool")
+	second := mustFind(t, mustRunProgram(t, later), typePool, "warm-pool")
 	assert.Equal(t, []string{"spec.replicas"}, second.IgnoreChanges)
 
 	// What state holds after the HPA scaled to 3 and a refresh read it back.
@@ -553,15 +554,15 @@ func TestLaterUpdatesDoNotWritePoolReplicas(t *testing.T) {
 }
 
 func TestDestroyOrderFollowsDependencies(t *testing.T) {
-	for name, cfg := range map[string]map[string]string{"install": nil, "adopt": existingAdopt} {
+	for name, cfg := range map[string]map[string]string{"install": nil, "adopt": existingAdoptConfig} {
 		t.Run(name, func(t *testing.T) {
-			rec := mustRun(t, cfg)
-			ns := one(t, rec, typeNamespace, components.DefaultNamespace)
-			so := one(t, rec, typeScaledObject, "warm-pool")
-			pool := one(t, rec, typePool, "warm-pool")
-			tpl := one(t, rec, typeTemplate, "warm-pool-agent")
-			dep := one(t, rec, typeDeployment, "claim-exporter")
-			svc := one(t, rec, typeService, "claim-exporter")
+			rec := mustRunProgram(t, cfg)
+			ns := mustFind(t, rec, typeNamespace, components.DefaultNamespace)
+			so := mustFind(t, rec, typeScaledObject, "warm-pool")
+			pool := mustFind(t, rec, typePool, "warm-pool")
+			tpl := mustFind(t, rec, typeTemplate, "warm-pool-agent")
+			dep := mustFind(t, rec, typeDeployment, "claim-exporter")
+			svc := mustFind(t, rec, typeService, "claim-exporter")
 
 			// Pulumi deletes dependents first: ScaledObject (and KEDA's HPA) before the exporter and the pool,
 			// the pool before its template, everything in the namespace before the namespace.
@@ -570,9 +571,9 @@ func TestDestroyOrderFollowsDependencies(t *testing.T) {
 			assert.True(t, so.DependsOn(pool), "ScaledObject -> pool")
 			assert.True(t, pool.DependsOn(tpl), "pool -> template")
 			if name == "install" {
-				chart := one(t, rec, typeChart, "keda")
+				chart := mustFind(t, rec, typeChart, "keda")
 				assert.True(t, so.DependsOn(chart), "ScaledObject -> KEDA (KEDA goes last)")
-				cf := one(t, rec, typeConfigFile, "agent-sandbox-release")
+				cf := mustFind(t, rec, typeConfigFile, "agent-sandbox-release")
 				assert.True(t, pool.DependsOn(cf), "pool -> agent-sandbox controller")
 			}
 			inNamespace := 0
@@ -605,7 +606,7 @@ func TestBadConfigFailsBeforeAnyResource(t *testing.T) {
 		"existing, no kubeconfig": {map[string]string{"clusterMode": "existing"}, "clusterMode=existing needs kubeconfig"},
 		"existing, empty file":    {map[string]string{"clusterMode": "existing", "kubeconfig": "EMPTYFILE"}, "kubeconfig is empty"},
 		"existing, missing file":  {map[string]string{"clusterMode": "existing", "kubeconfig": "/nonexistent/kubeconfig"}, `kubeconfig "/nonexistent/kubeconfig" cannot be read`},
-		"unknown context":         {map[string]string{"clusterMode": "existing", "kubeconfig": testKubeconfig, "kubeContext": "prod"}, `kubeContext "prod" does not appear in the kubeconfig`},
+		"unknown context":         {map[string]string{"clusterMode": "existing", "kubeconfig": mockKubeconfig, "kubeContext": "prod"}, `kubeContext "prod" does not appear in the kubeconfig`},
 		"bad namespace":           {map[string]string{"namespace": "Warm_Pool"}, `namespace "Warm_Pool" is not a valid Kubernetes namespace name`},
 		"bad pool name":           {map[string]string{"poolName": "pool!"}, `poolName "pool!" is not a valid Kubernetes object name`},
 		"bad template name":       {map[string]string{"templateName": "-tpl"}, `templateName "-tpl" is not a valid Kubernetes object name`},
@@ -621,7 +622,7 @@ func TestBadConfigFailsBeforeAnyResource(t *testing.T) {
 		"polling zero":            {map[string]string{"pollingInterval": "0"}, "pollingInterval is 0"},
 		"relative exporter url":   {map[string]string{"exporterUrl": "claim-exporter:8080"}, `exporterUrl is "claim-exporter:8080"`},
 		"bad cluster name":        {map[string]string{"clusterName": "my cluster"}, `clusterName "my cluster" is not a valid EKS cluster name`},
-		"kubeconfig in create":    {map[string]string{"kubeconfig": testKubeconfig}, "kubeconfig/kubeContext are only used with clusterMode=existing"},
+		"kubeconfig in create":    {map[string]string{"kubeconfig": mockKubeconfig}, "kubeconfig/kubeContext are only used with clusterMode=existing"},
 	}
 	empty := filepath.Join(t.TempDir(), "empty")
 	require.NoError(t, os.WriteFile(empty, nil, 0o600))
@@ -634,10 +635,64 @@ func TestBadConfigFailsBeforeAnyResource(t *testing.T) {
 				}
 				cfg[k] = v
 			}
-			rec, err := run(t, cfg)
+			rec, err := runProgram(t, cfg)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), c.want)
-			assert.Empty(t, typesOf(rec.All()), "nothing may be registered before the config is valid")
+			assert.Empty(t, registeredTypes(rec.All()), "nothing may be registered before the config is valid")
 		})
+	}
+}
+
+// TestPulumiYamlMatchesTheProgram keeps the typed config block (what `pulumi config` and the CLI
+// see) and the Go defaults (what unit tests and the inline e2e program see) in step.
+func TestPulumiYamlMatchesTheProgram(t *testing.T) {
+	proj, err := workspace.LoadProject("Pulumi.yaml")
+	require.NoError(t, err, "Pulumi.yaml must pass the CLI's own schema validation")
+	assert.Equal(t, "go", proj.Runtime.Name())
+	assert.Equal(t, []any{"kubernetes"}, proj.Config["pulumi:disable-default-providers"].Value)
+
+	t.Setenv("PULUMI_CONFIG", "{}")
+	var cfg *components.Config
+	require.NoError(t, pulumi.RunErr(func(ctx *pulumi.Context) (err error) {
+		cfg, err = components.LoadConfig(ctx)
+		return err
+	}, mockgraph.New().Options(testProject, testStack)))
+
+	goDefaults := map[string]any{
+		"clusterMode": cfg.ClusterMode, "kubernetesVersion": cfg.KubernetesVersion, "vpcId": cfg.VpcID,
+		"privateSubnetIds": len(cfg.PrivateSubnetIDs), "publicSubnetIds": len(cfg.PublicSubnetIDs),
+		"kubeconfig": cfg.Kubeconfig, "kubeContext": cfg.KubeContext,
+		"runtimeClassMode": cfg.RuntimeClassMode, "runtimeClassHandler": cfg.RuntimeClassHandler,
+		"agentSandboxMode": cfg.AgentSandboxMode, "agentSandboxVersion": cfg.AgentSandboxVersion,
+		"kedaMode": cfg.KedaMode, "kedaChartVersion": cfg.KedaChartVersion,
+		"namespace": cfg.Namespace, "poolName": cfg.PoolName, "templateName": cfg.TemplateName,
+		"minReplicas": cfg.MinReplicas, "maxReplicas": cfg.MaxReplicas, "targetValue": cfg.TargetValue,
+		"activationTargetValue": cfg.ActivationTargetValue, "loadCap": cfg.LoadCap,
+		"pollingInterval": cfg.PollingInterval, "fallbackReplicas": cfg.FallbackReplicas,
+		"exporterImage": cfg.ExporterImage, "exporterUrl": cfg.ExporterURL, "claimSelector": cfg.ClaimSelector,
+		// Computed when empty (<project>-<stack>); the declared default is the empty string.
+		"clusterName": "",
+	}
+	for key, want := range goDefaults {
+		declared, ok := proj.Config[key]
+		if !assert.Truef(t, ok, "Pulumi.yaml does not declare %s", key) {
+			continue
+		}
+		assert.NotNil(t, declared.Type, "%s has no type", key)
+		assert.NotEmpty(t, declared.Description, "%s has no description", key)
+		got := declared.Default
+		switch d := got.(type) {
+		case []any:
+			got = len(d)
+		case float64:
+			got = int(d)
+		}
+		assert.Equalf(t, want, got, "default of %s: Go says %v, Pulumi.yaml says %v", key, want, declared.Default)
+	}
+	for key := range proj.Config {
+		if !strings.Contains(key, ":") {
+			_, known := goDefaults[key]
+			assert.Truef(t, known, "Pulumi.yaml declares %s, which the program does not read", key)
+		}
 	}
 }
