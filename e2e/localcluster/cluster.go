@@ -43,6 +43,10 @@ type Options struct {
 	// Progress receives what the control plane is doing and waiting for;
 	// default os.Stderr.
 	Progress io.Writer
+	// Without names components not to start: "agent-sandbox-controller"
+	// (its CRDs stay, so claims are inert objects: for load tests of the API
+	// server), "keda" (operator and adapter).
+	Without []string
 }
 
 // Cluster is a running local control plane.
@@ -63,6 +67,7 @@ type Cluster struct {
 	Dynamic dynamic.Interface
 
 	procs       []*process
+	without     map[string]bool
 	ports       ports
 	removeState bool
 	progress    io.Writer
@@ -95,7 +100,13 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{StateDir: opts.StateDir, Binaries: bins, HPASyncPeriod: opts.HPASyncPeriod, progress: opts.Progress}
+	c := &Cluster{StateDir: opts.StateDir, Binaries: bins, HPASyncPeriod: opts.HPASyncPeriod, progress: opts.Progress, without: map[string]bool{}}
+	for _, w := range opts.Without {
+		if w != "agent-sandbox-controller" && w != "keda" {
+			return nil, fmt.Errorf("unknown component %q in Without (known: agent-sandbox-controller, keda)", w)
+		}
+		c.without[w] = true
+	}
 	if c.StateDir == "" {
 		if c.StateDir, err = os.MkdirTemp("", "localcluster-"); err != nil {
 			return nil, err
@@ -143,7 +154,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		{"kube-controller-manager and kube-scheduler", c.startControllers},
 		{"simulated nodes, runtime class, CRDs and KEDA's APIService", func(ctx context.Context, p *pki) error { return c.bootstrap(ctx, p, opts.Nodes) }},
 		{"KWOK, agent-sandbox and KEDA", c.startAddons},
-		{"the whole chain to be ready", func(ctx context.Context, _ *pki) error { return c.waitReady(ctx, !opts.SkipWarmPoolCheck) }},
+		{"the whole chain to be ready", func(ctx context.Context, _ *pki) error {
+			return c.waitReady(ctx, !opts.SkipWarmPoolCheck && !c.without["agent-sandbox-controller"])
+		}},
 	}
 	for _, s := range steps {
 		c.say("starting %s", s.what)

@@ -120,7 +120,9 @@ func (c *Cluster) startAddons(ctx context.Context, p *pki) error {
 	}); err != nil {
 		return err
 	}
-	if _, err := c.startProcess("agent-sandbox-controller", c.Binaries.Path("agent-sandbox-controller"), []string{
+	if c.without["agent-sandbox-controller"] {
+		c.say("not starting agent-sandbox-controller (Options.Without)")
+	} else if _, err := c.startProcess("agent-sandbox-controller", c.Binaries.Path("agent-sandbox-controller"), []string{
 		"--kubeconfig=" + admin,
 		"--extensions=true",
 		// No webhook server locally; the CRDs were applied with conversion None.
@@ -130,6 +132,10 @@ func (c *Cluster) startAddons(ctx context.Context, p *pki) error {
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(c.ports.sandboxHealth),
 	}, "KUBECONFIG="+admin); err != nil {
 		return err
+	}
+	if c.without["keda"] {
+		c.say("not starting KEDA (Options.Without)")
+		return nil
 	}
 	certDir, err := c.kedaCertDir(p)
 	if err != nil {

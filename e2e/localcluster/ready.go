@@ -33,21 +33,27 @@ func (c *Cluster) waitReady(ctx context.Context, warmPoolCheck bool) error {
 		name string
 		port int
 	}{{"agent-sandbox-controller", c.ports.sandboxHealth}, {"keda-operator", c.ports.kedaHealth}} {
-		if err := waitHTTP(ctx, c.proc(h.name), "http://127.0.0.1:"+strconv.Itoa(h.port)+"/readyz", nil, 90*time.Second); err != nil {
+		p := c.proc(h.name)
+		if p == nil {
+			continue // not started (Options.Without)
+		}
+		if err := waitHTTP(ctx, p, "http://127.0.0.1:"+strconv.Itoa(h.port)+"/readyz", nil, 90*time.Second); err != nil {
 			return fmt.Errorf("%s: %w", h.name, err)
 		}
 	}
-	if err := c.waitFor(ctx, "APIService v1beta1.external.metrics.k8s.io (KEDA's metrics adapter) to be Available", 90*time.Second, func(ctx context.Context) (bool, error) {
-		if p := c.proc("keda-adapter"); p != nil && p.exited() {
-			return false, fmt.Errorf("keda-adapter exited (it exits 0 on start-up errors; see its log)")
+	if !c.without["keda"] {
+		if err := c.waitFor(ctx, "APIService v1beta1.external.metrics.k8s.io (KEDA's metrics adapter) to be Available", 90*time.Second, func(ctx context.Context) (bool, error) {
+			if p := c.proc("keda-adapter"); p != nil && p.exited() {
+				return false, fmt.Errorf("keda-adapter exited (it exits 0 on start-up errors; see its log)")
+			}
+			a, err := c.Dynamic.Resource(APIServiceGVR).Get(ctx, "v1beta1.external.metrics.k8s.io", metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			return ConditionTrue(a, "Available"), nil
+		}); err != nil {
+			return err
 		}
-		a, err := c.Dynamic.Resource(APIServiceGVR).Get(ctx, "v1beta1.external.metrics.k8s.io", metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		return ConditionTrue(a, "Available"), nil
-	}); err != nil {
-		return err
 	}
 	if warmPoolCheck {
 		return c.checkWarmPool(ctx)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 )
 
 // Proxy forwards every connection on its address to a target.
@@ -18,6 +19,8 @@ type Proxy struct {
 	mu    sync.Mutex
 	down  bool
 	conns map[net.Conn]struct{}
+
+	fromTarget atomic.Int64
 }
 
 // Start listens on a free loopback port and forwards to target.
@@ -33,6 +36,10 @@ func Start(target string) (*Proxy, error) {
 
 // Addr is host:port of the proxy.
 func (p *Proxy) Addr() string { return p.l.Addr().String() }
+
+// BytesFromTarget is how many bytes the target has sent to clients so far:
+// what a client read off the wire, TLS and HTTP framing included.
+func (p *Proxy) BytesFromTarget() int64 { return p.fromTarget.Load() }
 
 // Cut closes every open connection and refuses new ones until Restore: to its
 // clients the target is unreachable.
@@ -88,7 +95,7 @@ func (p *Proxy) forward(client net.Conn) {
 	defer p.untrack(server)
 	done := make(chan struct{}, 2)
 	go func() { _, _ = io.Copy(server, client); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(client, server); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(countingWriter{client, &p.fromTarget}, server); done <- struct{}{} }()
 	<-done
 }
 
@@ -107,4 +114,17 @@ func (p *Proxy) untrack(c net.Conn) {
 	defer p.mu.Unlock()
 	c.Close()
 	delete(p.conns, c)
+}
+
+// countingWriter counts as it forwards, so a long-lived (keep-alive)
+// connection's bytes are seen per request, not only when it closes.
+type countingWriter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n.Add(int64(n))
+	return n, err
 }

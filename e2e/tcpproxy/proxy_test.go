@@ -55,6 +55,9 @@ func TestCutMakesTheTargetUnreachableAndRestoreBringsItBack(t *testing.T) {
 	if !roundTrip(p.Addr()) {
 		t.Fatal("no round trip through the proxy before the cut")
 	}
+	if n := p.BytesFromTarget(); n != int64(len("ping\n")) {
+		t.Fatalf("counted %d bytes from the target, want %d", n, len("ping\n"))
+	}
 	open, err := net.Dial("tcp", p.Addr())
 	if err != nil {
 		t.Fatal(err)
