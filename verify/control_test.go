@@ -81,15 +81,7 @@ func TestControlRejects(t *testing.T) {
 		{name: "the exporter does not serve the demand", demand: func(*cluster) DemandReader { return fakeDemand{fixed: &zero} }, wantFail: "the exporter served active_claims=3"},
 		{name: "KEDA does not take the pool back", setup: func(c *cluster) {
 			// KEDA stops creating HPAs once its first one is gone.
-			go func() {
-				for {
-					if _, ok := c.soExists(context.Background()); !ok {
-						c.noKEDA.Store(true)
-						return
-					}
-					time.Sleep(time.Millisecond)
-				}
-			}()
+			c.kedaQuits.Store(true)
 		}, wantFail: "KEDA created its HPA again"},
 	}
 	for _, tc := range cases {
@@ -177,5 +169,25 @@ func TestControlInterruptRestores(t *testing.T) {
 	}
 	if !contains(c.claimNames("other"), "demand-1") {
 		t.Error("a claim of the same name in another namespace was deleted")
+	}
+}
+
+// --phase all: demand, then the control sized from the measured scale-up.
+// Its output is the README's sample run.
+func TestAllPhases(t *testing.T) {
+	c := newCluster(t)
+	c.kwok = true // as on the local control plane: readings SKIP
+	c.start()
+	cfg := testConfig()
+	code, rep, out := runWith(t, context.Background(), c, cfg, blueprintExec(), fakeDemand{c: c})
+	t.Log("\n" + out)
+	if code != 0 {
+		t.Fatalf("exit %d: %v", code, rep.Failures())
+	}
+	if rep.Control == nil || len(rep.ScaleUp) != 3 || len(rep.ScaleDown) != 3 {
+		t.Fatalf("incomplete report: %+v", rep)
+	}
+	if !strings.Contains(rep.Control.Derivation, "measured slowest scale-up decision") {
+		t.Errorf("the control window must come from the demand phase's measurement: %s", rep.Control.Derivation)
 	}
 }

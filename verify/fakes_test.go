@@ -53,6 +53,7 @@ type cluster struct {
 
 	noGC      atomic.Bool // the HPA outlives its ScaledObject
 	noKEDA    atomic.Bool // KEDA does not create an HPA for a new ScaledObject
+	kedaQuits atomic.Bool // KEDA stops working once the ScaledObject is gone
 	mu        sync.Mutex
 	seq       int
 	firstSeen map[string]time.Time
@@ -146,6 +147,9 @@ func (c *cluster) soExists(ctx context.Context) (*unstructured.Unstructured, boo
 func (c *cluster) syncHPA(ctx context.Context) {
 	hpas := c.kube.AutoscalingV2().HorizontalPodAutoscalers(testNS)
 	so, ok := c.soExists(ctx)
+	if !ok && c.kedaQuits.Load() {
+		c.noKEDA.Store(true)
+	}
 	_, err := hpas.Get(ctx, "keda-hpa-warm-pool", metav1.GetOptions{})
 	exists := err == nil
 	switch {

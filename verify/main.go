@@ -89,6 +89,9 @@ func execute(ctx context.Context, stop func(), cfg Config, kube kubernetes.Inter
 		defer func() {
 			// After an interrupt, a second one should end the process at once.
 			stop()
+			if ctx.Err() != nil {
+				rep.Printf("interrupted: running the exit handler (interrupt again to abandon it)")
+			}
 			if err := r.rest.Run(cfg.RestoreTimeout); err != nil {
 				rep.Printf("exit handler: %v", err)
 			}
