@@ -280,31 +280,69 @@ func TestRuntimeClassCreateMode(t *testing.T) {
 	assert.True(t, ns.DependsOn(rc), "the pool's namespace (and so the pool) waits for the RuntimeClass")
 }
 
+// componentError runs build under mocks with the given objects absent and returns the error the
+// component itself returned (the Go SDK reports the failed read's RPC error from RunErr instead).
+func componentError(t *testing.T, absent string, build func(ctx *pulumi.Context) error) error {
+	t.Helper()
+	t.Setenv("PULUMI_CONFIG", "{}")
+	rec := mockgraph.New()
+	rec.Absent[absent] = true
+	var got error
+	runErr := pulumi.RunErr(func(ctx *pulumi.Context) error {
+		got = build(ctx)
+		return got
+	}, rec.Options(testProject, testStack))
+	require.Error(t, runErr)
+	return got
+}
+
 func TestMissingRuntimeClassStopsBeforeThePool(t *testing.T) {
 	rec, err := runProgram(t, existingAdoptConfig, func(r *mockgraph.Recorder) {
 		r.Absent[typeRuntimeClass+"/"+components.RuntimeClassName] = true
 	})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `RuntimeClass "isolated-sandbox" was not found`)
-	assert.Contains(t, err.Error(), "runtimeClassMode=create")
+	assert.Contains(t, err.Error(), "resource 'isolated-sandbox' does not exist")
 	for _, typ := range []string{typeNamespace, typeTemplate, typePool, typeDeployment, typeScaledObject} {
 		assert.Empty(t, rec.Find(typ, ""), "%s must not be registered when the runtime is missing", typ)
 	}
+
+	explained := componentError(t, typeRuntimeClass+"/"+components.RuntimeClassName, func(ctx *pulumi.Context) error {
+		_, err := components.NewSandboxRuntime(ctx, "rt", &components.SandboxRuntimeArgs{Mode: components.ModeRequire, Name: components.RuntimeClassName})
+		return err
+	})
+	require.Error(t, explained)
+	assert.Contains(t, explained.Error(), `RuntimeClass "isolated-sandbox" was not found on the cluster`)
+	assert.Contains(t, explained.Error(), "set runtimeClassMode=create and runtimeClassHandler")
 }
 
 func TestAdoptingAMissingInstallStops(t *testing.T) {
-	cases := map[string]struct{ absent, want string }{
-		"keda":          {components.KedaCRD, "KEDA is not installed on this cluster: CustomResourceDefinition scaledobjects.keda.sh was not found"},
-		"agent-sandbox": {"sandboxwarmpools.extensions.agents.x-k8s.io", "agent-sandbox is not installed on this cluster: CustomResourceDefinition sandboxwarmpools.extensions.agents.x-k8s.io"},
+	cases := map[string]struct {
+		absent string
+		build  func(ctx *pulumi.Context) error
+		want   []string
+	}{
+		"keda": {components.KedaCRD, func(ctx *pulumi.Context) error {
+			_, err := components.NewKeda(ctx, "keda", &components.KedaArgs{Mode: components.ModeAdopt})
+			return err
+		}, []string{"KEDA is not installed on this cluster: CustomResourceDefinition scaledobjects.keda.sh was not found", "helm install keda", "kedaMode=install"}},
+		"agent-sandbox": {"sandboxwarmpools.extensions.agents.x-k8s.io", func(ctx *pulumi.Context) error {
+			_, err := components.NewAgentSandbox(ctx, "agent-sandbox", &components.AgentSandboxArgs{Mode: components.ModeAdopt})
+			return err
+		}, []string{"agent-sandbox is not installed on this cluster: CustomResourceDefinition sandboxwarmpools.extensions.agents.x-k8s.io was not found", "agentSandboxMode=install"}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			rec, err := runProgram(t, existingAdoptConfig, func(r *mockgraph.Recorder) { r.Absent[typeCRD+"/"+c.absent] = true })
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), c.want)
-			assert.Contains(t, err.Error(), "Mode=install")
+			assert.Contains(t, err.Error(), "resource '"+c.absent+"' does not exist")
 			for _, typ := range []string{typeNamespace, typePool, typeScaledObject} {
 				assert.Empty(t, rec.Find(typ, ""), "%s must not be registered", typ)
+			}
+
+			explained := componentError(t, typeCRD+"/"+c.absent, c.build)
+			require.Error(t, explained)
+			for _, want := range c.want {
+				assert.Contains(t, explained.Error(), want)
 			}
 		})
 	}

@@ -65,7 +65,7 @@ func NewAutoscaler(ctx *pulumi.Context, name string, args *AutoscalerArgs, opts 
 		Kind:       pulumi.String("ScaledObject"),
 		Metadata: &metav1.ObjectMetaArgs{
 			Name:      pulumi.String(args.Name),
-			Namespace: args.Namespace,
+			Namespace: args.Namespace.ToStringOutput(),
 			Labels:    pulumi.StringMap{PartOfLabel: pulumi.String(ManagedByValue)},
 		},
 		OtherFields: kubernetes.UntypedArgs{

@@ -70,7 +70,7 @@ func NewClaimExporter(ctx *pulumi.Context, name string, args *ClaimExporterArgs,
 	}
 	selector := pulumi.StringMap{"app.kubernetes.io/name": pulumi.String(ExporterName)}
 	meta := func(n string) *metav1.ObjectMetaArgs {
-		return &metav1.ObjectMetaArgs{Name: pulumi.String(n), Namespace: args.Namespace, Labels: labels}
+		return &metav1.ObjectMetaArgs{Name: pulumi.String(n), Namespace: args.Namespace.ToStringOutput(), Labels: labels}
 	}
 
 	sa, err := corev1.NewServiceAccount(ctx, ExporterName, &corev1.ServiceAccountArgs{
@@ -99,7 +99,7 @@ func NewClaimExporter(ctx *pulumi.Context, name string, args *ClaimExporterArgs,
 			ApiGroup: pulumi.String("rbac.authorization.k8s.io"), Kind: pulumi.String("Role"), Name: role.Metadata.Name().Elem(),
 		},
 		Subjects: rbacv1.SubjectArray{rbacv1.SubjectArgs{
-			Kind: pulumi.String("ServiceAccount"), Name: sa.Metadata.Name().Elem(), Namespace: args.Namespace,
+			Kind: pulumi.String("ServiceAccount"), Name: sa.Metadata.Name().Elem(), Namespace: args.Namespace.ToStringOutput(),
 		}},
 	}, child...)
 	if err != nil {

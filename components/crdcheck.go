@@ -21,9 +21,17 @@ func requireCRDs(ctx *pulumi.Context, parent pulumi.Resource, product, howToFix 
 	}
 	for i, crd := range reads {
 		if _, err := internals.UnsafeAwaitOutput(ctx.Context(), crd.ID()); err != nil {
-			return fmt.Errorf("%s is not installed on this cluster: CustomResourceDefinition %s was not found (%v). "+
-				"It is a shared install that adopt mode only reads; %s", product, names[i], err, howToFix)
+			return explain(ctx, parent, fmt.Errorf("%s is not installed on this cluster: CustomResourceDefinition %s was not found (%v). "+
+				"It is a shared install that adopt mode only reads; %s", product, names[i], err, howToFix))
 		}
 	}
 	return nil
+}
+
+// explain logs err on the component before returning it. A failed read also fails the engine RPC,
+// and the Go SDK then reports that RPC error instead of the program's; the log line is how the
+// user still sees what is missing and how to fix it.
+func explain(ctx *pulumi.Context, on pulumi.Resource, err error) error {
+	_ = ctx.Log.Error(err.Error(), &pulumi.LogArgs{Resource: on})
+	return err
 }

@@ -39,10 +39,10 @@ func NewSandboxRuntime(ctx *pulumi.Context, name string, args *SandboxRuntimeArg
 		// During a preview of a cluster that does not exist yet the read answers nothing (no error):
 		// the check then happens at `up`, still before the pool is created.
 		if _, err := internals.UnsafeAwaitOutput(ctx.Context(), rc.ID()); err != nil {
-			return nil, fmt.Errorf("RuntimeClass %q was not found on the cluster (%v). The warm pool's pods run with runtimeClassName %q, "+
+			return nil, explain(ctx, r, fmt.Errorf("RuntimeClass %q was not found on the cluster (%v). The warm pool's pods run with runtimeClassName %q, "+
 				"so they would never start without it. EKS Auto Mode provides it from Kubernetes 1.36 (Nitro Sandboxes); "+
 				"on another cluster set runtimeClassMode=create and runtimeClassHandler to the CRI handler that runs sandboxes there",
-				args.Name, err, args.Name)
+				args.Name, err, args.Name))
 		}
 	case ModeCreate:
 		if _, err := nodev1.NewRuntimeClass(ctx, args.Name, &nodev1.RuntimeClassArgs{
