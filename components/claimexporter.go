@@ -115,7 +115,7 @@ func NewClaimExporter(ctx *pulumi.Context, name string, args *ClaimExporterArgs,
 		corev1.VolumeMountArgs{Name: pulumi.String("token"), MountPath: pulumi.String(ServiceAccountTokenDir), ReadOnly: pulumi.Bool(true)},
 	}
 	image := args.Image
-	var command pulumi.StringArray
+	var command pulumi.StringArrayInput // nil: a prebuilt image runs its own entrypoint
 	var workingDir pulumi.StringPtrInput
 	podAnnotations := pulumi.StringMap{}
 	// Compiling on first start needs more memory than serving does.
