@@ -19,6 +19,7 @@ func TestParseDemand(t *testing.T) {
 		{"a read", 200, `{"active_claims": 3, "namespace": "ns", "selector": "", "read_at": "2026-11-08T01:47:26Z", "fresh": true, "method": "remainingItemCount"}`, 3, true},
 		{"zero is a value when the exporter says it", 200, `{"active_claims": 0, "fresh": true}`, 0, true},
 		{"503 before the first read", 503, `{"error": "no successful read yet"}`, 0, false},
+		{"503 that still carries a count", 503, `{"active_claims": 0, "error": "API unreachable"}`, 0, false},
 		{"200 without active_claims", 200, `{"error": "x"}`, 0, false},
 		{"not JSON", 200, `warmpool_active_claims{namespace="ns"} 3`, 0, false},
 		{"a string count", 200, `{"active_claims": "3"}`, 0, false},

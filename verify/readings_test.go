@@ -55,6 +55,7 @@ func TestJudges(t *testing.T) {
 		{"addr: a second interface", judgeLoopbackOnly(ok(bpAddr + "2: eth0    inet 10.0.3.7/24 brd 10.0.3.255 scope global eth0\\       valid_lft forever preferred_lft forever\n")), false},
 		{"addr: an IPv6-only second interface", judgeLoopbackOnly(ok(bpAddr + "2: eth0    inet6 2600:1f14::7/128 scope global \\       valid_lft forever preferred_lft forever\n")), false},
 		{"addr: a link-local IPv6 on eth0", judgeLoopbackOnly(ok(bpAddr + "3: eth0    inet6 fe80::1/64 scope link \\       valid_lft forever\n")), false},
+		{"addr: a second interface, link line only", judgeLoopbackOnly(ok(bpAddr + "2: eth0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 9001 qdisc mq state UP \\    link/ether 0a:1b:2c:3d:4e:5f brd ff:ff:ff:ff:ff:ff\n")), false},
 		{"addr: a non-loopback address on lo", judgeLoopbackOnly(ok("1: lo    inet 10.1.1.1/32 scope global lo\n")), false},
 		{"addr: nothing", judgeLoopbackOnly(ok("")), false},
 		{"addr: refused", judgeLoopbackOnly(refused), false},
