@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,13 +49,23 @@ func (r *Runner) baseline(ctx context.Context, ph string) (poolReading, error) {
 	r.rep.Pass(ph, "no demand at the start", fmt.Sprintf("0 claims match the exporter's selector %s", sel))
 
 	want := r.expected(0)
-	u, _, err := waitObject(ctx, r.rep, r.dyn.Resource(gvrPool).Namespace(r.cfg.Namespace), r.cfg.Pool,
-		fmt.Sprintf("spec.replicas=%d", want), r.cfg.StepTimeout, r.cfg.Poll, specIs(want, nil))
+	var seen []int64
+	began := time.Now()
+	u, at, err := waitObject(ctx, r.rep, r.dyn.Resource(gvrPool).Namespace(r.cfg.Namespace), r.cfg.Pool,
+		fmt.Sprintf("spec.replicas=%d", want), r.cfg.StepTimeout, r.cfg.Poll, specIs(want, &seen))
 	if err != nil {
 		r.rep.Fail(ph, "the pool holds the floor", err.Error())
 		return poolReading{}, errStop
 	}
 	p, _ := readPool(u)
+	if ph == "baseline" {
+		// The 0-claim level of the up trajectory. No demand changed here, so
+		// its latency is how long the pool took to show the floor once
+		// verify looked (0 when it already did), not a decision time.
+		r.addStep("up", Step{Claims: 0, Expected: want, SpecReplicas: i64(p.Spec), ReadyReplicas: p.Ready,
+			LatencySeconds: f64(at.Sub(began).Seconds()), Seen: seen,
+			Note: "baseline: no demand change; latency is the time to read the floor after verify started looking"})
+	}
 	r.rep.Printf("[reading] %s spec.replicas=%d status.readyReplicas=%s claims=0", ph, p.Spec, p.readyString())
 	r.rep.Pass(ph, "the pool holds the floor", fmt.Sprintf("0 claims and spec.replicas=%d, the floor (minReplicaCount=%d)", p.Spec, r.min))
 	r.lastExpected = want

@@ -184,7 +184,7 @@ func TestAllPhases(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %v", code, rep.Failures())
 	}
-	if rep.Control == nil || len(rep.ScaleUp) != 3 || len(rep.ScaleDown) != 3 {
+	if rep.Control == nil || len(rep.ScaleUp) != 4 || len(rep.ScaleDown) != 3 {
 		t.Fatalf("incomplete report: %+v", rep)
 	}
 	if !strings.Contains(rep.Control.Derivation, "measured slowest scale-up decision") {

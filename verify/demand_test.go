@@ -26,13 +26,13 @@ func TestDemandPhaseAccepts(t *testing.T) {
 	if rep.Skipped != 0 {
 		t.Fatalf("nothing should be skipped here, got %d", rep.Skipped)
 	}
-	wantUp := []int64{1, 2, 3}
+	wantUp := []int64{1, 1, 2, 3}
 	wantDown := []int64{2, 1, 1}
-	if len(rep.ScaleUp) != 3 || len(rep.ScaleDown) != 3 {
-		t.Fatalf("steps up %d down %d, want 3 and 3", len(rep.ScaleUp), len(rep.ScaleDown))
+	if len(rep.ScaleUp) != 4 || len(rep.ScaleDown) != 3 {
+		t.Fatalf("steps up %d down %d, want 4 (0..3 claims) and 3", len(rep.ScaleUp), len(rep.ScaleDown))
 	}
 	for i, s := range rep.ScaleUp {
-		if s.Claims != i+1 || s.Expected != wantUp[i] || s.SpecReplicas == nil || *s.SpecReplicas != wantUp[i] || s.LatencySeconds == nil {
+		if s.Claims != i || s.Expected != wantUp[i] || s.SpecReplicas == nil || *s.SpecReplicas != wantUp[i] || s.LatencySeconds == nil {
 			t.Errorf("up step %d: %+v", i, s)
 		}
 	}

@@ -33,6 +33,7 @@ type Step struct {
 	ReadyReplicas  *int64   `json:"readyReplicas"`
 	LatencySeconds *float64 `json:"latencySeconds"`
 	Seen           []int64  `json:"specReplicasSeen,omitempty"`
+	Note           string   `json:"note,omitempty"`
 }
 
 // ControlWindow is what the control watched while no autoscaler was present.
