@@ -17,6 +17,24 @@ func (r *Runner) adoption(ctx context.Context) error {
 	name := demandClaimName(1)
 	claims := r.dyn.Resource(gvrClaim).Namespace(r.cfg.Namespace)
 
+	// Adoption needs a warm sandbox to adopt. This is a gate, not a check:
+	// readyReplicas is never asserted, and a claim made without one shows up
+	// below as a cold launch or a slow Ready.
+	if _, _, err := waitObject(ctx, r.rep, r.dyn.Resource(gvrPool).Namespace(r.cfg.Namespace), r.cfg.Pool,
+		"a warm sandbox to adopt (status.readyReplicas>=1)", r.cfg.AdoptionTimeout, r.cfg.Poll,
+		func(u *unstructured.Unstructured) (bool, string, error) {
+			p, err := readPool(u)
+			if err != nil {
+				return false, "", err
+			}
+			return p.Ready != nil && *p.Ready >= 1, "status.readyReplicas=" + p.readyString(), nil
+		}); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		r.rep.Printf("no warm sandbox seen (%v); creating the claim anyway", err)
+	}
+
 	// The watch starts before the create so the Ready event cannot be missed.
 	w, werr := watchName(ctx, claims, name)
 	if werr != nil {
