@@ -111,7 +111,7 @@ func newE2EEnv(tb testing.TB, ctx context.Context, hpaSync time.Duration) *e2eEn
 		"pollingInterval": "5",
 	}
 	e.stack, err = pulumirun.New(ctx, pulumirun.Options{
-		Binaries: c.Binaries, WorkDir: filepath.Join(e.work, "pulumi"), ProjectFile: "Pulumi.yaml",
+		Output: logWriter{tb}, WorkDir: filepath.Join(e.work, "pulumi"), ProjectFile: "Pulumi.yaml",
 		StackName: "e2e", Program: program, Config: e.config,
 	})
 	if err != nil {
@@ -386,7 +386,7 @@ func (e *e2eEnv) badInput(ctx context.Context, t *testing.T) {
 			for k, v := range tc.change {
 				cfg[k] = v
 			}
-			st, err := pulumirun.New(ctx, pulumirun.Options{Binaries: e.cluster.Binaries, WorkDir: filepath.Join(e.work, "pulumi"),
+			st, err := pulumirun.New(ctx, pulumirun.Options{Output: logWriter{t}, WorkDir: filepath.Join(e.work, "pulumi"),
 				ProjectFile: "Pulumi.yaml", StackName: fmt.Sprintf("bad-%d", i), Program: program, Config: cfg})
 			if err != nil {
 				t.Fatal(err)

@@ -146,10 +146,17 @@ func toolsDir() (string, error) {
 	return d, nil
 }
 
-// EnsureBinaries builds every tool that is not in the cache yet and returns
-// where they are. A cached build is never rebuilt; progress of a cold build is
-// written to progress every 30 seconds.
-func EnsureBinaries(ctx context.Context, progress io.Writer) (*Binaries, error) {
+// ControlPlaneTools are the tools Start runs; PulumiTools are the Pulumi CLI
+// and the Kubernetes provider, which only the Pulumi runs need.
+var (
+	ControlPlaneTools = []string{"etcd", "kubernetes", "kwok", "agent-sandbox", "keda"}
+	PulumiTools       = []string{"pulumi", "pulumi-kubernetes"}
+)
+
+// EnsureBinaries builds the named tools (all when none is named) that are not
+// in the cache yet and returns where they are. A cached build is never
+// rebuilt; progress of a cold build is written to progress every 30 seconds.
+func EnsureBinaries(ctx context.Context, progress io.Writer, only ...string) (*Binaries, error) {
 	cache, err := CacheDir()
 	if err != nil {
 		return nil, err
@@ -163,7 +170,15 @@ func EnsureBinaries(ctx context.Context, progress io.Writer) (*Binaries, error) 
 		return nil, fmt.Errorf("the go command is needed to build the local control plane's tools: %w", err)
 	}
 	bins := &Binaries{paths: map[string]string{}, data: map[string]string{}}
+	want := map[string]bool{}
+	for _, o := range only {
+		want[o] = true
+	}
 	for _, t := range tools() {
+		if len(only) > 0 && !want[t.dir] {
+			continue
+		}
+		delete(want, t.dir)
 		dir, err := ensureTool(ctx, t, filepath.Join(src, t.dir), filepath.Join(cache, "tools"), goVersion, progress)
 		if err != nil {
 			return nil, err
@@ -172,6 +187,9 @@ func EnsureBinaries(ctx context.Context, progress io.Writer) (*Binaries, error) 
 			bins.paths[c.binary] = filepath.Join(dir, "bin", c.binary)
 		}
 		bins.data[t.dir] = filepath.Join(dir, "data")
+	}
+	for unknown := range want {
+		return nil, fmt.Errorf("no tool named %q", unknown)
 	}
 	return bins, nil
 }

@@ -96,7 +96,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if opts.HPASyncPeriod <= 0 {
 		opts.HPASyncPeriod = 15 * time.Second
 	}
-	bins, err := EnsureBinaries(ctx, opts.Progress)
+	bins, err := EnsureBinaries(ctx, opts.Progress, ControlPlaneTools...)
 	if err != nil {
 		return nil, err
 	}

@@ -226,12 +226,16 @@ func TestControlPlane(t *testing.T) {
 	})
 
 	t.Run("the Pulumi CLI and the Kubernetes provider run", func(t *testing.T) {
-		out, err := exec.CommandContext(ctx, c.Binaries.Path("pulumi"), "version").CombinedOutput()
+		bins, err := EnsureBinaries(ctx, testWriter{t}, PulumiTools...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.CommandContext(ctx, bins.Path("pulumi"), "version").CombinedOutput()
 		if err != nil || strings.TrimSpace(string(out)) != pulumiVersion {
 			t.Fatalf("pulumi version: %q, %v; want %s", out, err, pulumiVersion)
 		}
 		// A provider started by hand prints the port of its gRPC server, then serves until killed.
-		cmd := exec.CommandContext(ctx, c.Binaries.Path("pulumi-resource-kubernetes"))
+		cmd := exec.CommandContext(ctx, bins.Path("pulumi-resource-kubernetes"))
 		stdout, _ := cmd.StdoutPipe()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

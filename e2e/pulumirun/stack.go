@@ -28,7 +28,6 @@ const Passphrase = "local-control-plane-only"
 
 // Options say which program to run, with which project file and config.
 type Options struct {
-	Binaries *localcluster.Binaries
 	// WorkDir holds PULUMI_HOME and the file backend's state.
 	WorkDir string
 	// ProjectFile is the project's Pulumi.yaml: its name, config schema and
@@ -38,6 +37,7 @@ type Options struct {
 	Program     pulumi.RunFunc
 	// Config is set on the stack; keys without a namespace get the project's.
 	Config map[string]string
+	// Output receives build progress when a tool must be built; default stderr.
 	Output io.Writer
 }
 
@@ -51,6 +51,14 @@ type Stack struct {
 // New prepares PULUMI_HOME (with the locally built Kubernetes provider
 // installed as version localcluster.ProviderVersion) and creates or selects the stack.
 func New(ctx context.Context, opts Options) (*Stack, error) {
+	out := opts.Output
+	if out == nil {
+		out = os.Stderr
+	}
+	bins, err := localcluster.EnsureBinaries(ctx, out, localcluster.PulumiTools...)
+	if err != nil {
+		return nil, err
+	}
 	home := filepath.Join(opts.WorkDir, "pulumi-home")
 	backend := filepath.Join(opts.WorkDir, "state")
 	for _, d := range []string{home, backend} {
@@ -58,7 +66,7 @@ func New(ctx context.Context, opts Options) (*Stack, error) {
 			return nil, err
 		}
 	}
-	pulumiBin := opts.Binaries.Path("pulumi")
+	pulumiBin := bins.Path("pulumi")
 	env := map[string]string{
 		"PULUMI_HOME":                home,
 		"PULUMI_BACKEND_URL":         "file://" + backend,
@@ -69,7 +77,7 @@ func New(ctx context.Context, opts Options) (*Stack, error) {
 		"PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
 	}
 	install := exec.CommandContext(ctx, pulumiBin, "plugin", "install", "resource", "kubernetes",
-		localcluster.ProviderVersion, "--file", opts.Binaries.Path("pulumi-resource-kubernetes"))
+		localcluster.ProviderVersion, "--file", bins.Path("pulumi-resource-kubernetes"))
 	install.Env = os.Environ()
 	for k, v := range env {
 		install.Env = append(install.Env, k+"="+v)
