@@ -88,7 +88,9 @@ func (c *Cluster) startControllers(ctx context.Context, p *pki) error {
 		"--leader-elect=false",
 		"--service-account-private-key-file=" + p.path(saKeyFile),
 		"--root-ca-file=" + p.path(clusterCA+".crt"),
-		"--use-service-account-credentials=false",
+		// Each controller acts as its own ServiceAccount with its built-in role
+		// (system:controller:*), as on a real cluster.
+		"--use-service-account-credentials=true",
 		"--controllers=horizontalpodautoscaling,garbagecollector,namespace,serviceaccount,serviceaccount-token," +
 			"deployment,replicaset,job,podgc,nodelifecycle,root-ca-cert-publisher,endpointslice,disruption",
 		"--horizontal-pod-autoscaler-sync-period=" + c.HPASyncPeriod.String(),
