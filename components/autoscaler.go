@@ -43,6 +43,9 @@ type Autoscaler struct {
 	ScaledObject *apiextensions.CustomResource
 }
 
+// triggerTimeoutMillis is how long KEDA waits for the exporter's answer.
+const triggerTimeoutMillis = "8000"
+
 // NewAutoscaler creates the ScaledObject. AverageValue makes desired = ceil(claims / target), so with
 // target 1 there is one warm sandbox per active claim, clamped to [min, max]; Value would multiply by
 // the pool's ready count and compound.
@@ -56,6 +59,10 @@ func NewAutoscaler(ctx *pulumi.Context, name string, args *AutoscalerArgs, opts 
 		"valueLocation": pulumi.String(ExporterValueLocation),
 		"targetValue":   pulumi.String(args.TargetValue),
 		"format":        pulumi.String("json"),
+		// Milliseconds. Longer than the exporter's own bound on one read (5s), so
+		// that a slow API server reaches KEDA as the exporter's stale last count,
+		// not as a timeout: KEDA's default (3s) would turn it into a failure.
+		"timeout": pulumi.String(triggerTimeoutMillis),
 	}
 	if args.ActivationTargetValue != "" {
 		metadata["activationTargetValue"] = pulumi.String(args.ActivationTargetValue)
