@@ -63,6 +63,14 @@ func (c *Cluster) startProcess(name, binary string, args []string, env ...string
 	return p, nil
 }
 
+// StartProcess runs another program beside the control plane (the demo's
+// exporter), logged under <state>/logs/<name>.log and stopped with it, also by
+// `localcluster down`.
+func (c *Cluster) StartProcess(name, binary string, args []string, env ...string) error {
+	_, err := c.startProcess(name, binary, args, env...)
+	return err
+}
+
 // exited reports whether the process has stopped (only known for processes
 // this invocation started).
 func (p *process) exited() bool {
