@@ -62,6 +62,6 @@ func BenchmarkScrapeFullList(b *testing.B) {
 		if err != nil {
 			return 0, "", err
 		}
-		return int64(len(*page.Items)), "full", nil
+		return page.count, "full", nil
 	})
 }

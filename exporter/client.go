@@ -62,15 +62,18 @@ func newAPIClient(cfg Config) (*apiClient, error) {
 	}, nil
 }
 
-// listPage is the part of a list response a count needs. Items decode into
-// empty structs: the decoder still validates each item but keeps nothing.
+// listPage is the part of a list response a count needs.
 type listPage struct {
 	Kind     string `json:"kind"`
 	Metadata struct {
 		Continue           string `json:"continue"`
 		RemainingItemCount *int64 `json:"remainingItemCount"`
 	} `json:"metadata"`
-	Items *[]struct{} `json:"items"`
+	// Items stays raw so that a present "items": null (what the API server
+	// sends for an empty list) is told apart from a body with no items at all.
+	Items json.RawMessage `json:"items"`
+	// count is the number of items on this page.
+	count int64
 }
 
 var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -130,8 +133,16 @@ func (c *apiClient) list(ctx context.Context, query url.Values, accept string) (
 	}
 	// A 200 that is not a list (a proxy's page, an empty object) must not be
 	// read as zero claims.
-	if !strings.HasSuffix(page.Kind, "List") || page.Items == nil {
-		return nil, fmt.Errorf("API answered 200 but not with a list (kind %q, items present: %t)", page.Kind, page.Items != nil)
+	if !strings.HasSuffix(page.Kind, "List") || len(page.Items) == 0 {
+		return nil, fmt.Errorf("API answered 200 but not with a list (kind %q, items present: %t)", page.Kind, len(page.Items) != 0)
+	}
+	if string(page.Items) != "null" {
+		// Items decode into empty structs: each is still validated, none kept.
+		var items []struct{}
+		if err := json.Unmarshal(page.Items, &items); err != nil {
+			return nil, fmt.Errorf("decode list items: %w", err)
+		}
+		page.count = int64(len(items))
 	}
 	return &page, nil
 }

@@ -44,7 +44,7 @@ func (c *counter) count(ctx context.Context) (int64, string, error) {
 	if err != nil {
 		return 0, MethodRemainingItemCount, err
 	}
-	items := int64(len(*page.Items))
+	items := page.count
 	switch rc := page.Metadata.RemainingItemCount; {
 	case rc != nil && *rc >= 0:
 		return items + *rc, MethodRemainingItemCount, nil
@@ -83,7 +83,7 @@ func (c *counter) countPages(ctx context.Context) (int64, error) {
 			}
 			return 0, fmt.Errorf("page %d: %w", pages, err)
 		}
-		total += int64(len(*page.Items))
+		total += page.count
 		next := page.Metadata.Continue
 		if next == "" {
 			return total, nil

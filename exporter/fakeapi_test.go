@@ -191,6 +191,15 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(&b, `,"remainingItemCount":%d`, inRange-limit)
 		}
 	}
+	// An empty page is "items": null, as the real API server sends it
+	// (measured on kube-apiserver v1.36.3), not [].
+	if len(page) == 0 {
+		b.WriteString(`},"items":null}` + "\n")
+		w.Header().Set("Content-Type", "application/json")
+		n, _ := w.Write(b.Bytes())
+		f.bytesOut.Add(int64(n))
+		return
+	}
 	b.WriteString(`},"items":[`)
 	w.Header().Set("Content-Type", "application/json")
 	written := 0
