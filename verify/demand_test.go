@@ -20,6 +20,9 @@ func TestDemandPhaseAccepts(t *testing.T) {
 	cfg.Phase = "demand"
 	code, rep, out := runWith(t, context.Background(), c, cfg, blueprintExec(), fakeDemand{c: c})
 	t.Log("\n" + out)
+	if strings.Contains(out, "interrupted") {
+		t.Errorf("a run nobody interrupted says it was interrupted")
+	}
 	if code != 0 {
 		t.Fatalf("exit %d, failures: %v", code, rep.Failures())
 	}

@@ -378,7 +378,10 @@ func runWith(t *testing.T, ctx context.Context, c *cluster, cfg Config, ex Exece
 	t.Helper()
 	var buf syncBuffer
 	rep := newReport(&buf)
-	code := execute(ctx, func() {}, cfg, c.kube, c.dyn, ex, d, rep, &buf)
+	// stop cancels ctx, as the signal context's stop does in main.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	code := execute(ctx, stop, cfg, c.kube, c.dyn, ex, d, rep, &buf)
 	return code, rep, buf.String()
 }
 

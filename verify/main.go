@@ -87,9 +87,11 @@ func execute(ctx context.Context, stop func(), cfg Config, kube kubernetes.Inter
 	func() {
 		// The exit handler runs even if a phase panics.
 		defer func() {
+			// Read before stop(): stopping the signal context cancels it too.
+			interrupted := ctx.Err() != nil
 			// After an interrupt, a second one should end the process at once.
 			stop()
-			if ctx.Err() != nil {
+			if interrupted {
 				rep.Printf("interrupted: running the exit handler (interrupt again to abandon it)")
 			}
 			if err := r.rest.Run(cfg.RestoreTimeout); err != nil {
