@@ -11,12 +11,12 @@ package main
 
 import (
 	"context"
-	"math/rand/v2"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
