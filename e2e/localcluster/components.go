@@ -91,8 +91,12 @@ func (c *Cluster) startControllers(ctx context.Context, p *pki) error {
 		// Each controller acts as its own ServiceAccount with its built-in role
 		// (system:controller:*), as on a real cluster.
 		"--use-service-account-credentials=true",
-		"--controllers=horizontalpodautoscaling,garbagecollector,namespace,serviceaccount,serviceaccount-token," +
-			"deployment,replicaset,job,podgc,nodelifecycle,root-ca-cert-publisher,endpointslice,disruption",
+		// What the product and Pulumi's await logic rely on: endpoints for
+		// Services (Pulumi waits for them), the HPA, garbage collection, ...
+		"--controllers=horizontal-pod-autoscaler-controller,garbage-collector-controller,namespace-controller," +
+			"serviceaccount-controller,serviceaccount-token-controller,deployment-controller,replicaset-controller," +
+			"job-controller,pod-garbage-collector-controller,node-lifecycle-controller," +
+			"root-ca-certificate-publisher-controller,endpoints-controller,endpointslice-controller,disruption-controller",
 		"--horizontal-pod-autoscaler-sync-period=" + c.HPASyncPeriod.String(),
 		"--v=1",
 	}); err != nil {
