@@ -54,6 +54,7 @@ type e2eEnv struct {
 	exporterAddr string
 	exporter     *exec.Cmd
 	tokenFile    string
+	firstToken   string // revoked by the rotation fault
 }
 
 // hpaSyncPeriod is the HPA controller's sync period for the run: EKS's 15s
@@ -196,8 +197,8 @@ func (e *e2eEnv) up(ctx context.Context) {
 func (e *e2eEnv) startExporterWithToken(ctx context.Context) {
 	t := e.t
 	e.tokenFile = filepath.Join(e.work, "exporter-token")
-	tok, _ := e.boundToken(ctx, "exporter-token-1")
-	writeFileAtomic(t, e.tokenFile, tok)
+	e.firstToken = e.boundToken(ctx, "exporter-token-1")
+	writeFileAtomic(t, e.tokenFile, e.firstToken)
 	e.startExporter()
 	e.waitDemand(ctx, 0, true, time.Minute)
 }
@@ -339,18 +340,13 @@ func (e *e2eEnv) faults(ctx context.Context, t *testing.T) {
 	})
 	t.Run("token file rotated: the new token is used, the old one is revoked", func(t *testing.T) {
 		e.t = t
-		newTok, _ := e.boundToken(ctx, "exporter-token-2")
-		writeFileAtomic(t, e.tokenFile, newTok)
+		writeFileAtomic(t, e.tokenFile, e.boundToken(ctx, "exporter-token-2"))
 		// Revoke the first token by deleting the object it is bound to.
-		oldTok, err := os.ReadFile(e.tokenFile + ".first")
-		if err != nil {
-			t.Fatal(err)
-		}
 		if err := e.cluster.Client.CoreV1().Secrets(e.ns).Delete(ctx, "exporter-token-1", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, ctx, "the API server to reject the first token", 30*time.Second, func(ctx context.Context) (bool, error) {
-			return e.tokenRejected(ctx, string(oldTok)), nil
+			return e.tokenRejected(ctx, e.firstToken), nil
 		})
 		before := time.Now()
 		waitFor(t, ctx, "a fresh read after the rotation", 30*time.Second, func(ctx context.Context) (bool, error) {
@@ -541,7 +537,7 @@ func (e *e2eEnv) stopExporter() {
 
 // boundToken is a TokenRequest token of the exporter's ServiceAccount bound
 // to a Secret of that name, so deleting the Secret revokes it.
-func (e *e2eEnv) boundToken(ctx context.Context, secret string) (string, error) {
+func (e *e2eEnv) boundToken(ctx context.Context, secret string) string {
 	t := e.t
 	sa := str(e.outputs["exporterServiceAccount"])
 	sec, err := e.cluster.Client.CoreV1().Secrets(e.ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secret}}, metav1.CreateOptions{})
@@ -556,10 +552,7 @@ func (e *e2eEnv) boundToken(ctx context.Context, secret string) (string, error) 
 	if err != nil {
 		t.Fatalf("TokenRequest for %s/%s: %v", e.ns, sa, err)
 	}
-	if secret == "exporter-token-1" {
-		writeFileAtomic(t, filepath.Join(e.work, "exporter-token.first"), tr.Status.Token)
-	}
-	return tr.Status.Token, nil
+	return tr.Status.Token
 }
 
 func (e *e2eEnv) tokenRejected(ctx context.Context, token string) bool {
