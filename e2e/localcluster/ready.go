@@ -2,7 +2,9 @@ package localcluster
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -172,4 +174,34 @@ func (c *Cluster) proc(name string) *process {
 		}
 	}
 	return nil
+}
+
+// waitHTTP polls url until it answers 200, failing early if proc exits.
+func waitHTTP(ctx context.Context, proc *process, url string, tlsCfg *tls.Config, timeout time.Duration) error {
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg}}
+	deadline := time.Now().Add(timeout)
+	var last string
+	for {
+		if proc != nil && proc.exited() {
+			return fmt.Errorf("%s exited while waiting for %s (see its log)", proc.name, url)
+		}
+		resp, err := client.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = resp.Status
+		} else {
+			last = err.Error()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready after %s: %s", url, timeout, last)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
