@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // Benchmarks on the local control plane. They are measurements, not tests:
 // run them with
@@ -121,7 +121,7 @@ func BenchmarkExporterAt10000Claims(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer proxy.Close()
-	exporterBin := goBuild(b, work, "./exporter/cmd/claim-exporter")
+	exporterBin := goBuild(b, work, "github.com/warmpool/warm-pool-autoscaling-keda/exporter/cmd/claim-exporter")
 
 	scrape := func(b *testing.B, addr string) {
 		code, body := httpGet(b, "http://"+addr+"/demand")

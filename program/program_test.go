@@ -1,4 +1,4 @@
-package main
+package program
 
 import (
 	"encoding/json"
@@ -76,7 +76,7 @@ func runProgram(t *testing.T, cfg map[string]string, prepare ...func(*mockgraph.
 	for _, p := range prepare {
 		p(rec)
 	}
-	return rec, pulumi.RunErr(program, rec.Options(testProject, testStack))
+	return rec, pulumi.RunErr(Run, rec.Options(testProject, testStack))
 }
 
 func mustRunProgram(t *testing.T, cfg map[string]string) *mockgraph.Recorder {
@@ -686,7 +686,7 @@ func TestBadConfigFailsBeforeAnyResource(t *testing.T) {
 // TestPulumiYamlMatchesTheProgram keeps the typed config block (what `pulumi config` and the CLI
 // see) and the Go defaults (what unit tests and the inline e2e program see) in step.
 func TestPulumiYamlMatchesTheProgram(t *testing.T) {
-	proj, err := workspace.LoadProject("Pulumi.yaml")
+	proj, err := workspace.LoadProject("../Pulumi.yaml")
 	require.NoError(t, err, "Pulumi.yaml must pass the CLI's own schema validation")
 	assert.Equal(t, "go", proj.Runtime.Name())
 	assert.Equal(t, []any{"kubernetes"}, proj.Config["pulumi:disable-default-providers"].Value)

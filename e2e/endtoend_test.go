@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // The end-to-end test: the product run exactly as a user runs it, against a
 // local control plane (real kube-apiserver, controller-manager with the HPA,
@@ -37,6 +37,7 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/pulumirun"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/tcpproxy"
+	"github.com/warmpool/warm-pool-autoscaling-keda/program"
 )
 
 // e2eEnv is the shared state of one end-to-end run.
@@ -95,7 +96,7 @@ func newE2EEnv(tb testing.TB, ctx context.Context, hpaSync time.Duration) *e2eEn
 			tb.Errorf("stopping the control plane: %v", err)
 		}
 	})
-	e.exporterBin = goBuild(tb, e.work, "./exporter/cmd/claim-exporter")
+	e.exporterBin = goBuild(tb, e.work, "github.com/warmpool/warm-pool-autoscaling-keda/exporter/cmd/claim-exporter")
 	apiURL, _ := url.Parse(c.APIServerURL)
 	if e.apiProxy, err = tcpproxy.Start(apiURL.Host); err != nil {
 		tb.Fatal(err)
@@ -118,8 +119,8 @@ func newE2EEnv(tb testing.TB, ctx context.Context, hpaSync time.Duration) *e2eEn
 		"pollingInterval": "5",
 	}
 	e.stack, err = pulumirun.New(ctx, pulumirun.Options{
-		Output: newLogWriter(tb), WorkDir: filepath.Join(e.work, "pulumi"), ProjectFile: "Pulumi.yaml",
-		StackName: "e2e", Program: program, Config: e.config,
+		Output: newLogWriter(tb), WorkDir: filepath.Join(e.work, "pulumi"), ProjectFile: "../Pulumi.yaml",
+		StackName: "e2e", Program: program.Run, Config: e.config,
 	})
 	if err != nil {
 		tb.Fatal(err)
@@ -131,7 +132,7 @@ func TestEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 70*time.Minute)
 	defer cancel()
 	e := newE2EEnv(t, ctx, hpaSyncPeriod(t))
-	verifyBin := goBuild(t, e.work, "./verify")
+	verifyBin := goBuild(t, e.work, "github.com/warmpool/warm-pool-autoscaling-keda/verify")
 	adopted := snapshotSharedInstalls(t, ctx, e.cluster)
 
 	steps := []struct {
@@ -389,7 +390,7 @@ func (e *e2eEnv) badInput(ctx context.Context, t *testing.T) {
 				cfg[k] = v
 			}
 			st, err := pulumirun.New(ctx, pulumirun.Options{Output: newLogWriter(t), WorkDir: filepath.Join(e.work, "pulumi"),
-				ProjectFile: "Pulumi.yaml", StackName: fmt.Sprintf("bad-%d", i), Program: program, Config: cfg})
+				ProjectFile: "../Pulumi.yaml", StackName: fmt.Sprintf("bad-%d", i), Program: program.Run, Config: cfg})
 			if err != nil {
 				t.Fatal(err)
 			}

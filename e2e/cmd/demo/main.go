@@ -1,10 +1,8 @@
+// Command demo is the newcomer's first command (./demo): a local control plane,
+// `pulumi up` of the program against it, the exporter with a real token of its
+// ServiceAccount, and verify's report; then it leaves everything up to explore.
+// The program runs inline, exactly as the end-to-end test runs it.
 package main
-
-// The newcomer's first command, ./demo, runs this: a local control plane,
-// `pulumi up` of this program against it, the exporter with a real token of
-// its ServiceAccount, and verify's report; then it leaves everything up to
-// explore. It lives in the test binary because the program (package main)
-// runs inline there, exactly as the end-to-end test runs it.
 
 import (
 	"context"
@@ -17,7 +15,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
-	"testing"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -25,20 +22,14 @@ import (
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/pulumirun"
+	"github.com/warmpool/warm-pool-autoscaling-keda/program"
 )
 
-// DemoEnv makes the test binary run the demo instead of the tests.
-const DemoEnv = "WARMPOOL_DEMO"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(DemoEnv) == "1" {
-		if err := runDemo(); err != nil {
-			fmt.Fprintln(os.Stderr, "demo:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+func main() {
+	if err := runDemo(); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
 	}
-	os.Exit(m.Run())
 }
 
 func runDemo() error {
@@ -83,7 +74,7 @@ func runDemo() error {
 
 	step("2/4 pulumi up (existing cluster, isolated-sandbox required, KEDA and agent-sandbox adopted)")
 	st, err := pulumirun.New(ctx, pulumirun.Options{WorkDir: filepath.Join(dir, "pulumi"), ProjectFile: filepath.Join(root, "Pulumi.yaml"),
-		StackName: "demo", Program: program, Config: map[string]string{
+		StackName: "demo", Program: program.Run, Config: map[string]string{
 			"clusterMode": "existing", "kubeconfig": string(kubeconfig), "runtimeClassMode": "require",
 			"agentSandboxMode": "adopt", "kedaMode": "adopt", "exporterUrl": "http://" + exporterAddr + "/demand", "pollingInterval": "5",
 		}})
