@@ -12,12 +12,12 @@ import (
 	metav1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/meta/v1"
 	rbacv1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/rbac/v1"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 const (
-	// ExporterGoImage runs the exporter from source; pinned to the patch release the module is built with.
-	ExporterGoImage         = "public.ecr.aws/docker/library/golang:1.26.8-alpine"
-	ExporterSourceConfigMap = ExporterName + "-src"
+	ExporterSourceConfigMap = contract.ExporterName + "-src"
 	// ServiceAccountTokenDir is where client libraries, and the exporter's defaults, look for the token.
 	ServiceAccountTokenDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 	exporterSourceDir      = "/src"
@@ -33,7 +33,7 @@ type ClaimExporterArgs struct {
 	Selector  string
 	// Image, when set, is a prebuilt exporter image (its entrypoint is the exporter).
 	Image string
-	// Source (relative path -> content, from exporter.PodSource) is run with `go run` in ExporterGoImage
+	// Source (relative path -> content, from exporter.PodSource) is run with `go run` in contract.ExporterGoImage
 	// when Image is empty: no registry, no Docker, the code reviewed is the code that runs.
 	Source map[string]string
 }
@@ -65,36 +65,36 @@ func NewClaimExporter(ctx *pulumi.Context, name string, args *ClaimExporterArgs,
 	}
 	child := []pulumi.ResourceOption{pulumi.Parent(e), pulumi.DependsOn(args.DependsOn)}
 	labels := pulumi.StringMap{
-		"app.kubernetes.io/name": pulumi.String(ExporterName),
-		PartOfLabel:              pulumi.String(ManagedByValue),
+		"app.kubernetes.io/name": pulumi.String(contract.ExporterName),
+		contract.PartOfLabel:     pulumi.String(contract.ManagedByValue),
 	}
-	selector := pulumi.StringMap{"app.kubernetes.io/name": pulumi.String(ExporterName)}
+	selector := pulumi.StringMap{"app.kubernetes.io/name": pulumi.String(contract.ExporterName)}
 	meta := func(n string) *metav1.ObjectMetaArgs {
 		return &metav1.ObjectMetaArgs{Name: pulumi.String(n), Namespace: args.Namespace.ToStringOutput(), Labels: labels}
 	}
 
-	sa, err := corev1.NewServiceAccount(ctx, ExporterName, &corev1.ServiceAccountArgs{
-		Metadata: meta(ExporterName),
+	sa, err := corev1.NewServiceAccount(ctx, contract.ExporterName, &corev1.ServiceAccountArgs{
+		Metadata: meta(contract.ExporterName),
 		// The pod mounts a projected token itself; nothing else should get one by default.
 		AutomountServiceAccountToken: pulumi.Bool(false),
 	}, child...)
 	if err != nil {
 		return nil, err
 	}
-	role, err := rbacv1.NewRole(ctx, ExporterName, &rbacv1.RoleArgs{
-		Metadata: meta(ExporterName),
+	role, err := rbacv1.NewRole(ctx, contract.ExporterName, &rbacv1.RoleArgs{
+		Metadata: meta(contract.ExporterName),
 		// Counting claims is all it does: no watch, no writes, nothing outside its namespace.
 		Rules: rbacv1.PolicyRuleArray{rbacv1.PolicyRuleArgs{
-			ApiGroups: pulumi.ToStringArray([]string{"extensions.agents.x-k8s.io"}),
-			Resources: pulumi.ToStringArray([]string{"sandboxclaims"}),
+			ApiGroups: pulumi.ToStringArray([]string{contract.AgentSandboxExtensionsGroup}),
+			Resources: pulumi.ToStringArray([]string{contract.SandboxClaimsResource}),
 			Verbs:     pulumi.ToStringArray([]string{"get", "list"}),
 		}},
 	}, child...)
 	if err != nil {
 		return nil, err
 	}
-	binding, err := rbacv1.NewRoleBinding(ctx, ExporterName, &rbacv1.RoleBindingArgs{
-		Metadata: meta(ExporterName),
+	binding, err := rbacv1.NewRoleBinding(ctx, contract.ExporterName, &rbacv1.RoleBindingArgs{
+		Metadata: meta(contract.ExporterName),
 		RoleRef: rbacv1.RoleRefArgs{
 			ApiGroup: pulumi.String("rbac.authorization.k8s.io"), Kind: pulumi.String("Role"), Name: role.Metadata.Name().Elem(),
 		},
@@ -108,7 +108,7 @@ func NewClaimExporter(ctx *pulumi.Context, name string, args *ClaimExporterArgs,
 
 	env := corev1.EnvVarArray{
 		corev1.EnvVarArgs{Name: pulumi.String("EXPORTER_SELECTOR"), Value: pulumi.String(args.Selector)},
-		corev1.EnvVarArgs{Name: pulumi.String("EXPORTER_LISTEN"), Value: pulumi.Sprintf(":%d", ExporterPort)},
+		corev1.EnvVarArgs{Name: pulumi.String("EXPORTER_LISTEN"), Value: pulumi.Sprintf(":%d", contract.ExporterPort)},
 	}
 	volumes := corev1.VolumeArray{tokenVolume()}
 	mounts := corev1.VolumeMountArray{
@@ -126,7 +126,7 @@ func NewClaimExporter(ctx *pulumi.Context, name string, args *ClaimExporterArgs,
 	dependsOn := append([]pulumi.Resource{binding}, args.DependsOn...)
 
 	if image == "" {
-		image = ExporterGoImage
+		image = contract.ExporterGoImage
 		items, digest := sourceItems(args.Source)
 		data := pulumi.StringMap{}
 		for path, content := range args.Source {
@@ -175,8 +175,8 @@ func NewClaimExporter(ctx *pulumi.Context, name string, args *ClaimExporterArgs,
 		HttpGet:       &corev1.HTTPGetActionArgs{Path: pulumi.String("/healthz"), Port: pulumi.String("http")},
 		PeriodSeconds: pulumi.Int(10), FailureThreshold: pulumi.Int(3),
 	}
-	deployment, err := appsv1.NewDeployment(ctx, ExporterName, &appsv1.DeploymentArgs{
-		Metadata: meta(ExporterName),
+	deployment, err := appsv1.NewDeployment(ctx, contract.ExporterName, &appsv1.DeploymentArgs{
+		Metadata: meta(contract.ExporterName),
 		Spec: appsv1.DeploymentSpecArgs{
 			Replicas: pulumi.Int(1),
 			Selector: &metav1.LabelSelectorArgs{MatchLabels: selector},
@@ -193,13 +193,13 @@ func NewClaimExporter(ctx *pulumi.Context, name string, args *ClaimExporterArgs,
 						SeccompProfile: &corev1.SeccompProfileArgs{Type: pulumi.String("RuntimeDefault")},
 					},
 					Containers: corev1.ContainerArray{corev1.ContainerArgs{
-						Name:       pulumi.String(ExporterName),
+						Name:       pulumi.String(contract.ExporterName),
 						Image:      pulumi.String(image),
 						Command:    command,
 						WorkingDir: workingDir,
 						Env:        env,
 						Ports: corev1.ContainerPortArray{corev1.ContainerPortArgs{
-							Name: pulumi.String("http"), ContainerPort: pulumi.Int(ExporterPort),
+							Name: pulumi.String("http"), ContainerPort: pulumi.Int(contract.ExporterPort),
 						}},
 						SecurityContext: &corev1.SecurityContextArgs{
 							AllowPrivilegeEscalation: pulumi.Bool(false),
@@ -226,14 +226,14 @@ func NewClaimExporter(ctx *pulumi.Context, name string, args *ClaimExporterArgs,
 	if err != nil {
 		return nil, err
 	}
-	service, err := corev1.NewService(ctx, ExporterName, &corev1.ServiceArgs{
-		Metadata: meta(ExporterName),
+	service, err := corev1.NewService(ctx, contract.ExporterName, &corev1.ServiceArgs{
+		Metadata: meta(contract.ExporterName),
 		Spec: corev1.ServiceSpecArgs{
 			// ClusterIP only: KEDA reads it from inside the cluster; nothing exposes it further.
 			Type:     pulumi.String("ClusterIP"),
 			Selector: selector,
 			Ports: corev1.ServicePortArray{corev1.ServicePortArgs{
-				Name: pulumi.String("http"), Port: pulumi.Int(ExporterPort), TargetPort: pulumi.String("http"),
+				Name: pulumi.String("http"), Port: pulumi.Int(contract.ExporterPort), TargetPort: pulumi.String("http"),
 			}},
 		},
 	}, child...)
@@ -244,7 +244,7 @@ func NewClaimExporter(ctx *pulumi.Context, name string, args *ClaimExporterArgs,
 	e.Deployment, e.Service = deployment, service
 	e.ServiceAccountName = sa.Metadata.Name().Elem()
 	e.ServiceName = service.Metadata.Name().Elem()
-	e.URL = pulumi.Sprintf("http://%s.%s.svc.cluster.local:%d/demand", e.ServiceName, args.Namespace, ExporterPort)
+	e.URL = pulumi.Sprintf("http://%s.%s.svc.cluster.local:%d%s", e.ServiceName, args.Namespace, contract.ExporterPort, contract.DemandPath)
 	return e, ctx.RegisterResourceOutputs(e, pulumi.Map{
 		"serviceAccountName": e.ServiceAccountName,
 		"serviceName":        e.ServiceName,

@@ -6,6 +6,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/components"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/exporter"
 )
 
@@ -34,7 +35,7 @@ func Run(ctx *pulumi.Context) error {
 	inCluster := pulumi.Providers(cluster.Provider)
 
 	runtime, err := components.NewSandboxRuntime(ctx, "sandbox-runtime", &components.SandboxRuntimeArgs{
-		Mode: cfg.RuntimeClassMode, Name: components.RuntimeClassName, Handler: cfg.RuntimeClassHandler,
+		Mode: cfg.RuntimeClassMode, Name: contract.RuntimeClassName, Handler: cfg.RuntimeClassHandler,
 	}, inCluster)
 	if err != nil {
 		return err
@@ -55,7 +56,7 @@ func Run(ctx *pulumi.Context) error {
 	pool, err := components.NewWarmPool(ctx, "warm-pool", &components.WarmPoolArgs{
 		Namespace: cfg.Namespace, StackLabelValue: cfg.StackLabelValue(),
 		TemplateName: cfg.TemplateName, PoolName: cfg.PoolName, InitialReplicas: cfg.MinReplicas,
-		RuntimeClassName: components.RuntimeClassName,
+		RuntimeClassName: contract.RuntimeClassName,
 		DependsOn:        []pulumi.Resource{runtime, agentSandbox},
 	}, inCluster)
 	if err != nil {
@@ -73,7 +74,7 @@ func Run(ctx *pulumi.Context) error {
 		exporterURL = pulumi.String(cfg.ExporterURL).ToStringOutput()
 	}
 	autoscaler, err := components.NewAutoscaler(ctx, "autoscaler", &components.AutoscalerArgs{
-		Namespace: pool.NamespaceName, Name: components.ScaledObjectName, PoolName: cfg.PoolName,
+		Namespace: pool.NamespaceName, Name: contract.ScaledObjectName, PoolName: cfg.PoolName,
 		MinReplicas: cfg.MinReplicas, MaxReplicas: cfg.MaxReplicas,
 		TargetValue: cfg.TargetValue, ActivationTargetValue: cfg.ActivationTargetValue,
 		PollingInterval: cfg.PollingInterval, URL: exporterURL, FallbackReplicas: cfg.FallbackReplicas,

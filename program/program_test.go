@@ -16,6 +16,7 @@ import (
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/components"
 	"github.com/warmpool/warm-pool-autoscaling-keda/components/mockgraph"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 const (
@@ -185,9 +186,9 @@ func TestCreateModeMakesAnAutoModeClusterWithItsOwnNetwork(t *testing.T) {
 	assert.True(t, chart.DependsOn(kedaNS), "the chart waits for its namespace")
 
 	// require mode reads the RuntimeClass and creates none.
-	rc := mustFind(t, rec, typeRuntimeClass, components.RuntimeClassName)
+	rc := mustFind(t, rec, typeRuntimeClass, contract.RuntimeClassName)
 	assert.True(t, rc.Read)
-	assert.Equal(t, components.RuntimeClassName, rc.ID)
+	assert.Equal(t, contract.RuntimeClassName, rc.ID)
 }
 
 func TestCreateModeWithAGivenVPCMakesNoNetwork(t *testing.T) {
@@ -225,7 +226,7 @@ func TestAdoptModesOnlyReadSharedInstalls(t *testing.T) {
 		assert.Empty(t, rec.Find(typ, ""), "adopt mode must not install %s", typ)
 	}
 	assert.Empty(t, rec.Find(typeNamespace, "keda"), "adopt mode must not own the keda namespace")
-	wantReads := append([]string{components.KedaCRD}, components.AgentSandboxCRDs...)
+	wantReads := append([]string{contract.ScaledObjectCRD}, contract.AgentSandboxCRDs...)
 	sort.Strings(wantReads)
 	var gotReads []string
 	for _, r := range rec.All() {
@@ -236,8 +237,8 @@ func TestAdoptModesOnlyReadSharedInstalls(t *testing.T) {
 		// Nothing outside the stack's namespace, except reads, may be managed in this mode.
 		if !r.Read && strings.HasPrefix(r.Type, "kubernetes:") {
 			ns, hasNS := r.Path("metadata", "namespace")
-			isOwnNamespace := r.Type == typeNamespace && r.Name == components.DefaultNamespace
-			assert.True(t, isOwnNamespace || (hasNS && ns.IsString() && ns.StringValue() == components.DefaultNamespace),
+			isOwnNamespace := r.Type == typeNamespace && r.Name == contract.DefaultNamespace
+			assert.True(t, isOwnNamespace || (hasNS && ns.IsString() && ns.StringValue() == contract.DefaultNamespace),
 				"%s %s is outside the stack's namespace", r.Type, r.Name)
 		}
 	}
@@ -272,11 +273,11 @@ func TestEveryInClusterResourceUsesTheClusterProvider(t *testing.T) {
 
 func TestRuntimeClassCreateMode(t *testing.T) {
 	rec := mustRunProgram(t, map[string]string{"clusterMode": "existing", "kubeconfig": mockKubeconfig, "runtimeClassMode": "create", "runtimeClassHandler": "kata-qemu"})
-	rc := mustFind(t, rec, typeRuntimeClass, components.RuntimeClassName)
+	rc := mustFind(t, rec, typeRuntimeClass, contract.RuntimeClassName)
 	assert.False(t, rc.Read)
 	assert.Equal(t, "kata-qemu", inputStr(t, rc, "handler"))
-	assert.Equal(t, components.RuntimeClassName, inputStr(t, rc, "metadata", "name"))
-	ns := mustFind(t, rec, typeNamespace, components.DefaultNamespace)
+	assert.Equal(t, contract.RuntimeClassName, inputStr(t, rc, "metadata", "name"))
+	ns := mustFind(t, rec, typeNamespace, contract.DefaultNamespace)
 	assert.True(t, ns.DependsOn(rc), "the pool's namespace (and so the pool) waits for the RuntimeClass")
 }
 
@@ -298,7 +299,7 @@ func componentError(t *testing.T, absent string, build func(ctx *pulumi.Context)
 
 func TestMissingRuntimeClassStopsBeforeThePool(t *testing.T) {
 	rec, err := runProgram(t, existingAdoptConfig, func(r *mockgraph.Recorder) {
-		r.Absent[typeRuntimeClass+"/"+components.RuntimeClassName] = true
+		r.Absent[typeRuntimeClass+"/"+contract.RuntimeClassName] = true
 	})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "resource 'isolated-sandbox' does not exist")
@@ -306,8 +307,8 @@ func TestMissingRuntimeClassStopsBeforeThePool(t *testing.T) {
 		assert.Empty(t, rec.Find(typ, ""), "%s must not be registered when the runtime is missing", typ)
 	}
 
-	explained := componentError(t, typeRuntimeClass+"/"+components.RuntimeClassName, func(ctx *pulumi.Context) error {
-		_, err := components.NewSandboxRuntime(ctx, "rt", &components.SandboxRuntimeArgs{Mode: components.ModeRequire, Name: components.RuntimeClassName})
+	explained := componentError(t, typeRuntimeClass+"/"+contract.RuntimeClassName, func(ctx *pulumi.Context) error {
+		_, err := components.NewSandboxRuntime(ctx, "rt", &components.SandboxRuntimeArgs{Mode: components.ModeRequire, Name: contract.RuntimeClassName})
 		return err
 	})
 	require.Error(t, explained)
@@ -321,7 +322,7 @@ func TestAdoptingAMissingInstallStops(t *testing.T) {
 		build  func(ctx *pulumi.Context) error
 		want   []string
 	}{
-		"keda": {components.KedaCRD, func(ctx *pulumi.Context) error {
+		"keda": {contract.ScaledObjectCRD, func(ctx *pulumi.Context) error {
 			_, err := components.NewKeda(ctx, "keda", &components.KedaArgs{Mode: components.ModeAdopt})
 			return err
 		}, []string{"KEDA is not installed on this cluster: CustomResourceDefinition scaledobjects.keda.sh was not found", "helm install keda", "kedaMode=install"}},
@@ -352,7 +353,7 @@ func TestScaledObjectTargetsThePoolAndReadsTheExporter(t *testing.T) {
 	rec := mustRunProgram(t, nil)
 	so := mustFind(t, rec, typeScaledObject, "warm-pool")
 	assert.Equal(t, "warm-pool", inputStr(t, so, "metadata", "name"))
-	assert.Equal(t, components.DefaultNamespace, inputStr(t, so, "metadata", "namespace"))
+	assert.Equal(t, contract.DefaultNamespace, inputStr(t, so, "metadata", "namespace"))
 	ref, _ := so.Path("spec", "scaleTargetRef")
 	assert.Equal(t, map[string]any{
 		"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxWarmPool", "name": "warm-pool",
@@ -421,7 +422,7 @@ func TestExporterRoleIsExactlyGetAndListOnSandboxClaims(t *testing.T) {
 	assert.Equal(t, "Role", inputStr(t, binding, "roleRef", "kind"))
 	assert.Equal(t, "claim-exporter", inputStr(t, binding, "roleRef", "name"))
 	subjects, _ := binding.Path("subjects")
-	assert.Equal(t, []any{map[string]any{"kind": "ServiceAccount", "name": "claim-exporter", "namespace": components.DefaultNamespace}}, plainValue(subjects))
+	assert.Equal(t, []any{map[string]any{"kind": "ServiceAccount", "name": "claim-exporter", "namespace": contract.DefaultNamespace}}, plainValue(subjects))
 }
 
 func TestExporterPodIsLockedDown(t *testing.T) {
@@ -496,7 +497,7 @@ func TestExporterRunsItsEmbeddedSourceByDefault(t *testing.T) {
 	assert.True(t, dep.DependsOn(cm), "the pod waits for its source")
 	containers, _ := dep.Path("spec", "template", "spec", "containers")
 	c := plainValue(containers).([]any)[0].(map[string]any)
-	assert.Equal(t, components.ExporterGoImage, c["image"])
+	assert.Equal(t, contract.ExporterGoImage, c["image"])
 	assert.Equal(t, []any{"go", "run", "./exporter/cmd/claim-exporter"}, c["command"])
 	env := map[string]string{}
 	for _, e := range c["env"].([]any) {
@@ -554,7 +555,7 @@ func TestWarmPodsAreIsolatedSandboxes(t *testing.T) {
 	assert.Equal(t, "warm-pool-agent", inputStr(t, pool, "spec", "sandboxTemplateRef", "name"))
 	assert.Equal(t, 1, inputInt(t, pool, "spec", "replicas"), "created at the floor")
 
-	ns := mustFind(t, rec, typeNamespace, components.DefaultNamespace)
+	ns := mustFind(t, rec, typeNamespace, contract.DefaultNamespace)
 	labels, _ := ns.Path("metadata", "labels")
 	assert.Equal(t, map[string]any{
 		"app.kubernetes.io/managed-by":     "warm-pool-autoscaling-keda",
@@ -597,7 +598,7 @@ func TestDestroyOrderFollowsDependencies(t *testing.T) {
 	for name, cfg := range map[string]map[string]string{"install": nil, "adopt": existingAdoptConfig} {
 		t.Run(name, func(t *testing.T) {
 			rec := mustRunProgram(t, cfg)
-			ns := mustFind(t, rec, typeNamespace, components.DefaultNamespace)
+			ns := mustFind(t, rec, typeNamespace, contract.DefaultNamespace)
 			so := mustFind(t, rec, typeScaledObject, "warm-pool")
 			pool := mustFind(t, rec, typePool, "warm-pool")
 			tpl := mustFind(t, rec, typeTemplate, "warm-pool-agent")
@@ -618,7 +619,7 @@ func TestDestroyOrderFollowsDependencies(t *testing.T) {
 			}
 			inNamespace := 0
 			for _, r := range rec.All() {
-				if v, ok := r.Path("metadata", "namespace"); ok && v.IsString() && v.StringValue() == components.DefaultNamespace {
+				if v, ok := r.Path("metadata", "namespace"); ok && v.IsString() && v.StringValue() == contract.DefaultNamespace {
 					inNamespace++
 					assert.True(t, r.DependsOn(ns), "%s %s must depend on the namespace", r.Type, r.Name)
 				}

@@ -1,4 +1,4 @@
-package components
+package program
 
 import (
 	"encoding/json"
@@ -9,6 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/components"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 const twoContexts = `apiVersion: v1
@@ -62,10 +65,10 @@ func TestKubeconfigHomePathIsExpanded(t *testing.T) {
 
 func TestValidateReportsEveryProblemAtOnce(t *testing.T) {
 	c := Config{
-		ClusterMode: ModeExisting, Kubeconfig: twoContexts, RuntimeClassMode: ModeRequire,
-		AgentSandboxMode: ModeAdopt, AgentSandboxVersion: DefaultAgentSandboxVersion, KedaMode: ModeAdopt,
-		KedaChartVersion: DefaultKedaChartVersion, Namespace: DefaultNamespace, PoolName: DefaultPoolName,
-		TemplateName: DefaultTemplateName, MinReplicas: 1, MaxReplicas: 3, TargetValue: "1", LoadCap: 3,
+		ClusterMode: components.ModeExisting, Kubeconfig: twoContexts, RuntimeClassMode: components.ModeRequire,
+		AgentSandboxMode: components.ModeAdopt, AgentSandboxVersion: contract.AgentSandboxRelease, KedaMode: components.ModeAdopt,
+		KedaChartVersion: contract.KedaChartVersion, Namespace: contract.DefaultNamespace, PoolName: contract.DefaultPoolName,
+		TemplateName: contract.DefaultTemplateName, MinReplicas: 1, MaxReplicas: 3, TargetValue: "1", LoadCap: 3,
 		PollingInterval: 15,
 	}
 	require.NoError(t, c.Validate())
