@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 // Config is everything a run needs: stack outputs first, flags on top.
@@ -64,13 +66,13 @@ type Config struct {
 // 15 s HPA sync period.
 func defaultConfig() Config {
 	return Config{
-		Namespace:       projectName,
-		Pool:            "warm-pool",
-		ScaledObject:    "warm-pool",
-		ExporterService: "claim-exporter",
-		ExporterSA:      "claim-exporter",
-		ExporterPath:    "demand",
-		LoadCap:         3,
+		Namespace:       contract.DefaultNamespace,
+		Pool:            contract.DefaultPoolName,
+		ScaledObject:    contract.ScaledObjectName,
+		ExporterService: contract.ExporterName,
+		ExporterSA:      contract.ExporterName,
+		ExporterPath:    strings.TrimPrefix(contract.DemandPath, "/"),
+		LoadCap:         contract.DefaultLoadCap,
 		Phase:           "all",
 		ProbeURL:        "https://aws.amazon.com",
 		DownEach:        true,

@@ -181,7 +181,7 @@ func TestReadingsExecFailures(t *testing.T) {
 			cfg.RequireExec = tc.require
 			_, rep, out := runWith(t, context.Background(), c, cfg, &fakeExec{err: tc.err}, fakeDemand{c: c})
 			for _, rc := range readingChecks {
-				cs := rep.find(rc.name)
+				cs := rep.Find(rc.name)
 				if len(cs) == 0 {
 					t.Fatalf("no check %q\n%s", rc.name, out)
 				}

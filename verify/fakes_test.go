@@ -406,7 +406,7 @@ func (s *syncBuffer) String() string {
 // status returns the status of the single check whose name contains sub.
 func status(t *testing.T, rep *Report, sub string) Status {
 	t.Helper()
-	cs := rep.find(sub)
+	cs := rep.Find(sub)
 	if len(cs) == 0 {
 		t.Fatalf("no check named like %q", sub)
 	}

@@ -8,6 +8,8 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 // defaultDownStabilization is kube-controller-manager's default scale-down
@@ -45,7 +47,7 @@ func ownedByScaledObject(h *autoscalingv2.HorizontalPodAutoscaler, so string) (b
 	var seen []string
 	for _, o := range h.OwnerReferences {
 		seen = append(seen, fmt.Sprintf("%s %s/%s", o.APIVersion, o.Kind, o.Name))
-		if o.Kind == "ScaledObject" && o.Name == so && strings.HasPrefix(o.APIVersion, "keda.sh/") {
+		if o.Kind == contract.ScaledObjectKind && o.Name == so && strings.HasPrefix(o.APIVersion, contract.KedaGroup+"/") {
 			return true, fmt.Sprintf("ownerReferences[kind=ScaledObject].name=%s (uid %s)", o.Name, o.UID)
 		}
 	}
@@ -74,7 +76,7 @@ func (r *Runner) precondition(ctx context.Context) error {
 
 	ref := h.Spec.ScaleTargetRef
 	r.rep.Judge(ph, "the HPA scales the SandboxWarmPool itself",
-		ref.Kind == "SandboxWarmPool" && strings.HasPrefix(ref.APIVersion, "extensions.agents.x-k8s.io/"),
+		ref.Kind == contract.SandboxWarmPoolKind && strings.HasPrefix(ref.APIVersion, contract.AgentSandboxExtensionsGroup+"/"),
 		fmt.Sprintf("scaleTargetRef apiVersion=%s kind=%s name=%s", ref.APIVersion, ref.Kind, ref.Name))
 	owned, ev := ownedByScaledObject(h, r.cfg.ScaledObject)
 	r.rep.Judge(ph, "the HPA is owned by the ScaledObject", owned, ev+fmt.Sprintf(" (want scaledobject/%s)", r.cfg.ScaledObject))
@@ -101,7 +103,7 @@ func (r *Runner) precondition(ctx context.Context) error {
 		r.min, r.max, r.downWindow, r.cfg.LoadCap, outs)
 	r.rep.Judge(ph, "the load verify generates is within the bound", int64(r.cfg.LoadCap) <= r.max,
 		fmt.Sprintf("load cap %d claims, maxReplicaCount %d", r.cfg.LoadCap, r.max))
-	if !owned || !ok || int64(r.cfg.LoadCap) > r.max || ref.Kind != "SandboxWarmPool" {
+	if !owned || !ok || int64(r.cfg.LoadCap) > r.max || ref.Kind != contract.SandboxWarmPoolKind {
 		return errStop
 	}
 	return nil

@@ -1,4 +1,7 @@
-package main
+// Package report is verify's report: every check with its evidence, the demand steps and the
+// control window, printed as they happen and written as JSON (--json). The end-to-end test
+// decodes that JSON into these types, so the contract is compiled on both sides.
+package report
 
 import (
 	"encoding/json"
@@ -60,7 +63,8 @@ type Report struct {
 	Skipped                int            `json:"skipped"`
 }
 
-func newReport(out io.Writer) *Report { return &Report{out: out} }
+// New makes a report that prints to out as checks are added.
+func New(out io.Writer) *Report { return &Report{out: out} }
 
 // Section prints a phase heading in the blueprint's "== i/n title ==" form.
 func (r *Report) Section(i, n int, title string) {
@@ -138,8 +142,8 @@ func (r *Report) Failures() []string {
 	return out
 }
 
-// find returns the checks whose name contains sub.
-func (r *Report) find(sub string) []Check {
+// Find returns the checks whose name contains sub.
+func (r *Report) Find(sub string) []Check {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []Check
@@ -157,7 +161,3 @@ func (r *Report) JSON() ([]byte, error) {
 	defer r.mu.Unlock()
 	return json.MarshalIndent(r, "", "  ")
 }
-
-func i64(v int64) *int64     { return &v }
-func f64(v float64) *float64 { return &v }
-func secs(v float64) string  { return fmt.Sprintf("%.3fs", v) }
