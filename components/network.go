@@ -27,105 +27,134 @@ func newNetwork(ctx *pulumi.Context, name, clusterName string, parent pulumi.Res
 	if len(zones.Names) < networkAZs {
 		return nil, fmt.Errorf("the region has %d available zone(s); EKS needs %d: pick another aws:region or set vpcId and privateSubnetIds", len(zones.Names), networkAZs)
 	}
-	tags := func(n string, extra map[string]string) pulumi.StringMap {
-		m := pulumi.StringMap{"Name": pulumi.String(n), "kubernetes.io/cluster/" + clusterName: pulumi.String("shared")}
-		for k, v := range extra {
-			m[k] = pulumi.String(v)
-		}
-		return m
-	}
-	child := pulumi.Parent(parent)
+	b := networkBuilder{ctx: ctx, name: name, clusterName: clusterName, zones: zones.Names[:networkAZs], child: pulumi.Parent(parent)}
 
 	vpc, err := ec2.NewVpc(ctx, name+"-vpc", &ec2.VpcArgs{
 		CidrBlock:          pulumi.String("10.0.0.0/16"),
 		EnableDnsHostnames: pulumi.Bool(true),
 		EnableDnsSupport:   pulumi.Bool(true),
-		Tags:               tags(clusterName, nil),
-	}, child)
+		Tags:               b.tags(clusterName, nil),
+	}, b.child)
 	if err != nil {
 		return nil, err
 	}
 	igw, err := ec2.NewInternetGateway(ctx, name+"-igw", &ec2.InternetGatewayArgs{
-		VpcId: vpc.ID(), Tags: tags(clusterName, nil),
-	}, child)
+		VpcId: vpc.ID(), Tags: b.tags(clusterName, nil),
+	}, b.child)
 	if err != nil {
 		return nil, err
 	}
-	publicRoutes, err := ec2.NewRouteTable(ctx, name+"-public", &ec2.RouteTableArgs{
-		VpcId:  vpc.ID(),
-		Routes: ec2.RouteTableRouteArray{ec2.RouteTableRouteArgs{CidrBlock: pulumi.String("0.0.0.0/0"), GatewayId: igw.ID()}},
-		Tags:   tags(clusterName+"-public", nil),
-	}, child)
+	publicIDs, firstPublic, err := b.publicSubnets(vpc, igw)
 	if err != nil {
 		return nil, err
 	}
-
-	var publicIDs, privateIDs pulumi.StringArray
-	var firstPublic *ec2.Subnet
-	for i := 0; i < networkAZs; i++ {
-		az := zones.Names[i]
-		public, err := ec2.NewSubnet(ctx, fmt.Sprintf("%s-public-%d", name, i), &ec2.SubnetArgs{
-			VpcId:               vpc.ID(),
-			AvailabilityZone:    pulumi.String(az),
-			CidrBlock:           pulumi.Sprintf("10.0.%d.0/24", 200+i),
-			MapPublicIpOnLaunch: pulumi.Bool(true),
-			Tags:                tags(fmt.Sprintf("%s-public-%s", clusterName, az), map[string]string{"kubernetes.io/role/elb": "1"}),
-		}, child)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := ec2.NewRouteTableAssociation(ctx, fmt.Sprintf("%s-public-%d", name, i), &ec2.RouteTableAssociationArgs{
-			SubnetId: public.ID(), RouteTableId: publicRoutes.ID(),
-		}, child); err != nil {
-			return nil, err
-		}
-		if firstPublic == nil {
-			firstPublic = public
-		}
-		publicIDs = append(publicIDs, public.ID().ToStringOutput())
-	}
-
-	eip, err := ec2.NewEip(ctx, name+"-nat", &ec2.EipArgs{Domain: pulumi.String("vpc"), Tags: tags(clusterName+"-nat", nil)}, child)
+	nat, err := b.natGateway(firstPublic, igw)
 	if err != nil {
 		return nil, err
 	}
-	nat, err := ec2.NewNatGateway(ctx, name+"-nat", &ec2.NatGatewayArgs{
-		AllocationId: eip.ID(), SubnetId: firstPublic.ID(), Tags: tags(clusterName+"-nat", nil),
-	}, child, pulumi.DependsOn([]pulumi.Resource{igw}))
+	privateIDs, err := b.privateSubnets(vpc, nat)
 	if err != nil {
 		return nil, err
 	}
-	privateRoutes, err := ec2.NewRouteTable(ctx, name+"-private", &ec2.RouteTableArgs{
-		VpcId:  vpc.ID(),
-		Routes: ec2.RouteTableRouteArray{ec2.RouteTableRouteArgs{CidrBlock: pulumi.String("0.0.0.0/0"), NatGatewayId: nat.ID()}},
-		Tags:   tags(clusterName+"-private", nil),
-	}, child)
-	if err != nil {
-		return nil, err
-	}
-	for i := 0; i < networkAZs; i++ {
-		az := zones.Names[i]
-		// /18 each: Auto Mode gives every pod a VPC address.
-		private, err := ec2.NewSubnet(ctx, fmt.Sprintf("%s-private-%d", name, i), &ec2.SubnetArgs{
-			VpcId:            vpc.ID(),
-			AvailabilityZone: pulumi.String(az),
-			CidrBlock:        pulumi.Sprintf("10.0.%d.0/18", 64*i),
-			Tags:             tags(fmt.Sprintf("%s-private-%s", clusterName, az), map[string]string{"kubernetes.io/role/internal-elb": "1"}),
-		}, child)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := ec2.NewRouteTableAssociation(ctx, fmt.Sprintf("%s-private-%d", name, i), &ec2.RouteTableAssociationArgs{
-			SubnetId: private.ID(), RouteTableId: privateRoutes.ID(),
-		}, child); err != nil {
-			return nil, err
-		}
-		privateIDs = append(privateIDs, private.ID().ToStringOutput())
-	}
-
 	return &network{
 		vpcID:            vpc.ID().ToStringOutput(),
 		privateSubnetIDs: privateIDs.ToStringArrayOutput(),
 		publicSubnetIDs:  publicIDs.ToStringArrayOutput(),
 	}, nil
+}
+
+// networkBuilder makes the network's parts, named and tagged alike.
+type networkBuilder struct {
+	ctx         *pulumi.Context
+	name        string
+	clusterName string
+	zones       []string
+	child       pulumi.ResourceOption
+}
+
+func (b networkBuilder) tags(n string, extra map[string]string) pulumi.StringMap {
+	m := pulumi.StringMap{"Name": pulumi.String(n), "kubernetes.io/cluster/" + b.clusterName: pulumi.String("shared")}
+	for k, v := range extra {
+		m[k] = pulumi.String(v)
+	}
+	return m
+}
+
+// publicSubnets makes one public subnet per zone, routed to the internet gateway.
+func (b networkBuilder) publicSubnets(vpc *ec2.Vpc, igw *ec2.InternetGateway) (pulumi.StringArray, *ec2.Subnet, error) {
+	routes, err := ec2.NewRouteTable(b.ctx, b.name+"-public", &ec2.RouteTableArgs{
+		VpcId:  vpc.ID(),
+		Routes: ec2.RouteTableRouteArray{ec2.RouteTableRouteArgs{CidrBlock: pulumi.String("0.0.0.0/0"), GatewayId: igw.ID()}},
+		Tags:   b.tags(b.clusterName+"-public", nil),
+	}, b.child)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ids pulumi.StringArray
+	var first *ec2.Subnet
+	for i, az := range b.zones {
+		public, err := ec2.NewSubnet(b.ctx, fmt.Sprintf("%s-public-%d", b.name, i), &ec2.SubnetArgs{
+			VpcId:               vpc.ID(),
+			AvailabilityZone:    pulumi.String(az),
+			CidrBlock:           pulumi.Sprintf("10.0.%d.0/24", 200+i),
+			MapPublicIpOnLaunch: pulumi.Bool(true),
+			Tags:                b.tags(fmt.Sprintf("%s-public-%s", b.clusterName, az), map[string]string{"kubernetes.io/role/elb": "1"}),
+		}, b.child)
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, err := ec2.NewRouteTableAssociation(b.ctx, fmt.Sprintf("%s-public-%d", b.name, i), &ec2.RouteTableAssociationArgs{
+			SubnetId: public.ID(), RouteTableId: routes.ID(),
+		}, b.child); err != nil {
+			return nil, nil, err
+		}
+		if first == nil {
+			first = public
+		}
+		ids = append(ids, public.ID().ToStringOutput())
+	}
+	return ids, first, nil
+}
+
+// natGateway is the private subnets' one way out, in the first public subnet.
+func (b networkBuilder) natGateway(public *ec2.Subnet, igw *ec2.InternetGateway) (*ec2.NatGateway, error) {
+	eip, err := ec2.NewEip(b.ctx, b.name+"-nat", &ec2.EipArgs{Domain: pulumi.String("vpc"), Tags: b.tags(b.clusterName+"-nat", nil)}, b.child)
+	if err != nil {
+		return nil, err
+	}
+	return ec2.NewNatGateway(b.ctx, b.name+"-nat", &ec2.NatGatewayArgs{
+		AllocationId: eip.ID(), SubnetId: public.ID(), Tags: b.tags(b.clusterName+"-nat", nil),
+	}, b.child, pulumi.DependsOn([]pulumi.Resource{igw}))
+}
+
+// privateSubnets makes one private subnet per zone, routed through the NAT gateway.
+func (b networkBuilder) privateSubnets(vpc *ec2.Vpc, nat *ec2.NatGateway) (pulumi.StringArray, error) {
+	routes, err := ec2.NewRouteTable(b.ctx, b.name+"-private", &ec2.RouteTableArgs{
+		VpcId:  vpc.ID(),
+		Routes: ec2.RouteTableRouteArray{ec2.RouteTableRouteArgs{CidrBlock: pulumi.String("0.0.0.0/0"), NatGatewayId: nat.ID()}},
+		Tags:   b.tags(b.clusterName+"-private", nil),
+	}, b.child)
+	if err != nil {
+		return nil, err
+	}
+	var ids pulumi.StringArray
+	for i, az := range b.zones {
+		// /18 each: Auto Mode gives every pod a VPC address.
+		private, err := ec2.NewSubnet(b.ctx, fmt.Sprintf("%s-private-%d", b.name, i), &ec2.SubnetArgs{
+			VpcId:            vpc.ID(),
+			AvailabilityZone: pulumi.String(az),
+			CidrBlock:        pulumi.Sprintf("10.0.%d.0/18", 64*i),
+			Tags:             b.tags(fmt.Sprintf("%s-private-%s", b.clusterName, az), map[string]string{"kubernetes.io/role/internal-elb": "1"}),
+		}, b.child)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := ec2.NewRouteTableAssociation(b.ctx, fmt.Sprintf("%s-private-%d", b.name, i), &ec2.RouteTableAssociationArgs{
+			SubnetId: private.ID(), RouteTableId: routes.ID(),
+		}, b.child); err != nil {
+			return nil, err
+		}
+		ids = append(ids, private.ID().ToStringOutput())
+	}
+	return ids, nil
 }
