@@ -12,7 +12,7 @@ import (
 
 // Run is the whole stack: main runs it under the Pulumi CLI, the e2e inline through the Automation API.
 func Run(ctx *pulumi.Context) error {
-	cfg, err := components.LoadConfig(ctx)
+	cfg, err := LoadConfig(ctx)
 	if err != nil {
 		return err
 	}

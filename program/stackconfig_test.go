@@ -79,9 +79,9 @@ func TestPulumiYamlMatchesTheProgram(t *testing.T) {
 	assert.Equal(t, []any{"kubernetes"}, proj.Config["pulumi:disable-default-providers"].Value)
 
 	t.Setenv("PULUMI_CONFIG", "{}")
-	var cfg *components.Config
+	var cfg *Config
 	require.NoError(t, pulumi.RunErr(func(ctx *pulumi.Context) (err error) {
-		cfg, err = components.LoadConfig(ctx)
+		cfg, err = LoadConfig(ctx)
 		return err
 	}, mockgraph.New().Options(testProject, testStack)))
 
