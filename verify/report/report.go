@@ -97,6 +97,17 @@ func (r *Report) Pass(phase, name, evidence string) { r.add(phase, name, Pass, e
 func (r *Report) Fail(phase, name, evidence string) { r.add(phase, name, Fail, evidence) }
 func (r *Report) Skip(phase, name, evidence string) { r.add(phase, name, Skip, evidence) }
 
+// AddStep records one demand step of the scale-up ("up") or the scale-down ("down").
+func (r *Report) AddStep(direction string, s Step) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if direction == "up" {
+		r.ScaleUp = append(r.ScaleUp, s)
+	} else {
+		r.ScaleDown = append(r.ScaleDown, s)
+	}
+}
+
 // Judge records PASS when ok, else FAIL, with the same evidence either way.
 func (r *Report) Judge(phase, name string, ok bool, evidence string) {
 	if ok {
