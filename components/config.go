@@ -55,6 +55,13 @@ const (
 	ModeAdopt    = "adopt"
 )
 
+// Isolation the sandbox runtime gives, as verify expects it (stack output isolation):
+// vm on EKS (Nitro Sandboxes), gvisor on the local control plane's real node.
+const (
+	IsolationVM     = "vm"
+	IsolationGVisor = "gvisor"
+)
+
 // Config is the validated stack configuration. Defaults match Pulumi.yaml (a test keeps them in step),
 // because unit tests and the Automation API inline program do not go through the CLI's typed defaults.
 type Config struct {
@@ -94,6 +101,9 @@ type Config struct {
 	ExporterImage string
 	ExporterURL   string
 	ClaimSelector string
+
+	// Isolation is what verify's readings must show: IsolationVM or IsolationGVisor.
+	Isolation string
 }
 
 // StackLabelValue is the value of StackLabel on this stack's namespace.
@@ -175,6 +185,7 @@ func LoadConfig(ctx *pulumi.Context) (*Config, error) {
 		ExporterImage:         str("exporterImage", ""),
 		ExporterURL:           str("exporterUrl", ""),
 		ClaimSelector:         str("claimSelector", ""),
+		Isolation:             str("isolation", IsolationVM),
 	}
 	if c.ClusterName == "" {
 		if c.ClusterMode == ModeExisting {
@@ -222,6 +233,7 @@ func (c *Config) Validate(earlier ...string) error {
 	oneOf("runtimeClassMode", c.RuntimeClassMode, ModeRequire, ModeCreate)
 	oneOf("agentSandboxMode", c.AgentSandboxMode, ModeInstall, ModeAdopt)
 	oneOf("kedaMode", c.KedaMode, ModeInstall, ModeAdopt)
+	oneOf("isolation", c.Isolation, IsolationVM, IsolationGVisor)
 
 	switch c.ClusterMode {
 	case ModeCreate:
