@@ -8,13 +8,17 @@ import (
 	"sync"
 )
 
-// Status is a check's outcome. SKIP is never counted as a pass.
+// Status is a check's outcome. SKIP and N/A are never counted as passes.
 type Status string
 
 const (
 	Pass Status = "PASS"
 	Fail Status = "FAIL"
 	Skip Status = "SKIP"
+	// NA: the check does not apply to what was declared (a VM-only reading
+	// under --isolation gvisor, adoption at a zero floor); the reading that
+	// was taken is printed with it.
+	NA Status = "N/A"
 )
 
 // Check is one named assertion with the evidence it read.
@@ -58,6 +62,10 @@ type Report struct {
 	Passed                 int            `json:"passed"`
 	Failed                 int            `json:"failed"`
 	Skipped                int            `json:"skipped"`
+	NotApplicable          int            `json:"notApplicable"`
+	// Refused is why verify refused to run (exit 2); nothing was touched then.
+	Refused  string `json:"refused,omitempty"`
+	ExitCode int    `json:"exitCode"`
 }
 
 func newReport(out io.Writer) *Report { return &Report{out: out} }
@@ -85,6 +93,8 @@ func (r *Report) add(phase, name string, s Status, evidence string) {
 		r.Failed++
 	case Skip:
 		r.Skipped++
+	case NA:
+		r.NotApplicable++
 	}
 	fmt.Fprintf(r.out, "%s %s: %s\n", s, name, evidence)
 }
@@ -92,6 +102,7 @@ func (r *Report) add(phase, name string, s Status, evidence string) {
 func (r *Report) Pass(phase, name, evidence string) { r.add(phase, name, Pass, evidence) }
 func (r *Report) Fail(phase, name, evidence string) { r.add(phase, name, Fail, evidence) }
 func (r *Report) Skip(phase, name, evidence string) { r.add(phase, name, Skip, evidence) }
+func (r *Report) NA(phase, name, evidence string)   { r.add(phase, name, NA, evidence) }
 
 // Judge records PASS when ok, else FAIL, with the same evidence either way.
 func (r *Report) Judge(phase, name string, ok bool, evidence string) {
@@ -111,6 +122,9 @@ func (r *Report) FinalLine() string {
 	fmt.Fprintf(&b, "%d/%d checks passed", r.Passed, r.Passed+r.Failed)
 	if r.Skipped > 0 {
 		fmt.Fprintf(&b, " (%d skipped, not counted as passed)", r.Skipped)
+	}
+	if r.NotApplicable > 0 {
+		fmt.Fprintf(&b, " (%d not applicable, not counted as passed)", r.NotApplicable)
 	}
 	if r.Failed > 0 {
 		fmt.Fprintf(&b, "; %d FAILED", r.Failed)
