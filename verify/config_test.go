@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -207,9 +209,79 @@ func TestHelpDocumentsFlags(t *testing.T) {
 	}
 	help := out.String() + errb.String()
 	for _, f := range []string{"-kubeconfig", "-context", "-namespace", "-phase", "-json", "-exporter-url", "-outputs-file",
-		"-step-timeout", "-adoption-bound", "-control-floor", "-control-k", "-restore-timeout"} {
+		"-step-timeout", "-adoption-bound", "-control-floor", "-control-k", "-restore-timeout",
+		"-isolation", "-stack-label", "-without-stack-label", "-probe-url"} {
 		if !strings.Contains(help, f) {
 			t.Errorf("--help does not document %s", f)
+		}
+	}
+}
+
+// A refusal (exit 2) with --json writes the refusal as the report: for bad
+// flags (wherever --json sits among them) and for a refused namespace.
+func TestRefusalWritesJSON(t *testing.T) {
+	dir := t.TempDir()
+	for i, args := range [][]string{
+		{"--phase", "everything"},
+		{"--nonsense"},
+		{"--isolation", "kvm"},
+		{"--outputs-file", "none", "--kubeconfig", filepath.Join(dir, "absent")},
+	} {
+		path := filepath.Join(dir, fmt.Sprintf("r%d.json", i))
+		full := append([]string{"--json", path, "--outputs-file", "none", "--without-stack-label"}, args...)
+		if i == 1 {
+			full = append(append([]string{"--outputs-file=none"}, args...), "--json="+path)
+		}
+		code := run(full, io.Discard, io.Discard)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2", full, code)
+			continue
+		}
+		checkRefusalJSON(t, path, "")
+	}
+
+	c := newCluster(t)
+	c.start()
+	cfg := testConfig()
+	cfg.StackLabel = "someone-else.prod"
+	cfg.JSONPath = filepath.Join(dir, "guard.json")
+	if code, _, _ := runWith(t, context.Background(), c, cfg, blueprintExec(), fakeDemand{c: c}); code != 2 {
+		t.Fatalf("exit %d, want 2", code)
+	}
+	checkRefusalJSON(t, cfg.JSONPath, "refusing to run: namespace")
+}
+
+func checkRefusalJSON(t *testing.T, path, want string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Errorf("no report written: %v", err)
+		return
+	}
+	var j struct {
+		Refused  string `json:"refused"`
+		ExitCode int    `json:"exitCode"`
+		Checks   []any  `json:"checks"`
+	}
+	if err := json.Unmarshal(b, &j); err != nil || j.Refused == "" || j.ExitCode != 2 || len(j.Checks) != 0 || !strings.Contains(j.Refused, want) {
+		t.Errorf("%s: %v %+v", path, err, j)
+	}
+}
+
+func TestJSONPathFromArgs(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--json", "a.json"}, "a.json"},
+		{[]string{"-json=b.json", "--phase", "demand"}, "b.json"},
+		{[]string{"--namespace", "json", "--require-exec", "--json", "c.json"}, "c.json"},
+		{[]string{"--nonsense", "--json", "e.json"}, "e.json"},
+		{[]string{"stray", "--json", "d.json"}, ""},
+		{[]string{"--json", "-"}, "-"},
+	} {
+		if got := jsonPathFromArgs(c.args); got != c.want {
+			t.Errorf("%v: %q, want %q", c.args, got, c.want)
 		}
 	}
 }

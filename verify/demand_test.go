@@ -319,3 +319,40 @@ func TestScaleUpRefusesExistingClaim(t *testing.T) {
 		t.Fatalf("the other user's demand-2 was touched: %v %v", err, got)
 	}
 }
+
+// With minReplicaCount 0 the floor is 0, read from the ScaledObject (its HPA
+// says 1): the baseline expects 0, and a first claim on the empty pool is a
+// cold start by design, so the adoption checks are N/A with the reason and
+// the readings, not a FAIL for the wrong reason. A claim adopted warm anyway
+// is judged as usual.
+func TestZeroFloor(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cold bool
+		want Status
+	}{{"cold start", true, NA}, {"adopted warm anyway", false, Pass}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t)
+			c.min = 0
+			c.cold.Store(tc.cold)
+			c.start()
+			cfg := testConfig()
+			cfg.Phase = "demand"
+			code, rep, out := runWith(t, context.Background(), c, cfg, blueprintExec(), fakeDemand{c: c})
+			if code != 0 {
+				t.Fatalf("exit %d: %v\n%s", code, rep.Failures(), out)
+			}
+			for _, name := range []string{"the claim adopted a pre-booted sandbox", "the pod predates the claim", "the claim reported Ready within the bound"} {
+				if got := status(t, rep, name); got != tc.want {
+					t.Errorf("%s: %s, want %s", name, got, tc.want)
+				}
+			}
+			if status(t, rep, "the pool holds the floor") != Pass || rep.ScaleUp[0].Expected != 0 {
+				t.Errorf("the floor must be the ScaledObject's 0: %+v", rep.ScaleUp[0])
+			}
+			if tc.cold && !strings.Contains(out, "minReplicaCount is 0, so the pool held no warm sandbox") {
+				t.Errorf("the N/A must say why\n%s", out)
+			}
+		})
+	}
+}

@@ -152,8 +152,10 @@ func jsonPathFromArgs(args []string) string {
 		}
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if name != "json" {
-			if !hasVal && !boolFlags[name] {
-				i++ // its value
+			// Its value, unless it is a switch or the next word is a flag
+			// (an unknown flag stops the parse; it may take no value).
+			if !hasVal && !boolFlags[name] && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
 			}
 			continue
 		}

@@ -112,6 +112,8 @@ func TestJudges(t *testing.T) {
 		{"request: timeout (Go)", judgeRequestFails(ExecResult{Stderr: `Get "http://1.1.1.1": dial tcp 1.1.1.1:80: i/o timeout`, ExitCode: 1}), false},
 		{"request: DNS timeout (Go)", judgeRequestFails(ExecResult{Stderr: `dial tcp: lookup aws.amazon.com on 198.18.0.10:53: read udp: i/o timeout`, ExitCode: 1}), false},
 		{"request: a resolver said no such host", judgeRequestFails(ExecResult{Stderr: `dial tcp: lookup aws.amazon.com on 198.18.0.10:53: no such host`, ExitCode: 1}), false},
+		{"request: a proxy answered about an unreachable network", judgeRequestFails(ExecResult{Stderr: "wget: server returned error: HTTP/1.1 502 Bad Gateway (network is unreachable)", ExitCode: 1}), false},
+		{"request: connected, then no route to host", judgeRequestFails(ExecResult{Stderr: "Connecting to aws.amazon.com|18.0.0.1|:443... connected.\nNo route to host", ExitCode: 4}), false},
 		{"request: an unknown failure", judgeRequestFails(ExecResult{Stderr: "wget: something odd happened", ExitCode: 1}), false},
 	}
 	for _, c := range cases {
