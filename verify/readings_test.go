@@ -107,6 +107,7 @@ func TestJudges(t *testing.T) {
 		{"request: reset by peer (busybox)", judgeRequestFails(ExecResult{Stderr: "wget: error getting response: Connection reset by peer", ExitCode: 1}), false},
 		{"request: EOF (Go)", judgeRequestFails(ExecResult{Stderr: `Get "https://aws.amazon.com": EOF`, ExitCode: 1}), false},
 		{"request: connection refused by the target", judgeRequestFails(ExecResult{Stderr: "wget: can't connect to remote host (1.1.1.1): Connection refused", ExitCode: 1}), false},
+		{"request: refused on IPv4 after IPv6 was unreachable", judgeRequestFails(ExecResult{Stderr: "dial tcp [2606:4700::1111]:443: connect: network is unreachable\ndial tcp 1.1.1.1:443: connect: connection refused", ExitCode: 1}), false},
 		{"request: connection refused (Go)", judgeRequestFails(ExecResult{Stderr: "dial tcp 1.1.1.1:80: connect: connection refused", ExitCode: 1}), false},
 		{"request: timeout (busybox)", judgeRequestFails(ExecResult{Stderr: "wget: download timed out", ExitCode: 1}), false},
 		{"request: timeout (Go)", judgeRequestFails(ExecResult{Stderr: `Get "http://1.1.1.1": dial tcp 1.1.1.1:80: i/o timeout`, ExitCode: 1}), false},
