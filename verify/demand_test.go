@@ -259,9 +259,7 @@ func TestReadingsByIsolation(t *testing.T) {
 					t.Errorf("output lacks %q", e)
 				}
 			}
-			if t.Failed() {
-				t.Log("\n" + out)
-			}
+			t.Log("\n" + out)
 		})
 	}
 }

@@ -290,9 +290,9 @@ func judgeNoDefaultRoute(v4, v6 ExecResult) verdict {
 // on failure, "HTTP <status>" and exit 0 on an answer), else with wget. It
 // prints which tool ran, and exits 127 when there is none.
 func requestCommand(url string) []string {
-	const script = `if [ -x /bin/httpprobe ]; then echo "request tool: /bin/httpprobe"; exec /bin/httpprobe "$1"; fi
-if command -v wget >/dev/null 2>&1; then echo "request tool: wget"; exec wget -T 5 -O /dev/null "$1"; fi
-echo "no request tool: neither /bin/httpprobe nor wget is in the image"; exit 127`
+	const script = `if [ -x /bin/httpprobe ]; then echo "request tool: /bin/httpprobe"; exec /bin/httpprobe "$1"; fi; ` +
+		`if command -v wget >/dev/null 2>&1; then echo "request tool: wget"; exec wget -T 5 -O /dev/null "$1"; fi; ` +
+		`echo "no request tool: neither /bin/httpprobe nor wget is in the image"; exit 127`
 	return []string{"sh", "-c", script, "request", url}
 }
 
@@ -342,7 +342,7 @@ func judgeRequestFails(r ExecResult) verdict {
 	if r.Err != nil {
 		return fail("the exec was refused or failed, so the request was never tried (%v)", r.Err)
 	}
-	out := strings.TrimSpace(r.Stdout + "\n" + r.Stderr)
+	out := strings.TrimSpace(strings.TrimSpace(r.Stdout) + "\n" + strings.TrimSpace(r.Stderr))
 	switch {
 	case r.ExitCode == 0:
 		return fail("the request succeeded (exit 0, %q): the pod reached the network", out)

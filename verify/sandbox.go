@@ -47,7 +47,7 @@ func (r *Runner) execIn(ctx context.Context, pod string, cmd ...string) ExecResu
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.ExecTimeout)
 	defer cancel()
 	res := r.exec.Exec(ctx, r.cfg.Namespace, pod, "", cmd)
-	line := fmt.Sprintf("$ exec %s -- %s", pod, strings.Join(cmd, " "))
+	line := fmt.Sprintf("$ exec %s -- %s", pod, shellWords(cmd))
 	switch {
 	case res.Err != nil:
 		r.rep.Printf("%s\n  exec error: %v", line, res.Err)
@@ -169,4 +169,17 @@ func (r *Runner) ordinaryPod(ctx context.Context) (string, string) {
 		}
 	}
 	return "", fmt.Sprintf("no running pod matches %s", labels.Set(dep.Spec.Selector.MatchLabels))
+}
+
+// shellWords prints a command as a shell would take it: a word with spaces
+// or quotes in single quotes.
+func shellWords(cmd []string) string {
+	w := make([]string, len(cmd))
+	for i, c := range cmd {
+		if strings.ContainsAny(c, " \t\n'\"$;|&") {
+			c = "'" + strings.ReplaceAll(c, "'", `'\''`) + "'"
+		}
+		w[i] = c
+	}
+	return strings.Join(w, " ")
 }
