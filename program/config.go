@@ -20,6 +20,13 @@ import (
 // Nitro Sandboxes (the isolated-sandbox RuntimeClass on Auto Mode) need Kubernetes 1.36 or newer.
 const minKubernetesMinor = 36
 
+// Isolation the sandbox runtime gives, as verify expects it (stack output isolation):
+// vm on EKS (Nitro Sandboxes), gvisor on the local control plane's real node.
+const (
+	IsolationVM     = "vm"
+	IsolationGVisor = "gvisor"
+)
+
 // Config is the validated stack configuration. Defaults match Pulumi.yaml (a test keeps them in step),
 // because unit tests and the Automation API inline program do not go through the CLI's typed defaults.
 type Config struct {
@@ -59,6 +66,9 @@ type Config struct {
 	ExporterImage string
 	ExporterURL   string
 	ClaimSelector string
+
+	// Isolation is what verify's readings must show: IsolationVM or IsolationGVisor.
+	Isolation string
 }
 
 // StackLabelValue is the value of StackLabel on this stack's namespace.
@@ -140,6 +150,7 @@ func LoadConfig(ctx *pulumi.Context) (*Config, error) {
 		ExporterImage:         str("exporterImage", ""),
 		ExporterURL:           str("exporterUrl", ""),
 		ClaimSelector:         str("claimSelector", ""),
+		Isolation:             str("isolation", IsolationVM),
 	}
 	if c.ClusterName == "" {
 		if c.ClusterMode == components.ModeExisting {
@@ -187,6 +198,7 @@ func (c *Config) Validate(earlier ...string) error {
 	oneOf("runtimeClassMode", c.RuntimeClassMode, components.ModeRequire, components.ModeCreate)
 	oneOf("agentSandboxMode", c.AgentSandboxMode, components.ModeInstall, components.ModeAdopt)
 	oneOf("kedaMode", c.KedaMode, components.ModeInstall, components.ModeAdopt)
+	oneOf("isolation", c.Isolation, IsolationVM, IsolationGVisor)
 
 	switch c.ClusterMode {
 	case components.ModeCreate:

@@ -98,5 +98,6 @@ func Run(ctx *pulumi.Context) error {
 	ctx.Export("minReplicas", pulumi.Int(cfg.MinReplicas))
 	ctx.Export("maxReplicas", pulumi.Int(cfg.MaxReplicas))
 	ctx.Export("loadCap", pulumi.Int(cfg.LoadCap))
+	ctx.Export("isolation", pulumi.String(cfg.Isolation))
 	return nil
 }

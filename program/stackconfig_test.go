@@ -27,6 +27,7 @@ func TestBadConfigFailsBeforeAnyResource(t *testing.T) {
 		"unknown runtime mode":    {map[string]string{"runtimeClassMode": "maybe"}, `runtimeClassMode is "maybe"; it must be one of require, create`},
 		"unknown sandbox mode":    {map[string]string{"agentSandboxMode": "upgrade"}, `agentSandboxMode is "upgrade"; it must be one of install, adopt`},
 		"unknown keda mode":       {map[string]string{"kedaMode": "upgrade"}, `kedaMode is "upgrade"; it must be one of install, adopt`},
+		"unknown isolation":       {map[string]string{"isolation": "kvm"}, `isolation is "kvm"; it must be one of vm, gvisor`},
 		"old kubernetes":          {map[string]string{"kubernetesVersion": "1.35"}, "kubernetesVersion is 1.35, but the isolated-sandbox runtime (Nitro Sandboxes) needs Kubernetes 1.36 or newer"},
 		"malformed kubernetes":    {map[string]string{"kubernetesVersion": "latest"}, `kubernetesVersion is "latest"; write it as MAJOR.MINOR`},
 		"existing, no kubeconfig": {map[string]string{"clusterMode": "existing"}, "clusterMode=existing needs kubeconfig"},
@@ -96,6 +97,7 @@ func TestPulumiYamlMatchesTheProgram(t *testing.T) {
 		"activationTargetValue": cfg.ActivationTargetValue, "loadCap": cfg.LoadCap,
 		"pollingInterval": cfg.PollingInterval, "fallbackReplicas": cfg.FallbackReplicas,
 		"exporterImage": cfg.ExporterImage, "exporterUrl": cfg.ExporterURL, "claimSelector": cfg.ClaimSelector,
+		"isolation": cfg.Isolation,
 		// Computed when empty (<project>-<stack>); the declared default is the empty string.
 		"clusterName": "",
 	}

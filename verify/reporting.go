@@ -21,6 +21,7 @@ const (
 	Pass = report.Pass
 	Fail = report.Fail
 	Skip = report.Skip
+	NA   = report.NA
 )
 
 func newReport(out io.Writer) *Report { return report.New(out) }

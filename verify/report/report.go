@@ -11,13 +11,17 @@ import (
 	"sync"
 )
 
-// Status is a check's outcome. SKIP is never counted as a pass.
+// Status is a check's outcome. SKIP and N/A are never counted as passes.
 type Status string
 
 const (
 	Pass Status = "PASS"
 	Fail Status = "FAIL"
 	Skip Status = "SKIP"
+	// NA: the check does not apply to what was declared (a VM-only reading
+	// under --isolation gvisor, adoption at a zero floor); the reading that
+	// was taken is printed with it.
+	NA Status = "N/A"
 )
 
 // Check is one named assertion with the evidence it read.
@@ -61,6 +65,10 @@ type Report struct {
 	Passed                 int            `json:"passed"`
 	Failed                 int            `json:"failed"`
 	Skipped                int            `json:"skipped"`
+	NotApplicable          int            `json:"notApplicable"`
+	// Refused is why verify refused to run (exit 2); nothing was touched then.
+	Refused  string `json:"refused,omitempty"`
+	ExitCode int    `json:"exitCode"`
 }
 
 // New makes a report that prints to out as checks are added.
@@ -89,6 +97,8 @@ func (r *Report) add(phase, name string, s Status, evidence string) {
 		r.Failed++
 	case Skip:
 		r.Skipped++
+	case NA:
+		r.NotApplicable++
 	}
 	fmt.Fprintf(r.out, "%s %s: %s\n", s, name, evidence)
 }
@@ -96,6 +106,7 @@ func (r *Report) add(phase, name string, s Status, evidence string) {
 func (r *Report) Pass(phase, name, evidence string) { r.add(phase, name, Pass, evidence) }
 func (r *Report) Fail(phase, name, evidence string) { r.add(phase, name, Fail, evidence) }
 func (r *Report) Skip(phase, name, evidence string) { r.add(phase, name, Skip, evidence) }
+func (r *Report) NA(phase, name, evidence string)   { r.add(phase, name, NA, evidence) }
 
 // AddStep records one demand step of the scale-up ("up") or the scale-down ("down").
 func (r *Report) AddStep(direction string, s Step) {
@@ -126,6 +137,9 @@ func (r *Report) FinalLine() string {
 	fmt.Fprintf(&b, "%d/%d checks passed", r.Passed, r.Passed+r.Failed)
 	if r.Skipped > 0 {
 		fmt.Fprintf(&b, " (%d skipped, not counted as passed)", r.Skipped)
+	}
+	if r.NotApplicable > 0 {
+		fmt.Fprintf(&b, " (%d not applicable, not counted as passed)", r.NotApplicable)
 	}
 	if r.Failed > 0 {
 		fmt.Fprintf(&b, "; %d FAILED", r.Failed)
