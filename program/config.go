@@ -20,13 +20,6 @@ import (
 // Nitro Sandboxes (the isolated-sandbox RuntimeClass on Auto Mode) need Kubernetes 1.36 or newer.
 const minKubernetesMinor = 36
 
-// Isolation the sandbox runtime gives, as verify expects it (stack output isolation):
-// vm on EKS (Nitro Sandboxes), gvisor on the local control plane's real node.
-const (
-	IsolationVM     = "vm"
-	IsolationGVisor = "gvisor"
-)
-
 // Config is the validated stack configuration. Defaults match Pulumi.yaml (a test keeps them in step),
 // because unit tests and the Automation API inline program do not go through the CLI's typed defaults.
 type Config struct {
@@ -67,7 +60,7 @@ type Config struct {
 	ExporterURL   string
 	ClaimSelector string
 
-	// Isolation is what verify's readings must show: IsolationVM or IsolationGVisor.
+	// Isolation is what verify's readings must show: contract.IsolationVM or contract.IsolationGVisor.
 	Isolation string
 }
 
@@ -150,7 +143,7 @@ func LoadConfig(ctx *pulumi.Context) (*Config, error) {
 		ExporterImage:         str("exporterImage", ""),
 		ExporterURL:           str("exporterUrl", ""),
 		ClaimSelector:         str("claimSelector", ""),
-		Isolation:             str("isolation", IsolationVM),
+		Isolation:             str("isolation", contract.IsolationVM),
 	}
 	if c.ClusterName == "" {
 		if c.ClusterMode == components.ModeExisting {
@@ -198,7 +191,7 @@ func (c *Config) Validate(earlier ...string) error {
 	oneOf("runtimeClassMode", c.RuntimeClassMode, components.ModeRequire, components.ModeCreate)
 	oneOf("agentSandboxMode", c.AgentSandboxMode, components.ModeInstall, components.ModeAdopt)
 	oneOf("kedaMode", c.KedaMode, components.ModeInstall, components.ModeAdopt)
-	oneOf("isolation", c.Isolation, IsolationVM, IsolationGVisor)
+	oneOf("isolation", c.Isolation, contract.IsolationVM, contract.IsolationGVisor)
 
 	switch c.ClusterMode {
 	case components.ModeCreate:

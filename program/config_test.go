@@ -69,14 +69,14 @@ func TestValidateReportsEveryProblemAtOnce(t *testing.T) {
 		AgentSandboxMode: components.ModeAdopt, AgentSandboxVersion: contract.AgentSandboxRelease, KedaMode: components.ModeAdopt,
 		KedaChartVersion: contract.KedaChartVersion, Namespace: contract.DefaultNamespace, PoolName: contract.DefaultPoolName,
 		TemplateName: contract.DefaultTemplateName, MinReplicas: 1, MaxReplicas: 3, TargetValue: "1", LoadCap: 3,
-		PollingInterval: 15, Isolation: IsolationVM,
+		PollingInterval: 15, Isolation: contract.IsolationVM,
 	}
 	require.NoError(t, c.Validate())
-	c.Isolation = IsolationGVisor
+	c.Isolation = contract.IsolationGVisor
 	require.NoError(t, c.Validate(), "gvisor is the local control plane's isolation")
 	c.Isolation = ""
 	require.ErrorContains(t, c.Validate(), `isolation is ""; it must be one of vm, gvisor`)
-	c.Isolation = IsolationVM
+	c.Isolation = contract.IsolationVM
 
 	c.MinReplicas, c.TargetValue, c.KedaChartVersion = 5, "x", "^2.21"
 	err := c.Validate()

@@ -243,8 +243,8 @@ func checkProbeURL(raw string) error {
 
 // Isolations verify knows, and what the readings must show under each.
 const (
-	isolationVM     = "vm"
-	isolationGVisor = "gvisor"
+	isolationVM     = contract.IsolationVM
+	isolationGVisor = contract.IsolationGVisor
 )
 
 var isolationMeaning = map[string]string{
