@@ -30,19 +30,21 @@ func (c *Cluster) startAPIServer(ctx context.Context, p *pki) error {
 	if err := waitHTTP(ctx, etcd, etcdURL+"/health", nil, 60*time.Second); err != nil {
 		return fmt.Errorf("etcd: %w", err)
 	}
-	api, err := c.startProcess("kube-apiserver", c.Binaries.Path("kube-apiserver"), []string{
+	api, err := c.startProcess("kube-apiserver", c.Binaries.Path("kube-apiserver"), c.realNodeAPIServerArgs(p, []string{
 		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(c.ports.apiserver),
 		"--tls-cert-file=" + p.path(apiServerCert+".crt"), "--tls-private-key-file=" + p.path(apiServerCert+".key"),
 		"--client-ca-file=" + p.path(clusterCA+".crt"),
-		"--authorization-mode=RBAC",
+		// Node: each kubelet may touch only its own node and its pods' objects.
+		"--authorization-mode=Node,RBAC",
+		"--enable-admission-plugins=NodeRestriction",
 		// The default admission chain (NamespaceLifecycle, ServiceAccount,
 		// RuntimeClass, PodSecurity, ...) stays on; nothing is disabled.
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + p.path(saPubFile),
 		"--service-account-signing-key-file=" + p.path(saKeyFile),
-		"--service-cluster-ip-range=10.96.0.0/16",
+		"--service-cluster-ip-range=" + serviceCIDR,
 		// Aggregation: the front proxy's own CA and client cert, or aggregated
 		// calls (KEDA's external metrics) arrive anonymous.
 		"--requestheader-client-ca-file=" + p.path(frontProxyCA+".crt"),
@@ -60,7 +62,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, p *pki) error {
 		"--endpoint-reconciler-type=none",
 		"--allow-privileged=true", "--profiling=false",
 		"--v=1",
-	})
+	}))
 	if err != nil {
 		return err
 	}
@@ -119,7 +121,7 @@ func (c *Cluster) startAddons(ctx context.Context, p *pki) error {
 		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
 		// Without leases the node lifecycle controller marks nodes NotReady after ~50s.
 		"--node-lease-duration-seconds=40",
-		"--cidr=10.244.0.0/16",
+		"--cidr=" + kwokPodCIDR,
 		"--node-ip=127.0.0.1",
 		"--server-address=127.0.0.1:" + strconv.Itoa(c.ports.kwok),
 		"--config=" + filepath.Join(c.Binaries.DataDir("kwok"), "kwok-stages.yaml"),
