@@ -7,6 +7,9 @@
 // when no answer comes it prints Go's error text and exits 1. Sandbox checks
 // (an outbound request must fail) read exactly that: the name, the output
 // and the exit code are an interface.
+//
+// With HTTPPROBE_TOKEN_FILE set, the file's contents go as a bearer token (a
+// pod's projected ServiceAccount token, to ask the API server).
 package main
 
 import (
@@ -14,6 +17,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -27,7 +31,20 @@ func main() {
 		// An answer is what is asked about, not whether its certificate is trusted.
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec
 	}
-	resp, err := client.Get(os.Args[1])
+	req, err := http.NewRequest(http.MethodGet, os.Args[1], nil)
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(2)
+	}
+	if f := os.Getenv("HTTPPROBE_TOKEN_FILE"); f != "" {
+		token, err := os.ReadFile(f)
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(2)
+		}
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		fmt.Println(err)
 		os.Exit(1)
