@@ -159,6 +159,8 @@ func undo(e hostEntry, kubeProxy string) error {
 		return nil
 	case "shim-sockets": // the containerd state dir whose shims' sockets live outside it
 		return removeShimSockets(a[0])
+	case "nft-tables-before": // the iptables-nft tables that existed before: others are ours
+		return removeNewEmptyTables(a)
 	}
 	return fmt.Errorf("unknown host ledger entry %q", e.Kind)
 }
@@ -364,6 +366,78 @@ func removeShimSockets(containerdState string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// iptablesTables are the tables iptables-nft makes on first use, per family.
+var iptablesTables = []string{"filter", "nat", "mangle", "raw", "security"}
+
+// nftTables lists "family name" of every nftables table.
+func nftTables() ([]string, error) {
+	out, err := exec.Command("nft", "list", "tables").Output()
+	if err != nil {
+		return nil, fmt.Errorf("nft list tables: %w", err)
+	}
+	var tables []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "table" {
+			tables = append(tables, f[1]+" "+f[2])
+		}
+	}
+	return tables, nil
+}
+
+// removeNewEmptyTables deletes the iptables tables that came into being while
+// the real nodes ran (iptables-nft creates a table on first use, kube-proxy's
+// cleanup empties but keeps them), when nothing is left in them.
+func removeNewEmptyTables(before []string) error {
+	had := map[string]bool{}
+	for _, t := range before {
+		had[t] = true
+	}
+	now, err := nftTables()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, t := range now {
+		fam, name, _ := strings.Cut(t, " ")
+		if had[t] || (fam != "ip" && fam != "ip6") || !slicesContains(iptablesTables, name) {
+			continue
+		}
+		save := "iptables-save"
+		if fam == "ip6" {
+			save = "ip6tables-save"
+		}
+		out, err := exec.Command(save, "-t", name).Output()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		empty := true
+		for _, line := range strings.Split(string(out), "\n") {
+			// A rule, or a chain that is not one of the table's base chains.
+			if strings.HasPrefix(line, "-A ") || (strings.HasPrefix(line, ":") && !strings.Contains(line, " ACCEPT ")) {
+				empty = false
+			}
+		}
+		if !empty {
+			errs = append(errs, fmt.Errorf("table %s appeared while the real nodes ran and still holds rules: left as it is", t))
+			continue
+		}
+		if err := run("nft", "delete", "table", fam, name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }
 
 func run(name string, args ...string) error {

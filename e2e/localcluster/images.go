@@ -168,6 +168,16 @@ func imageKey(s imageSpec) (string, error) {
 		if f.from == "" {
 			continue
 		}
+		// A single file (busybox, the programs built at each start) by its
+		// contents; a tree (the Go toolchain) by its files' sizes and times.
+		if info, err := os.Stat(f.from); err == nil && info.Mode().IsRegular() {
+			b, err := os.ReadFile(f.from)
+			if err != nil {
+				return "", err
+			}
+			h.Write(b)
+			continue
+		}
 		err := filepath.WalkDir(f.from, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err

@@ -161,7 +161,7 @@ func (c *Cluster) startKubelet(p *pki, l *hostLedger, n *realNode) error {
 		// The host's pod-network address, which the API server reaches it on
 		// (never 127.0.0.1: the kubelet then reports no address at all).
 		"--node-ip=" + hostPodAddress,
-		"--node-labels=" + SandboxNodeLabel + "=true,node.warm-pool-autoscaling-keda.local/real=true",
+		"--node-labels=" + SandboxNodeLabel + "=true," + RealNodeLabel + "=true",
 		"--v=1",
 	})
 	return err

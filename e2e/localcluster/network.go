@@ -58,6 +58,13 @@ func setupHostNetwork(l *hostLedger) error {
 	if err := checkRangeFree(); err != nil {
 		return err
 	}
+	tables, err := nftTables()
+	if err != nil {
+		return fmt.Errorf("real nodes use iptables with the nf_tables backend: %w", err)
+	}
+	if err := l.record("nft-tables-before", tables...); err != nil {
+		return err
+	}
 	steps := []struct {
 		kind   string
 		record []string

@@ -27,6 +27,7 @@ var nodePrereqs = []nodePrereq{
 	{cniBinDir + "/host-local", "containernetworking-plugins", "pod address allocation"},
 	{cniBinDir + "/loopback", "containernetworking-plugins", "each pod's loopback interface"},
 	{"/usr/sbin/iptables", "iptables", "the network-safety rules and kube-proxy"},
+	{"/usr/sbin/nft", "nftables", "removing the iptables tables that first use created"},
 	{"/usr/sbin/ip", "iproute2", "the bridge, its address and routes"},
 	{"/usr/bin/busybox", "busybox-static", "the shell and tools of the sandbox template's image"},
 }
