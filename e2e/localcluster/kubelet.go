@@ -139,6 +139,14 @@ func (c *Cluster) startKubelet(p *pki, l *hostLedger, n *realNode) error {
 		if err := os.MkdirAll(filepath.Join(m, n.cgroup), 0o755); err != nil {
 			return fmt.Errorf("creating cgroup %s in %s: %w", n.cgroup, m, err)
 		}
+		// A new cpuset cgroup has no CPUs or memory nodes until given its parent's.
+		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+			if b, err := os.ReadFile(filepath.Join(m, f)); err == nil {
+				if err := os.WriteFile(filepath.Join(m, n.cgroup, f), b, 0o644); err != nil {
+					return fmt.Errorf("setting %s of cgroup %s: %w", f, n.cgroup, err)
+				}
+			}
+		}
 	}
 	// The kubelet sets these machine-wide at start; record the old values so
 	// teardown puts them back.

@@ -76,6 +76,9 @@ func setupHostNetwork(l *hostLedger) error {
 		// The bridge's own /17 route is more specific; everything else of the
 		// range is unreachable instead of going to the default gateway.
 		{"route", []string{"unreachable", safeRange}, []string{"ip", "route", "add", "unreachable", safeRange}},
+		// Service addresses go to the bridge, so a host process's connect()
+		// finds a route; kube-proxy's DNAT then picks the pod.
+		{"route", []string{serviceCIDR, "dev", nodeBridge}, []string{"ip", "route", "add", serviceCIDR, "dev", nodeBridge, "src", hostPodAddress}},
 		{"iptables-chain", []string{"filter", forwardChain}, []string{"iptables", "-w", "-t", "filter", "-N", forwardChain}},
 		{"iptables-chain", []string{"mangle", egressChain}, []string{"iptables", "-w", "-t", "mangle", "-N", egressChain}},
 	}
