@@ -71,13 +71,15 @@ type Cluster struct {
 	Client  kubernetes.Interface
 	Dynamic dynamic.Interface
 
-	procs       []*process
-	without     map[string]bool
-	realNodes   int
-	ledger      *hostLedger
-	ports       ports
-	removeState bool
-	progress    io.Writer
+	procs     []*process
+	without   map[string]bool
+	realNodes int
+	ledger    *hostLedger
+	// nodeProgramDir holds the node's own programs (its CNI plugin).
+	nodeProgramDir string
+	ports          ports
+	removeState    bool
+	progress       io.Writer
 }
 
 type ports struct {

@@ -14,6 +14,8 @@ import (
 const (
 	runcHandler  = "runc"
 	runscHandler = "runsc"
+	// runcLoopbackHandler is runc with only loopback (LoopbackOnlyRuntimeClass).
+	runcLoopbackHandler = "runc-loopback-only"
 	// pauseImage is the sandbox ("pause") image, built locally (images.go).
 	pauseImage = "localcluster.local/pause:1"
 )
@@ -57,7 +59,7 @@ disabled_plugins = ["io.containerd.nri.v1.nri"]
   netns_mounts_under_state_dir = true
   cdi_spec_dirs = []
   [plugins.'io.containerd.cri.v1.runtime'.cni]
-    bin_dirs = [%[7]q]
+    bin_dirs = [%[7]q, %[15]q]
     conf_dir = %[8]q
   [plugins.'io.containerd.cri.v1.runtime'.containerd]
     default_runtime_name = %[9]q
@@ -71,13 +73,24 @@ disabled_plugins = ["io.containerd.nri.v1.nri"]
     [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.%[12]s]
       runtime_type = "io.containerd.runsc.v1"
       runtime_path = %[13]q
+      # Never on the bridge: an address for the CRI's sake, no interface.
+      cni_conf_dir = %[16]q
       [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.%[12]s.options]
         TypeUrl = "io.containerd.runsc.v1.options"
         ConfigPath = %[14]q
+    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.%[17]s]
+      runtime_type = "io.containerd.runc.v2"
+      runtime_path = %[10]q
+      cni_conf_dir = %[16]q
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.%[17]s.options]
+        BinaryName = "/usr/sbin/runc"
+        Root = %[11]q
+        SystemdCgroup = false
 `, filepath.Join(cd, "root"), filepath.Join(cd, "state"), n.containerdSocket(), n.containerdSocket()+".ttrpc",
 		filepath.Join(cd, "opt"), pauseImage, cniBinDir, cniConfDir,
 		runcHandler, c.Binaries.Path("containerd-shim-runc-v2"), filepath.Join(cd, "runc"),
-		runscHandler, c.Binaries.Path("containerd-shim-runsc-v1"), filepath.Join(cd, "runsc.toml"))
+		runscHandler, c.Binaries.Path("containerd-shim-runsc-v1"), filepath.Join(cd, "runsc.toml"),
+		c.nodeProgramDir, loopbackOnlyConfDir(n.dir), runcLoopbackHandler)
 }
 
 // runscConfig is the gVisor shim's: no network at all (only loopback inside

@@ -61,7 +61,7 @@ func buildNodePrograms(ctx context.Context, outDir string) (map[string]string, e
 	_, file, _, _ := runtime.Caller(0)
 	src := filepath.Join(filepath.Dir(file), "nodeimage")
 	out := map[string]string{}
-	for _, prog := range []string{"pause", "httpprobe"} {
+	for _, prog := range []string{"pause", "httpprobe", loopbackOnlyPlugin} {
 		bin := filepath.Join(outDir, prog)
 		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, ".")
 		cmd.Dir = filepath.Join(src, prog)
@@ -121,40 +121,44 @@ func nodeImages(progs map[string]string) ([]imageSpec, error) {
 
 // imageArchives builds (or finds, in the cache, by a hash of their inputs)
 // one image archive per stand-in image and returns their paths.
-func imageArchives(ctx context.Context, progress io.Writer) ([]string, error) {
+// It also returns the folder of the node's own programs (the CNI plugin).
+func imageArchives(ctx context.Context, progress io.Writer) (archives []string, programDir string, err error) {
 	cache, err := CacheDir()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	dir := filepath.Join(cache, "images")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+	programDir = filepath.Join(cache, "node-programs")
+	for _, d := range []string{dir, programDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, "", err
+		}
 	}
-	progs, err := buildNodePrograms(ctx, dir)
+	progs, err := buildNodePrograms(ctx, programDir)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	specs, err := nodeImages(progs)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var paths []string
 	for _, s := range specs {
 		key, err := imageKey(s)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		out := filepath.Join(dir, fmt.Sprintf("%s-%s.tar", sanitize(s.refs[0]), key))
 		if _, err := os.Stat(out); err != nil {
 			start := time.Now()
 			if err := writeImage(s, out); err != nil {
-				return nil, fmt.Errorf("building image %s: %w", s.refs[0], err)
+				return nil, "", fmt.Errorf("building image %s: %w", s.refs[0], err)
 			}
 			fmt.Fprintf(progress, "localcluster: built image %s in %s\n", strings.Join(s.refs, ", "), time.Since(start).Round(100*time.Millisecond))
 		}
 		paths = append(paths, out)
 	}
-	return paths, nil
+	return paths, programDir, nil
 }
 
 // imageKey hashes what goes into an image: names, configuration, and each

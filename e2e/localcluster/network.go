@@ -178,6 +178,9 @@ func setSysctl(l *hostLedger, name, value string) error {
 // there, visibly), and no masquerade. host-local keeps its allocations under
 // the node's directory.
 func writeCNIConfig(nodeDir string, i int) (confDir string, err error) {
+	if err := writeLoopbackOnlyCNIConfig(nodeDir, i); err != nil {
+		return "", err
+	}
 	confDir = filepath.Join(nodeDir, "cni", "net.d")
 	if err := os.MkdirAll(confDir, 0o755); err != nil {
 		return "", err
@@ -252,3 +255,39 @@ conntrack:
 }
 
 func portString(p int) string { return strconv.Itoa(p) }
+
+// loopbackOnlyPlugin is the CNI plugin (nodeimage/loopbackonly) that reserves
+// an address and creates no interface.
+const loopbackOnlyPlugin = "loopbackonly"
+
+func loopbackOnlyConfDir(nodeDir string) string {
+	return filepath.Join(nodeDir, "cni", "loopback-only.d")
+}
+
+// writeLoopbackOnlyCNIConfig is the network of the runtime handlers whose
+// pods must not join the bridge (runsc, and runc for the reject run): an
+// address from the same allocator, so none is handed out twice, and nothing
+// else.
+func writeLoopbackOnlyCNIConfig(nodeDir string, i int) error {
+	dir := loopbackOnlyConfDir(nodeDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	start, end, _ := realPodRangeOf(i)
+	conf := map[string]any{
+		"cniVersion": "1.0.0", "name": "localcluster-loopback-only",
+		"plugins": []any{map[string]any{
+			"type": loopbackOnlyPlugin,
+			"ipam": map[string]any{
+				"type":    "host-local",
+				"ranges":  []any{[]any{map[string]any{"subnet": realPodSubnet, "rangeStart": start, "rangeEnd": end}}},
+				"dataDir": filepath.Join(nodeDir, "cni", "ipam"),
+			},
+		}},
+	}
+	b, err := json.MarshalIndent(conf, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "10-loopback-only.conflist"), b, 0o644)
+}

@@ -26,6 +26,11 @@ type realNode struct {
 	kubeletPort, kubeletHealthPort int
 }
 
+// LoopbackOnlyRuntimeClass runs pods with runc and only loopback: the
+// "no isolation" stand-in of a reject run (same network as a sandbox, the
+// node's kernel).
+const LoopbackOnlyRuntimeClass = "localcluster-runc-loopback-only"
+
 // RealNodeName is the name of real node i.
 func RealNodeName(i int) string { return fmt.Sprintf("realnode-%d", i) }
 
@@ -142,10 +147,11 @@ func (c *Cluster) startRealNodes(ctx context.Context, p *pki) error {
 	if err := p.realNodeCerts(names); err != nil {
 		return err
 	}
-	archives, err := imageArchives(ctx, c.progress)
+	archives, programDir, err := imageArchives(ctx, c.progress)
 	if err != nil {
 		return err
 	}
+	c.nodeProgramDir = programDir
 	for _, n := range nodes {
 		if err := os.MkdirAll(n.dir, 0o755); err != nil {
 			return err
@@ -200,6 +206,12 @@ func realNodeObjects() []map[string]any {
 			"handler":  runscHandler,
 			// Real nodes only: a simulated node has no runsc.
 			"scheduling": map[string]any{"nodeSelector": map[string]any{SandboxNodeLabel: "true", RealNodeLabel: "true"}},
+		},
+		{
+			"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+			"metadata":   map[string]any{"name": LoopbackOnlyRuntimeClass},
+			"handler":    runcLoopbackHandler,
+			"scheduling": map[string]any{"nodeSelector": map[string]any{RealNodeLabel: "true"}},
 		},
 		{
 			"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",

@@ -80,6 +80,25 @@ func TestRealNode(t *testing.T) {
 		t.Logf("gVisor pod: uname -rv %q (node %q); uptime %.2fs at age %.1fs; addresses %q; outbound request: %s (exit %d)", kernel, nodeKernel, up, age, addrs, out, code)
 	})
 
+	t.Run("the same pod under runc with only loopback shows the node's kernel: the stand-in is told apart from no isolation", func(t *testing.T) {
+		pod := runPod(t, ctx, c, ns, "unisolated", LoopbackOnlyRuntimeClass)
+		kernel := execIn(t, ctx, c, ns, pod.Name, "uname", "-rv")
+		if kernel != nodeKernel {
+			t.Fatalf("runc pod's kernel %q is not the node's %q", kernel, nodeKernel)
+		}
+		addrs := execIn(t, ctx, c, ns, pod.Name, "ip", "-o", "addr")
+		for _, line := range strings.Split(addrs, "\n") {
+			if f := strings.Fields(line); len(f) > 1 && f[1] != "lo" {
+				t.Fatalf("the loopback-only runc pod has another interface:\n%s", addrs)
+			}
+		}
+		out, code := execCode(t, ctx, c, ns, pod.Name, "httpprobe", "http://"+hostPodAddress+":"+strconv.Itoa(c.ports.apiserver)+"/")
+		if code == 0 {
+			t.Fatalf("an outbound request from the loopback-only pod got an answer: %s", out)
+		}
+		t.Logf("runc, loopback only: uname -rv %q = the node's; addresses %q; outbound request: %s", kernel, addrs, out)
+	})
+
 	t.Run("a ClusterIP Service reaches a pod from a host process and from another pod", func(t *testing.T) {
 		web := runPodSpec(t, ctx, c, ns, "web", corev1.PodSpec{Containers: []corev1.Container{{
 			Name: "web", Image: SandboxImage, ImagePullPolicy: corev1.PullNever,
