@@ -70,6 +70,9 @@ func (c *Cluster) bootstrap(ctx context.Context, p *pki, nodes int) error {
 			},
 		},
 	)
+	if c.without["keda"] {
+		objs = objs[:nodes+1] // KEDA's namespace, Service and APIService: nothing would serve them
+	}
 	if c.realNodes > 0 {
 		// The RuntimeClass is gVisor on the real nodes instead.
 		objs = append(objs[:nodes], append(realNodeObjects(), objs[nodes+1:]...)...)
@@ -80,7 +83,11 @@ func (c *Cluster) bootstrap(ctx context.Context, p *pki, nodes int) error {
 		}
 	}
 	var crdNames []string
-	for _, dir := range []string{filepath.Join(c.Binaries.DataDir("agent-sandbox"), "crds"), filepath.Join(c.Binaries.DataDir("keda"), "crds")} {
+	crdDirs := []string{filepath.Join(c.Binaries.DataDir("agent-sandbox"), "crds")}
+	if !c.without["keda"] {
+		crdDirs = append(crdDirs, filepath.Join(c.Binaries.DataDir("keda"), "crds"))
+	}
+	for _, dir := range crdDirs {
 		names, err := c.applyCRDs(ctx, dir)
 		if err != nil {
 			return err

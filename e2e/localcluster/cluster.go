@@ -50,7 +50,8 @@ type Options struct {
 	Progress io.Writer
 	// Without names components not to start: "agent-sandbox-controller"
 	// (its CRDs stay, so claims are inert objects: for load tests of the API
-	// server), "keda" (operator and adapter).
+	// server), "keda" (operator and adapter, and then neither its CRDs nor
+	// its APIService, and its tool is not built).
 	Without []string
 }
 
@@ -112,7 +113,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if opts.HPASyncPeriod <= 0 {
 		opts.HPASyncPeriod = 15 * time.Second
 	}
-	bins, err := EnsureBinaries(ctx, opts.Progress, ControlPlaneTools...)
+	bins, err := EnsureBinaries(ctx, opts.Progress, neededTools(opts.Without)...)
 	if err != nil {
 		return nil, err
 	}

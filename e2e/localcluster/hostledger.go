@@ -190,7 +190,7 @@ func killStateProcesses(stateDir string) []error {
 // the sandbox and the gofer).
 var nodePrograms = map[string]bool{
 	"containerd": true, "containerd-shim-runc-v2": true, "containerd-shim-runsc-v1": true,
-	"runsc": true, "runc": true, "kubelet": true, "kube-proxy": true,
+	"runsc": true, "runsc-gofer": true, "runsc-sandbox": true, "runc": true, "kubelet": true, "kube-proxy": true,
 }
 
 func processesNaming(stateDir string) []int {

@@ -253,6 +253,22 @@ func (c *Cluster) stopRealNodes(ctx context.Context) {
 	}
 }
 
+// neededTools are the control plane's tools less KEDA when it is not started
+// (its CRDs and APIService are then not installed either).
+func neededTools(without []string) []string {
+	skipKEDA := false
+	for _, w := range without {
+		skipKEDA = skipKEDA || w == "keda"
+	}
+	var out []string
+	for _, t := range ControlPlaneTools {
+		if t != "keda" || !skipKEDA {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // freePorts picks n free loopback ports.
 func freePorts(n int) ([]int, error) {
 	var held []net.Listener
