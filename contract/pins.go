@@ -28,6 +28,13 @@ const (
 
 	EtcdModule = "v3.6.16"
 	KwokModule = "v0.8.0"
+	// ContainerdModule and GVisorModule run the local real nodes' pods. gVisor tags no Go
+	// module releases (its "go" branch is the module): GVisorModule is what the module proxy
+	// resolved gvisor.dev/gvisor@latest to.
+	ContainerdModule = "v2.4.2"
+	GVisorModule     = "v0.0.0-20260905035102-160fafc42237"
+	// CoreDNSModule is the local real nodes' cluster DNS (EKS runs its own CoreDNS add-on).
+	CoreDNSModule = "v1.15.0"
 
 	// WarmPodImage is what a warm sandbox runs (it only has to stay up).
 	WarmPodImage = "public.ecr.aws/docker/library/busybox:1.36.1"
@@ -92,6 +99,18 @@ var Pins = []Pin{
 	{
 		Name: "KWOK", LocalControlPlane: KwokModule, LocalModule: "sigs.k8s.io/kwok", LocalToolDir: "kwok",
 		Why: "simulated nodes exist only on the local control plane",
+	},
+	{
+		Name: "containerd", LocalControlPlane: ContainerdModule, LocalModule: "github.com/containerd/containerd/v2", LocalToolDir: "containerd",
+		Why: "EKS Auto Mode's nodes bring their own container runtime; the program deploys none",
+	},
+	{
+		Name: "CoreDNS", LocalControlPlane: CoreDNSModule, LocalModule: "github.com/coredns/coredns", LocalToolDir: "coredns",
+		Why: "EKS runs CoreDNS as its own add-on; the program deploys none",
+	},
+	{
+		Name: "gVisor", LocalControlPlane: GVisorModule, LocalModule: "gvisor.dev/gvisor", LocalToolDir: "gvisor",
+		Why: "the local stand-in for Auto Mode's VM-isolated runtime (no VM can run on the test machines)",
 	},
 }
 

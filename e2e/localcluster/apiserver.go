@@ -15,19 +15,21 @@ import (
 // startKubeAPIServer starts kube-apiserver on etcdURL, writes the kubeconfigs of
 // its clients and connects the Cluster's clients once it is ready.
 func (c *Cluster) startKubeAPIServer(ctx context.Context, p *pki, etcdURL string) error {
-	api, err := c.startProcess("kube-apiserver", c.Binaries.Path("kube-apiserver"), []string{
+	api, err := c.startProcess("kube-apiserver", c.Binaries.Path("kube-apiserver"), c.realNodeAPIServerArgs(p, []string{
 		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(c.ports.apiserver),
 		"--tls-cert-file=" + p.path(apiServerCert+".crt"), "--tls-private-key-file=" + p.path(apiServerCert+".key"),
 		"--client-ca-file=" + p.path(clusterCA+".crt"),
-		"--authorization-mode=RBAC",
+		// Node: each kubelet may touch only its own node and its pods' objects.
+		"--authorization-mode=Node,RBAC",
+		"--enable-admission-plugins=NodeRestriction",
 		// The default admission chain (NamespaceLifecycle, ServiceAccount,
 		// RuntimeClass, PodSecurity, ...) stays on; nothing is disabled.
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + p.path(saPubFile),
 		"--service-account-signing-key-file=" + p.path(saKeyFile),
-		"--service-cluster-ip-range=10.96.0.0/16",
+		"--service-cluster-ip-range=" + serviceCIDR,
 		// Aggregation: the front proxy's own CA and client cert, or aggregated
 		// calls (KEDA's external metrics) arrive anonymous.
 		"--requestheader-client-ca-file=" + p.path(frontProxyCA+".crt"),
@@ -45,7 +47,7 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context, p *pki, etcdURL string
 		"--endpoint-reconciler-type=none",
 		"--allow-privileged=true", "--profiling=false",
 		"--v=1",
-	})
+	}))
 	if err != nil {
 		return err
 	}

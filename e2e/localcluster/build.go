@@ -35,6 +35,13 @@ type tool struct {
 	// data copies files the programs need at run time (CRDs, stages) out of
 	// the upstream module into the cache entry.
 	data func(moduleDir, dataDir string) error
+	// tags are the build tags (go build -tags).
+	tags string
+	// patches are files in the tool's folder, unified diffs (-p1) applied to a
+	// scratch copy of the upstream module, which the build then uses through a
+	// replace directive in a copy of go.mod: the committed go.mod stays as it is
+	// and the module cache is never written.
+	patches []string
 }
 
 type command struct {
@@ -48,10 +55,22 @@ const (
 	kedaVersion       = contract.KedaModule
 	agentSandboxVer   = contract.AgentSandboxModule
 	pulumiVersion     = contract.PulumiModule
+	containerdVersion = contract.ContainerdModule
+	gvisorVersion     = contract.GVisorModule
+	corednsVersion    = contract.CoreDNSModule
 	// ProviderVersion is the version the Kubernetes provider reports, and the
 	// one the Pulumi program's SDK (pulumi-kubernetes/sdk/v4 v4.32.0) asks for.
 	ProviderVersion = contract.PulumiKubernetesProvider
 )
+
+// Without a version, clients cannot parse the server's and refuse it; the
+// node's binaries get the same, so the kubelet reports v1.36.3.
+var kubernetesLdflags = []string{
+	"-X k8s.io/component-base/version.gitVersion=" + kubernetesVersion,
+	"-X k8s.io/component-base/version.gitMajor=1",
+	"-X k8s.io/component-base/version.gitMinor=36",
+	"-X k8s.io/component-base/version.gitTreeState=clean",
+}
 
 func tools() []tool {
 	return []tool{
@@ -66,13 +85,7 @@ func tools() []tool {
 				{"k8s.io/kubernetes/cmd/kube-controller-manager", "kube-controller-manager"},
 				{"k8s.io/kubernetes/cmd/kube-scheduler", "kube-scheduler"},
 			},
-			// Without a version, clients cannot parse the server's and refuse it.
-			ldflags: []string{
-				"-X k8s.io/component-base/version.gitVersion=" + kubernetesVersion,
-				"-X k8s.io/component-base/version.gitMajor=1",
-				"-X k8s.io/component-base/version.gitMinor=36",
-				"-X k8s.io/component-base/version.gitTreeState=clean",
-			},
+			ldflags: kubernetesLdflags,
 		},
 		{
 			dir: "kwok", module: "sigs.k8s.io/kwok", version: contract.KwokModule,
@@ -92,6 +105,39 @@ func tools() []tool {
 			},
 			ldflags: []string{"-X github.com/kedacore/keda/v2/version.Version=" + strings.TrimPrefix(kedaVersion, "v")},
 			data:    copyGlob("config/crd/bases/*.yaml", "crds"),
+		},
+		{
+			dir: "kubernetes-node", module: "k8s.io/kubernetes", version: kubernetesVersion,
+			commands: []command{
+				{"k8s.io/kubernetes/cmd/kubelet", "kubelet"},
+				{"k8s.io/kubernetes/cmd/kube-proxy", "kube-proxy"},
+			},
+			ldflags: kubernetesLdflags,
+		},
+		{
+			dir: "containerd", module: "github.com/containerd/containerd/v2", version: containerdVersion,
+			commands: []command{
+				{"github.com/containerd/containerd/v2/cmd/containerd", "containerd"},
+				{"github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2", "containerd-shim-runc-v2"},
+				{"github.com/containerd/containerd/v2/cmd/ctr", "ctr"},
+			},
+			// The snapshotters that need cgo or kernel headers are left out;
+			// overlayfs and native remain.
+			tags:    "no_btrfs no_devmapper no_zfs",
+			ldflags: []string{"-X github.com/containerd/containerd/v2/version.Version=" + containerdVersion},
+		},
+		{
+			dir: "gvisor", module: "gvisor.dev/gvisor", version: gvisorVersion,
+			commands: []command{
+				{"gvisor.dev/gvisor/runsc", "runsc"},
+				{"gvisor.dev/gvisor/shim", "containerd-shim-runsc-v1"},
+			},
+			patches: []string{"shim-oom-score-permission.patch"},
+		},
+		{
+			// Only the plugins the cluster DNS uses (tools/coredns/main.go).
+			dir: "coredns", module: "github.com/coredns/coredns", version: corednsVersion,
+			commands: []command{{".", "coredns"}},
 		},
 		{
 			dir: "pulumi", module: "github.com/pulumi/pulumi/pkg/v3", version: pulumiVersion,
@@ -153,7 +199,9 @@ func toolsDir() (string, error) {
 // and the Kubernetes provider, which only the Pulumi runs need.
 var (
 	ControlPlaneTools = []string{"etcd", "kubernetes", "kwok", "agent-sandbox", "keda"}
-	PulumiTools       = []string{"pulumi", "pulumi-kubernetes"}
+	// NodeTools are what a real node runs (Options.RealNodes).
+	NodeTools   = []string{"kubernetes-node", "containerd", "gvisor", "coredns"}
+	PulumiTools = []string{"pulumi", "pulumi-kubernetes"}
 )
 
 // EnsureBinaries builds the named tools (all when none is named) that are not
@@ -228,11 +276,19 @@ func ensureTool(ctx context.Context, t tool, toolDir, cacheRoot, goVersion strin
 			return "", fmt.Errorf("preparing %s: %w", t.dir, err)
 		}
 	}
+	modfile := ""
+	if len(t.patches) > 0 {
+		if modfile, err = patchedModule(t, toolDir, moduleDir, filepath.Join(tmp, "src")); err != nil {
+			return "", fmt.Errorf("patching %s: %w", t.dir, err)
+		}
+	}
 	for _, c := range t.commands {
-		if err := buildCommand(ctx, t, c, toolDir, filepath.Join(tmp, "bin", c.binary), progress); err != nil {
+		if err := buildCommand(ctx, t, c, toolDir, modfile, filepath.Join(tmp, "bin", c.binary), progress); err != nil {
 			return "", err
 		}
 	}
+	// The patched copy was only needed for the build.
+	_ = os.RemoveAll(filepath.Join(tmp, "src"))
 	if t.data != nil {
 		if err := t.data(moduleDir, filepath.Join(tmp, "data")); err != nil {
 			return "", fmt.Errorf("copying run-time data of %s: %w", t.dir, err)
@@ -245,7 +301,7 @@ func ensureTool(ctx context.Context, t tool, toolDir, cacheRoot, goVersion strin
 	return entry, os.Rename(tmp, entry)
 }
 
-func buildCommand(ctx context.Context, t tool, c command, toolDir, out string, progress io.Writer) error {
+func buildCommand(ctx context.Context, t tool, c command, toolDir, modfile, out string, progress io.Writer) error {
 	start := time.Now()
 	fmt.Fprintf(progress, "building %s (%s %s)\n", c.binary, t.module, t.version)
 	done := make(chan struct{})
@@ -263,6 +319,12 @@ func buildCommand(ctx context.Context, t tool, c command, toolDir, out string, p
 		}
 	}()
 	args := []string{"build", "-mod=readonly", "-o", out}
+	if modfile != "" {
+		args = append(args, "-modfile="+modfile)
+	}
+	if t.tags != "" {
+		args = append(args, "-tags", t.tags)
+	}
 	if len(t.ldflags) > 0 {
 		args = append(args, "-ldflags", strings.Join(t.ldflags, " "))
 	}
@@ -286,6 +348,10 @@ func buildCommand(ctx context.Context, t tool, c command, toolDir, out string, p
 func cacheKey(t tool, toolDir, goVersion string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n%s\n%s\n%q\n%q\n", t.module, t.version, goVersion, t.ldflags, t.commands)
+	// Only when set, so that the keys of tools without tags stay as they were.
+	if t.tags != "" {
+		fmt.Fprintf(h, "tags %q\n", t.tags)
+	}
 	files, err := filepath.Glob(filepath.Join(toolDir, "*"))
 	if err != nil {
 		return "", err
@@ -293,7 +359,7 @@ func cacheKey(t tool, toolDir, goVersion string) (string, error) {
 	sort.Strings(files)
 	for _, f := range files {
 		name := filepath.Base(f)
-		if name != "go.mod" && name != "go.sum" && !strings.HasSuffix(name, ".go") {
+		if name != "go.mod" && name != "go.sum" && !strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, ".patch") {
 			continue // generated files (the provider's schema) follow from these
 		}
 		b, err := os.ReadFile(f)

@@ -29,5 +29,10 @@ func (c *Cluster) startAddons(ctx context.Context, p *pki) error {
 	if err := c.startAgentSandboxController(admin); err != nil {
 		return err
 	}
+	if c.realNodes > 0 {
+		if err := c.startClusterDNS(ctx); err != nil {
+			return err
+		}
+	}
 	return c.startKEDA(p, admin)
 }

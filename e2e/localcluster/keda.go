@@ -17,8 +17,21 @@ func (c *Cluster) startKEDA(p *pki, admin string) error {
 	if err != nil {
 		return err
 	}
+	// With real nodes KEDA resolves cluster names (the exporter's Service) as a pod
+	// would: through the cluster DNS only.
+	run := func(name, binary string, args []string, env ...string) error {
+		if c.realNodes > 0 {
+			resolv, err := c.kedaResolvConf()
+			if err != nil {
+				return err
+			}
+			binary, args = withResolvConf(resolv, binary, args)
+		}
+		_, err := c.startProcess(name, binary, args, env...)
+		return err
+	}
 	kedaEnv := []string{"KUBECONFIG=" + admin, "WATCH_NAMESPACE=", "KEDA_CLUSTER_OBJECT_NAMESPACE=keda", "POD_NAMESPACE=keda", "POD_NAME=keda-operator-local"}
-	if _, err := c.startProcess("keda-operator", c.Binaries.Path("keda-operator"), []string{
+	if err := run("keda-operator", c.Binaries.Path("keda-operator"), []string{
 		"--kubeconfig=" + admin,
 		"--leader-elect=false",
 		// Rotation writes a Secret and waits for a kubelet to mount it.
@@ -30,7 +43,7 @@ func (c *Cluster) startKEDA(p *pki, admin string) error {
 	}, kedaEnv...); err != nil {
 		return err
 	}
-	_, err = c.startProcess("keda-adapter", c.Binaries.Path("keda-adapter"), []string{
+	return run("keda-adapter", c.Binaries.Path("keda-adapter"), []string{
 		"--kubeconfig=" + admin, "--lister-kubeconfig=" + admin,
 		"--authentication-kubeconfig=" + admin, "--authorization-kubeconfig=" + admin,
 		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(c.ports.adapterSecure),
@@ -40,7 +53,6 @@ func (c *Cluster) startKEDA(p *pki, admin string) error {
 		"--metrics-service-grpc-authority=keda-operator.keda.svc",
 		"--port=" + strconv.Itoa(c.ports.adapterMetrics),
 	}, kedaEnv...)
-	return err
 }
 
 // kedaCertDir lays out KEDA's CA and leaf under the names KEDA reads.

@@ -13,7 +13,7 @@ func (c *Cluster) startKWOK(admin string) error {
 		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
 		// Without leases the node lifecycle controller marks nodes NotReady after ~50s.
 		"--node-lease-duration-seconds=40",
-		"--cidr=10.244.0.0/16",
+		"--cidr=" + kwokPodCIDR,
 		"--node-ip=127.0.0.1",
 		"--server-address=127.0.0.1:" + strconv.Itoa(c.ports.kwok),
 		"--config=" + filepath.Join(c.Binaries.DataDir("kwok"), "kwok-stages.yaml"),

@@ -1,0 +1,94 @@
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// Cluster DNS, with real nodes only: CoreDNS v1.15.0 (its kubernetes plugin,
+// nothing forwarded: a name outside cluster.local gets no answer, so no query
+// ever leaves the machine) on the host's pod-network address, port 53. Pods
+// use it through the kubelet's clusterDNS; KEDA, a host process, through a
+// resolv.conf of its own (kedaResolvConf) bind-mounted over /etc/resolv.conf
+// in a private mount namespace, so the host's resolver is untouched.
+const (
+	// ClusterDomain is the kubelet's and CoreDNS's cluster domain.
+	ClusterDomain = "cluster.local"
+	// ClusterDNSAddress is where CoreDNS answers.
+	ClusterDNSAddress = hostPodAddress
+)
+
+// corefile serves the cluster domain and the reverse zones of the pod and
+// Service ranges from the API server, and nothing else.
+func (c *Cluster) corefile() string {
+	return fmt.Sprintf(`.:53 {
+    bind %s
+    errors
+    health 127.0.0.1:%d
+    ready 127.0.0.1:%d
+    kubernetes %s 18.198.in-addr.arpa 19.198.in-addr.arpa {
+        kubeconfig %s localcluster
+    }
+    cache 5
+}
+`, ClusterDNSAddress, c.ports.corednsHealth, c.ports.corednsReady, ClusterDomain, c.Kubeconfig)
+}
+
+// startClusterDNS starts CoreDNS and waits until its kubernetes plugin has
+// synced (the ready plugin answers 200).
+func (c *Cluster) startClusterDNS(ctx context.Context) error {
+	dir := filepath.Join(c.StateDir, "coredns")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	corefile := filepath.Join(dir, "Corefile")
+	if err := os.WriteFile(corefile, []byte(c.corefile()), 0o644); err != nil {
+		return err
+	}
+	proc, err := c.startProcess("coredns", c.Binaries.Path("coredns"), []string{"-conf", corefile})
+	if err != nil {
+		return err
+	}
+	if err := waitHTTP(ctx, proc, "http://127.0.0.1:"+strconv.Itoa(c.ports.corednsReady)+"/ready", nil, 60*time.Second); err != nil {
+		return fmt.Errorf("coredns: %w", err)
+	}
+	return nil
+}
+
+// kedaResolvConf writes the resolv.conf KEDA's processes see: only the
+// cluster DNS, with the search path a pod in namespace keda would get.
+func (c *Cluster) kedaResolvConf() (string, error) {
+	path := filepath.Join(c.StateDir, "coredns", "keda-resolv.conf")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	body := fmt.Sprintf("nameserver %s\nsearch keda.svc.%s svc.%s %s\noptions ndots:5\n", ClusterDNSAddress, ClusterDomain, ClusterDomain, ClusterDomain)
+	return path, os.WriteFile(path, []byte(body), 0o644)
+}
+
+// withResolvConf wraps a command so it runs in a private mount namespace
+// where resolvConf is bind-mounted over /etc/resolv.conf (util-linux's
+// unshare; the namespace, and the mount, end with the process, which keeps
+// its pid through the exec).
+func withResolvConf(resolvConf, binary string, args []string) (string, []string) {
+	script := `mount --bind "$0" /etc/resolv.conf && exec "$@"`
+	return "unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c", script, resolvConf, binary}, args...)
+}
+
+// LookupClusterDNS resolves name with the cluster DNS (what KEDA and the pods
+// see): for tests and for saying what the exporter's URL resolves to.
+func (c *Cluster) LookupClusterDNS(ctx context.Context, name string) ([]string, error) {
+	if c.realNodes == 0 {
+		return nil, fmt.Errorf("no cluster DNS without real nodes")
+	}
+	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, net.JoinHostPort(ClusterDNSAddress, "53"))
+	}}
+	return r.LookupHost(ctx, name)
+}
