@@ -35,6 +35,22 @@ func LocalStackConfig(kubeconfig []byte, exporterURL string) map[string]string {
 	}
 }
 
+// RealNodeStackConfig is the program's config against a local control plane with real nodes,
+// as a user deploys it: no exporterUrl override (KEDA reads the Service's cluster DNS name
+// through the cluster DNS and kube-proxy), and the isolation the node's RuntimeClass gives
+// (gVisor, declared so verify judges the readings against it).
+func RealNodeStackConfig(kubeconfig []byte) map[string]string {
+	return map[string]string{
+		"clusterMode":      "existing",
+		"kubeconfig":       string(kubeconfig),
+		"runtimeClassMode": "require",
+		"agentSandboxMode": "adopt",
+		"kedaMode":         "adopt",
+		"pollingInterval":  "5",
+		"isolation":        "gvisor",
+	}
+}
+
 // NewStack is a local stack of the program (program.Run, run inline) with the repository's
 // Pulumi.yaml, its state and PULUMI_HOME under workDir.
 func NewStack(ctx context.Context, workDir, name string, config map[string]string, progress io.Writer) (*pulumirun.Stack, error) {

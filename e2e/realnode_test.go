@@ -1,0 +1,417 @@
+package e2e
+
+// The product on a real node, with no stand-ins for its parts: the exporter is the Deployment
+// `pulumi up` creates (both of its paths), KEDA reads it at the URL the program exports (the
+// Service's cluster DNS name, through cluster DNS and kube-proxy), the warm sandboxes run under
+// gVisor, and verify execs into them.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/pulumirun"
+	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
+)
+
+// exporterImageRef is the reference the image path's stack config names; the image is built
+// locally and imported into the node under it (a registry would serve it on EKS).
+const exporterImageRef = "warmpool.local/claim-exporter:e2e"
+
+// outsideProbeURL is an address outside the machine: the network-safety rules reject it, so
+// nothing leaves even if a sandbox had a route.
+const outsideProbeURL = "http://1.1.1.1/"
+
+// realEnv is one run on a local control plane with one real node.
+type realEnv struct {
+	cluster *localcluster.Cluster
+	work    string
+	stack   *pulumirun.Stack
+	config  map[string]string
+	outputs framework.Outputs
+	ns      string
+}
+
+func newRealEnv(t testing.TB, ctx context.Context) *realEnv {
+	if os.Getenv(localcluster.SkipEnv) == "1" {
+		t.Skipf("%s=1: the local control plane was not started; this proves nothing", localcluster.SkipEnv)
+	}
+	e := &realEnv{work: t.TempDir()}
+	c, err := localcluster.Start(ctx, localcluster.Options{StateDir: filepath.Join(e.work, "cluster"), RealNodes: 1, SkipWarmPoolCheck: true, Progress: framework.NewLogWriter(t)})
+	if err != nil {
+		t.Fatalf("%v\n(real nodes need Linux, root and apt for their Debian packages: see e2e/README.md, \"Real nodes\")", err)
+	}
+	e.cluster = c
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("control plane logs: %s", filepath.Join(c.StateDir, "logs"))
+		}
+		if err := c.Stop(); err != nil {
+			t.Errorf("stopping the control plane: %v", err)
+		}
+	})
+	kubeconfig, err := os.ReadFile(c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.config = framework.RealNodeStackConfig(kubeconfig)
+	if e.stack, err = framework.NewStack(ctx, filepath.Join(e.work, "pulumi"), "realnode", e.config, framework.NewLogWriter(t)); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func (e *realEnv) up(ctx context.Context, t testing.TB) {
+	out, err := framework.Up(ctx, e.stack, framework.NewLogWriter(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.outputs = out
+	for _, k := range out.Missing() {
+		t.Errorf("stack output %q is missing (verify reads it)", k)
+	}
+	e.ns = out.String("namespace")
+	if err := out.WriteFile(filepath.Join(e.work, "outputs.json")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// exporterDeployment reads the exporter's Deployment.
+func (e *realEnv) exporterDeployment(ctx context.Context) (*appsv1.Deployment, error) {
+	return e.cluster.Client.AppsV1().Deployments(e.ns).Get(ctx, contract.ExporterName, metav1.GetOptions{})
+}
+
+// waitExporterRolledOut waits until the Deployment's current template has one available
+// replica and no old ones, and returns that pod.
+func (e *realEnv) waitExporterRolledOut(ctx context.Context, t testing.TB, timeout time.Duration) *corev1.Pod {
+	var pod *corev1.Pod
+	framework.Eventually(t, ctx, "the exporter Deployment rolled out with one available pod", timeout, func(ctx context.Context) (bool, error) {
+		d, err := e.exporterDeployment(ctx)
+		if err != nil {
+			return false, err
+		}
+		s := d.Status
+		if s.ObservedGeneration < d.Generation || s.UpdatedReplicas != 1 || s.AvailableReplicas != 1 || s.Replicas != 1 {
+			return false, fmt.Errorf("generation %d observed %d, replicas %d updated %d available %d", d.Generation, s.ObservedGeneration, s.Replicas, s.UpdatedReplicas, s.AvailableReplicas)
+		}
+		pods, err := e.cluster.Client.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + contract.ExporterName})
+		if err != nil {
+			return false, err
+		}
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
+				pod = p
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("no running exporter pod")
+	})
+	return pod
+}
+
+// serviceURL resolves the URL the program exports with the cluster DNS (as KEDA does) and
+// returns it with the host name replaced by the address it resolved to.
+func (e *realEnv) serviceURL(ctx context.Context, t testing.TB) string {
+	u := e.outputs.String("exporterUrl")
+	want := fmt.Sprintf("http://%s.%s.svc.cluster.local:%d%s", contract.ExporterName, e.ns, contract.ExporterPort, contract.DemandPath)
+	if u != want {
+		t.Fatalf("exporterUrl output %q, want the Service's cluster DNS name %q (no override)", u, want)
+	}
+	host := fmt.Sprintf("%s.%s.svc.cluster.local", contract.ExporterName, e.ns)
+	addrs, err := e.cluster.LookupClusterDNS(ctx, host)
+	if err != nil || len(addrs) != 1 {
+		t.Fatalf("cluster DNS for %s: %v %v", host, addrs, err)
+	}
+	svc, err := e.cluster.Client.CoreV1().Services(e.ns).Get(ctx, contract.ExporterName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if addrs[0] != svc.Spec.ClusterIP {
+		t.Fatalf("cluster DNS answers %s for %s, the Service's ClusterIP is %s", addrs[0], host, svc.Spec.ClusterIP)
+	}
+	return strings.Replace(u, host, addrs[0], 1)
+}
+
+func TestEndToEndRealNode(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Minute)
+	defer cancel()
+	e := newRealEnv(t, ctx)
+	verifyBin := goBuild(t, e.work, framework.Module+"/verify")
+	var demandURL string
+
+	steps := []struct {
+		name string
+		run  func(context.Context, *testing.T)
+	}{
+		{"pulumi up: the exporter runs its source (go run) on the real node and serves through its Service", func(ctx context.Context, t *testing.T) {
+			e.up(ctx, t)
+			pod := e.waitExporterRolledOut(ctx, t, 20*time.Minute)
+			node, err := e.cluster.Client.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{})
+			if err != nil || node.Labels[localcluster.RealNodeLabel] != "true" {
+				t.Fatalf("exporter pod %s is on node %q, not a real node (%v)", pod.Name, pod.Spec.NodeName, err)
+			}
+			if pod.Spec.Containers[0].Image != contract.ExporterGoImage {
+				t.Errorf("the default path's pod runs %s, want %s", pod.Spec.Containers[0].Image, contract.ExporterGoImage)
+			}
+			demandURL = e.serviceURL(ctx, t)
+			framework.Eventually(t, ctx, "the exporter's Service to serve a fresh count of 0", time.Minute, func(context.Context) (bool, error) {
+				d, err := framework.Demand(demandURL)
+				return err == nil && d.ActiveClaims == 0 && d.Fresh, err
+			})
+		}},
+		{"verify: the eight readings on the real node, 0 SKIP (gVisor: virtio and DMI N/A, the rest PASS)", func(ctx context.Context, t *testing.T) {
+			rep, code := e.runVerify(ctx, t, verifyBin, "real-verify", "--phase", "all", "--require-exec", "--probe-url", outsideProbeURL)
+			if code != 0 || rep.Failed != 0 {
+				t.Errorf("verify exited %d with %d failed", code, rep.Failed)
+			}
+			checkReadings(t, rep, map[string]report.Status{
+				"exec into the claimed pod works":            report.Pass,
+				"the claimed pod runs its own kernel":        report.Pass,
+				"the guest booted after the pod was created": report.Pass,
+				"the claimed pod sees virtio block devices":  report.NA,
+				"the DMI product name is the sandbox's own":  report.NA,
+				"only loopback has an address":               report.Pass,
+				"no default route in either family":          report.Pass,
+				"an outbound request fails":                  report.Pass,
+			})
+			for _, c := range rep.Checks {
+				if c.Status == report.Skip {
+					t.Errorf("check %q skipped on a real node: %s", c.Name, c.Evidence)
+				}
+			}
+		}},
+		{"reject: a pool whose runtime is runc fails the kernel and uptime readings", func(ctx context.Context, t *testing.T) {
+			e.runcPool(ctx, t)
+			rep, code := e.runVerify(ctx, t, verifyBin, "runc-verify", "--phase", "demand", "--require-exec", "--probe-url", outsideProbeURL)
+			if code != 1 {
+				t.Errorf("verify against a runc pool exited %d, want 1", code)
+			}
+			checkReadings(t, rep, map[string]report.Status{
+				"the claimed pod runs its own kernel":        report.Fail,
+				"the guest booted after the pod was created": report.Fail,
+			})
+			// Back to the stack's own template: pulumi up --refresh undoes the change.
+			if _, err := framework.Up(ctx, e.stack, framework.NewLogWriter(t), optup.Refresh()); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a restarted exporter answers 503 until its first read, never 0", func(ctx context.Context, t *testing.T) {
+			e.restartNeverServesZero(ctx, t, demandURL)
+		}},
+		{"the prebuilt image path: exporterImage built ko-style, imported under its reference, serves", func(ctx context.Context, t *testing.T) {
+			archive, err := framework.BuildExporterImage(ctx, framework.NewLogWriter(t), e.work, exporterImageRef)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.cluster.ImportImage(ctx, archive); err != nil {
+				t.Fatal(err)
+			}
+			e.config["exporterImage"] = exporterImageRef
+			if err := e.stack.SetConfig(ctx, e.config); err != nil {
+				t.Fatal(err)
+			}
+			e.up(ctx, t)
+			pod := e.waitExporterRolledOut(ctx, t, 5*time.Minute)
+			if got := pod.Spec.Containers[0].Image; got != exporterImageRef {
+				t.Fatalf("after up with exporterImage the pod runs %s, want %s", got, exporterImageRef)
+			}
+			framework.Eventually(t, ctx, "the image path's exporter to serve a fresh count of 0 through the Service", time.Minute, func(context.Context) (bool, error) {
+				d, err := framework.Demand(demandURL)
+				return err == nil && d.ActiveClaims == 0 && d.Fresh, err
+			})
+			e.restartNeverServesZero(ctx, t, demandURL)
+		}},
+		{"pulumi destroy removes the stack", func(ctx context.Context, t *testing.T) {
+			if _, err := e.stack.Destroy(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, s := range steps {
+		if !t.Run(s.name, func(t *testing.T) { s.run(ctx, t) }) {
+			t.Fatalf("stopping after %q failed", s.name)
+		}
+	}
+}
+
+// runVerify runs the verify binary against the stack's outputs and returns its JSON report
+// and exit code.
+func (e *realEnv) runVerify(ctx context.Context, t *testing.T, verifyBin, name string, args ...string) (*report.Report, int) {
+	reportPath := filepath.Join(e.work, name+".json")
+	cmd := exec.CommandContext(ctx, verifyBin, append([]string{"--outputs-file", filepath.Join(e.work, "outputs.json"),
+		"--kubeconfig", e.cluster.Kubeconfig, "--json", reportPath}, args...)...)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	t.Logf("verify %s (%s):\n%s", strings.Join(args, " "), time.Since(start).Round(time.Second), out)
+	if err := os.WriteFile(filepath.Join(e.work, name+".txt"), out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatalf("verify: %v", err)
+		}
+		code = ee.ExitCode()
+	}
+	b, err := os.ReadFile(reportPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &report.Report{}
+	if err := json.Unmarshal(b, rep); err != nil {
+		t.Fatalf("verify's JSON report: %v", err)
+	}
+	return rep, code
+}
+
+// checkReadings asserts the status of each named check.
+func checkReadings(t *testing.T, rep *report.Report, want map[string]report.Status) {
+	t.Helper()
+	got := map[string]report.Check{}
+	for _, c := range rep.Checks {
+		got[c.Name] = c
+	}
+	for name, status := range want {
+		c, ok := got[name]
+		switch {
+		case !ok:
+			t.Errorf("check %q is not in the report", name)
+		case c.Status != status:
+			t.Errorf("check %q: %s, want %s (%s)", name, c.Status, status, c.Evidence)
+		}
+	}
+}
+
+// runcPool points the stack's SandboxTemplate at the runc, loopback-only RuntimeClass (the same
+// network as a sandbox, the node's kernel) and replaces the warm sandboxes with ones made from it.
+func (e *realEnv) runcPool(ctx context.Context, t *testing.T) {
+	tmpl := e.outputs.String("templateName")
+	patch := fmt.Sprintf(`{"spec":{"podTemplate":{"spec":{"runtimeClassName":%q}}}}`, localcluster.LoopbackOnlyRuntimeClass)
+	if _, err := e.cluster.Dynamic.Resource(localcluster.SandboxTemplateGVR).Namespace(e.ns).Patch(ctx, tmpl, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("patching template %s: %v", tmpl, err)
+	}
+	if err := e.cluster.Dynamic.Resource(localcluster.SandboxGVR).Namespace(e.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		t.Fatalf("deleting the warm sandboxes: %v", err)
+	}
+	framework.Eventually(t, ctx, "the pool's pods to be runc (loopback-only) pods, Ready", 3*time.Minute, func(ctx context.Context) (bool, error) {
+		pods, err := e.cluster.Client.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		runc := 0
+		for _, p := range pods.Items {
+			if p.Spec.RuntimeClassName == nil || p.DeletionTimestamp != nil {
+				continue
+			}
+			if *p.Spec.RuntimeClassName != localcluster.LoopbackOnlyRuntimeClass {
+				return false, fmt.Errorf("pod %s still runs %s", p.Name, *p.Spec.RuntimeClassName)
+			}
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+					runc++
+				}
+			}
+		}
+		return runc > 0, nil
+	})
+}
+
+// restartNeverServesZero deletes the exporter's pod while 2 claims exist and reads the Service
+// until the new pod serves: every answer before that is an error or 503, and every 200 says 2.
+func (e *realEnv) restartNeverServesZero(ctx context.Context, t *testing.T, demandURL string) {
+	pool := e.outputs.String("poolName")
+	names := []string{"restart-1", "restart-2"}
+	for _, n := range names {
+		if err := framework.CreateClaim(ctx, e.cluster.Dynamic, e.ns, n, pool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func() {
+		for _, n := range names {
+			if err := framework.DeleteClaim(ctx, e.cluster.Dynamic, e.ns, n); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	framework.Eventually(t, ctx, "the exporter to count the 2 claims", time.Minute, func(context.Context) (bool, error) {
+		d, err := framework.Demand(demandURL)
+		return err == nil && d.ActiveClaims == 2, err
+	})
+	pods, err := e.cluster.Client.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + contract.ExporterName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if err := e.cluster.Client.CoreV1().Pods(e.ns).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	answers := map[string]int{}
+	framework.Eventually(t, ctx, "the restarted exporter to serve", 20*time.Minute, func(context.Context) (bool, error) {
+		code, body := framework.HTTPGet(demandURL)
+		switch code {
+		case http.StatusOK:
+			var d struct {
+				ActiveClaims int64 `json:"active_claims"`
+			}
+			if err := json.Unmarshal([]byte(body), &d); err != nil {
+				return false, err
+			}
+			answers["200"]++
+			if d.ActiveClaims != 2 {
+				t.Errorf("a restarting exporter served %d claims, want 2 or no count: %s", d.ActiveClaims, body)
+			}
+			// The old pod may still answer while it terminates; the new one must too.
+			return isNewPodServing(ctx, e, pods.Items), nil
+		case 0:
+			answers["no answer"]++
+		default:
+			answers[fmt.Sprint(code)]++
+		}
+		return false, fmt.Errorf("%d %s", code, body)
+	})
+	t.Logf("restart: the new pod served after %s; answers meanwhile %v", time.Since(start).Round(time.Second), answers)
+}
+
+// isNewPodServing reports whether a pod other than the old ones is Ready.
+func isNewPodServing(ctx context.Context, e *realEnv, old []corev1.Pod) bool {
+	gone := map[string]bool{}
+	for _, p := range old {
+		gone[p.Name] = true
+	}
+	pods, err := e.cluster.Client.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + contract.ExporterName})
+	if err != nil {
+		return false
+	}
+	for _, p := range pods.Items {
+		if gone[p.Name] {
+			continue
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				return true
+			}
+		}
+	}
+	return false
+}
