@@ -239,6 +239,9 @@ func TestEndToEndRealNode(t *testing.T) {
 			})
 			e.restartNeverServesZero(ctx, t, demandURL)
 		}},
+		{"Pod Security: the namespace enforces restricted, rejects a pod that breaks it, and the exporter runs under it", func(ctx context.Context, t *testing.T) {
+			e.podSecurityEnforced(ctx, t)
+		}},
 		{"pulumi destroy removes the stack", func(ctx context.Context, t *testing.T) {
 			if _, err := e.stack.Destroy(ctx); err != nil {
 				t.Fatal(err)
@@ -414,4 +417,36 @@ func isNewPodServing(ctx context.Context, e *realEnv, old []corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// podSecurityEnforced checks the namespace's Pod Security level, that the API server rejects a
+// pod breaking it (a server-side dry run: admission runs, nothing is created), and that the
+// exporter's pod was admitted under it and is running.
+func (e *realEnv) podSecurityEnforced(ctx context.Context, t *testing.T) {
+	ns, err := e.cluster.Client.CoreV1().Namespaces().Get(ctx, e.ns, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ns.Labels["pod-security.kubernetes.io/enforce"]; got != "restricted" {
+		t.Errorf("namespace %s: pod-security.kubernetes.io/enforce=%q, want restricted (labels %v)", e.ns, got, ns.Labels)
+	}
+	root, privileged := int64(0), true
+	bad := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "breaks-restricted", Namespace: e.ns},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "root", Image: contract.WarmPodImage, Command: []string{"sleep", "60"},
+			SecurityContext: &corev1.SecurityContext{RunAsUser: &root, Privileged: &privileged},
+		}}},
+	}
+	_, err = e.cluster.Client.CoreV1().Pods(e.ns).Create(ctx, bad, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err == nil || !strings.Contains(err.Error(), "violates PodSecurity") {
+		t.Errorf("a privileged root pod in %s was not rejected by Pod Security: %v", e.ns, err)
+	} else {
+		t.Logf("rejected as it should be: %v", err)
+	}
+	pod := e.waitExporterRolledOut(ctx, t, 5*time.Minute)
+	sc := pod.Spec.Containers[0].SecurityContext
+	if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+		t.Errorf("exporter pod %s: security context %+v, want a read-only root and no privilege escalation", pod.Name, sc)
+	}
 }
