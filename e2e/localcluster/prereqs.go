@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 )
 
@@ -93,4 +94,25 @@ func EnsureNodePrereqs(ctx context.Context, progress io.Writer) error {
 		return errors.New("apt-get installed " + strings.Join(pkgs, " ") + " but " + still[0].path + " is still missing")
 	}
 	return nil
+}
+
+// RealNodesPossible says whether this machine can run real nodes (Linux,
+// root, and the Debian packages present or installable with apt-get), and
+// if not, why in one line.
+func RealNodesPossible() (bool, string) {
+	if runtime.GOOS != "linux" {
+		return false, "real nodes need Linux (this is " + runtime.GOOS + ")"
+	}
+	if os.Geteuid() != 0 {
+		return false, "real nodes need root (containerd, the kubelet, a bridge and iptables rules)"
+	}
+	if len(missingPrereqs()) > 0 {
+		if _, err := exec.LookPath("apt-get"); err != nil {
+			return false, "real nodes need Debian's " + strings.Join(NodePrereqPackages(), " ") + " and this machine has no apt-get"
+		}
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		return false, "real nodes need util-linux's unshare (KEDA's own view of the cluster DNS)"
+	}
+	return true, ""
 }
