@@ -114,10 +114,11 @@ func undo(e hostEntry, kubeProxy string) error {
 		}
 		return run("ip", "link", "del", a[0])
 	case "route":
-		if out, _ := exec.Command("ip", append([]string{"route", "show"}, a...)...).Output(); len(strings.TrimSpace(string(out))) == 0 {
-			return nil
+		out, err := exec.Command("ip", append([]string{"route", "del"}, a...)...).CombinedOutput()
+		if err != nil && !strings.Contains(string(out), "No such process") && !strings.Contains(string(out), "Cannot find device") {
+			return fmt.Errorf("ip route del %s: %w: %s", strings.Join(a, " "), err, strings.TrimSpace(string(out)))
 		}
-		return run("ip", append([]string{"route", "del"}, a...)...)
+		return nil
 	case "iptables-rule": // table chain rule...
 		if exec.Command("iptables", append([]string{"-w", "-t", a[0], "-C", a[1]}, a[2:]...)...).Run() != nil {
 			return nil

@@ -59,6 +59,9 @@ func TestRealNode(t *testing.T) {
 			t.Fatalf("isolated-sandbox pod shows the node's kernel %q: not isolated", kernel)
 		}
 		uptime := execIn(t, ctx, c, ns, pod.Name, "cat", "/proc/uptime")
+		if len(strings.Fields(uptime)) == 0 {
+			t.Fatalf("/proc/uptime read as %q", uptime)
+		}
 		up, err := strconv.ParseFloat(strings.Fields(uptime)[0], 64)
 		if err != nil {
 			t.Fatalf("reading /proc/uptime %q: %v", uptime, err)
