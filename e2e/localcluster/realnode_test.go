@@ -314,8 +314,10 @@ func execCode(t *testing.T, ctx context.Context, c *Cluster, ns, pod string, cmd
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &out})
+	// One buffer each: stdout and stderr are copied by two goroutines.
+	var out, errOut bytes.Buffer
+	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &errOut})
+	out.Write(errOut.Bytes())
 	code := 0
 	if err != nil {
 		var exit interface{ ExitStatus() int }
