@@ -178,6 +178,8 @@ func TestRealNode(t *testing.T) {
 		t.Logf("pod %s -> 203.0.113.10: %s (exit %d); %s's reject rule counted %d -> %d packets", pod.Name, out, code, forwardChain, beforeCount, afterCount)
 	})
 
+	logNodeMemory(t, c.StateDir)
+
 	// Killed halfway: every process of the control plane dies at once, with
 	// pods running; the next start with real nodes must clean what is left.
 	first := c.StateDir
@@ -443,4 +445,27 @@ func diffSnapshots(before, after hostSnapshot) string {
 		}
 	}
 	return b.String()
+}
+
+// logNodeMemory reports the resident memory of the real node's processes
+// (a measurement for the README, not an assertion).
+func logNodeMemory(t *testing.T, stateDir string) {
+	total := map[string]int64{}
+	var sum int64
+	for _, pid := range processesNaming(stateDir) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			continue
+		}
+		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		argv0, _, _ := strings.Cut(string(cmd), "\x00")
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+				kb, _ := strconv.ParseInt(f[1], 10, 64)
+				total[filepath.Base(argv0)] += kb
+				sum += kb
+			}
+		}
+	}
+	t.Logf("real node memory (RSS, with the pods of this test running): %d MiB in all; by program (KiB): %v", sum/1024, total)
 }
