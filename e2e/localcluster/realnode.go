@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -200,7 +201,7 @@ func realNodeObjects() []map[string]any {
 	return []map[string]any{
 		{
 			"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
-			"metadata": map[string]any{"name": RuntimeClassName},
+			"metadata": map[string]any{"name": contract.RuntimeClassName},
 			"handler":  runscHandler,
 			// Real nodes only: a simulated node has no runsc.
 			"scheduling": map[string]any{"nodeSelector": map[string]any{SandboxNodeLabel: "true", RealNodeLabel: "true"}},

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,7 +54,7 @@ func TestRealNode(t *testing.T) {
 	})
 
 	t.Run("an isolated-sandbox pod runs under gVisor: its own kernel, a fresh uptime, only loopback, no way out", func(t *testing.T) {
-		pod := runPod(t, ctx, c, ns, "sandboxed", RuntimeClassName)
+		pod := runPod(t, ctx, c, ns, "sandboxed", contract.RuntimeClassName)
 		kernel := execIn(t, ctx, c, ns, pod.Name, "uname", "-rv")
 		if kernel == nodeKernel {
 			t.Fatalf("isolated-sandbox pod shows the node's kernel %q: not isolated", kernel)

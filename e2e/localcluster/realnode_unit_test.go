@@ -76,29 +76,6 @@ func TestCacheKeyOfExistingToolsIgnoresTheNewFields(t *testing.T) {
 	}
 }
 
-// The stand-in images are imported under the exact references the product's
-// manifests use: a renamed image in components/ must fail here.
-func TestImageReferencesMatchTheProduct(t *testing.T) {
-	src, err := toolsDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Join(src, "..", "..", "..")
-	for file, ref := range map[string]string{
-		"components/warmpool.go":      SandboxImage,
-		"components/claimexporter.go": ExporterGoImage,
-		"e2e/localcluster/ready.go":   TestBusyboxImage,
-	} {
-		b, err := os.ReadFile(filepath.Join(root, file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(string(b), `"`+ref+`"`) {
-			t.Errorf("%s does not name %s: the local stand-in image would not be found", file, ref)
-		}
-	}
-}
-
 func TestCNIConfigStaysInTheBenchmarkingRange(t *testing.T) {
 	dir := t.TempDir()
 	confDir, err := writeCNIConfig(dir, 2)
