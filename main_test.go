@@ -191,9 +191,7 @@ func TestCreateModeMakesAnAutoModeClusterWithItsOwnNetwork(t *testing.T) {
 }
 
 func TestCreateModeWithAGivenVPCMakesNoNetwork(t *testing.T) {
-	rec := mustRunProgram(t, map[string]string{
-		"vpcId": "vpc-123", "privateSubnetIds": `["subnet-a","subnet-b"]`, "publicSubnetIds": `["subnet-c","subnet-d"]`,
-	})
+	rec := mustRunProgram(t, map[string]string{"vpcId": "vpc-123", "privateSubnetIds": `["subnet-a","subnet-b"]`})
 	for _, r := range rec.All() {
 		assert.False(t, strings.HasPrefix(r.Type, "aws:ec2/"), "no network resource expected, found %s %s", r.Type, r.Name)
 	}
@@ -201,6 +199,7 @@ func TestCreateModeWithAGivenVPCMakesNoNetwork(t *testing.T) {
 	assert.Equal(t, "vpc-123", inputStr(t, eks, "vpcId"))
 	v, _ := eks.Path("privateSubnetIds")
 	assert.Equal(t, []any{"subnet-a", "subnet-b"}, plainValue(v))
+	assertNoPublicSubnetsGiven(t, eks)
 }
 
 func TestExistingModeCreatesNoAWSResource(t *testing.T) {
@@ -615,6 +614,10 @@ func TestDestroyOrderFollowsDependencies(t *testing.T) {
 				assert.True(t, so.DependsOn(chart), "ScaledObject -> KEDA (KEDA goes last)")
 				cf := mustFind(t, rec, typeConfigFile, "agent-sandbox-release")
 				assert.True(t, pool.DependsOn(cf), "pool -> agent-sandbox controller")
+				// Everything in the namespace (claims and sandboxes the controllers made too) is
+				// deleted while the controllers that remove their finalizers still run.
+				assert.True(t, ns.DependsOn(chart), "namespace -> KEDA")
+				assert.True(t, ns.DependsOn(cf), "namespace -> agent-sandbox controller")
 			}
 			inNamespace := 0
 			for _, r := range rec.All() {
@@ -656,13 +659,22 @@ func TestBadConfigFailsBeforeAnyResource(t *testing.T) {
 		"non-integer bound":       {map[string]string{"maxReplicas": "three"}, `maxReplicas is "three", which is not a whole number`},
 		"adopt on a new cluster":  {map[string]string{"kedaMode": "adopt"}, "clusterMode=create makes a new, empty cluster"},
 		"runtime without handler": {map[string]string{"runtimeClassMode": "create"}, "runtimeClassMode=create needs runtimeClassHandler"},
-		"subnets without vpc":     {map[string]string{"privateSubnetIds": `["subnet-a","subnet-b"]`}, "privateSubnetIds/publicSubnetIds are set without vpcId"},
 		"vpc with one subnet":     {map[string]string{"vpcId": "vpc-1", "privateSubnetIds": `["subnet-a"]`}, "privateSubnetIds has 1 subnet(s)"},
 		"fallback above max":      {map[string]string{"fallbackReplicas": "9"}, "fallbackReplicas is 9"},
 		"polling zero":            {map[string]string{"pollingInterval": "0"}, "pollingInterval is 0"},
 		"relative exporter url":   {map[string]string{"exporterUrl": "claim-exporter:8080"}, `exporterUrl is "claim-exporter:8080"`},
 		"bad cluster name":        {map[string]string{"clusterName": "my cluster"}, `clusterName "my cluster" is not a valid EKS cluster name`},
 		"kubeconfig in create":    {map[string]string{"kubeconfig": mockKubeconfig}, "kubeconfig/kubeContext are only used with clusterMode=existing"},
+		"subnets without vpc":     {map[string]string{"privateSubnetIds": `["subnet-a","subnet-b"]`}, "privateSubnetIds is set without vpcId"},
+		"public subnets":          {map[string]string{"vpcId": "vpc-1", "privateSubnetIds": `["subnet-a","subnet-b"]`, "publicSubnetIds": `["subnet-c"]`}, "publicSubnetIds is no longer used"},
+		"admin not an arn":        {map[string]string{"adminPrincipalArns": `["alice"]`}, `adminPrincipalArns has "alice", which is not an IAM role or user ARN`},
+		"admin session arn":       {map[string]string{"adminPrincipalArns": `["arn:aws:sts::123456789012:assumed-role/Admin/alice"]`}, "an STS session ARN (what `aws sts get-caller-identity` prints); access entries take the role itself: arn:aws:iam::123456789012:role/Admin"},
+		"admin short account":     {map[string]string{"adminPrincipalArns": `["arn:aws:iam::1234:role/Admin"]`}, `adminPrincipalArns has "arn:aws:iam::1234:role/Admin"`},
+		"admin group":             {map[string]string{"adminPrincipalArns": `["arn:aws:iam::123456789012:group/Admins"]`}, "not an IAM role or user ARN"},
+		"admin twice":             {map[string]string{"adminPrincipalArns": `["arn:aws:iam::123456789012:role/Admin","arn:aws:iam::123456789012:role/Admin"]`}, "lists \"arn:aws:iam::123456789012:role/Admin\" twice"},
+		"preview not an arn":      {map[string]string{"previewPrincipalArn": "role/Preview"}, `previewPrincipalArn has "role/Preview"`},
+		"preview is an admin":     {map[string]string{"adminPrincipalArns": `["arn:aws:iam::123456789012:role/CI"]`, "previewPrincipalArn": "arn:aws:iam::123456789012:role/CI"}, "is also in adminPrincipalArns"},
+		"access on existing":      {map[string]string{"clusterMode": "existing", "kubeconfig": mockKubeconfig, "previewPrincipalArn": "arn:aws:iam::123456789012:role/Preview"}, "adminPrincipalArns/previewPrincipalArn create EKS access entries with a cluster the stack creates"},
 	}
 	empty := filepath.Join(t.TempDir(), "empty")
 	require.NoError(t, os.WriteFile(empty, nil, 0o600))
@@ -700,8 +712,11 @@ func TestPulumiYamlMatchesTheProgram(t *testing.T) {
 
 	goDefaults := map[string]any{
 		"clusterMode": cfg.ClusterMode, "kubernetesVersion": cfg.KubernetesVersion, "vpcId": cfg.VpcID,
-		"privateSubnetIds": len(cfg.PrivateSubnetIDs), "publicSubnetIds": len(cfg.PublicSubnetIDs),
-		"kubeconfig": cfg.Kubeconfig, "kubeContext": cfg.KubeContext,
+		"privateSubnetIds":   len(cfg.PrivateSubnetIDs),
+		"adminPrincipalArns": len(cfg.AdminPrincipalArns), "previewPrincipalArn": cfg.PreviewPrincipalArn,
+		// Declared only so that setting it reaches the program's explanation; any value is refused.
+		"publicSubnetIds": 0,
+		"kubeconfig":      cfg.Kubeconfig, "kubeContext": cfg.KubeContext,
 		"runtimeClassMode": cfg.RuntimeClassMode, "runtimeClassHandler": cfg.RuntimeClassHandler,
 		"agentSandboxMode": cfg.AgentSandboxMode, "agentSandboxVersion": cfg.AgentSandboxVersion,
 		"kedaMode": cfg.KedaMode, "kedaChartVersion": cfg.KedaChartVersion,

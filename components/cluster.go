@@ -15,10 +15,13 @@ type ClusterArgs struct {
 	Mode              string // ModeCreate or ModeExisting
 	Name              string
 	KubernetesVersion string
-	// Create mode: an existing network. Empty VpcID makes a new one.
+	// Create mode: an existing network. Empty VpcID makes a new one. Only private subnets: the
+	// cluster's subnets are where Auto Mode's built-in NodeClass launches nodes.
 	VpcID            string
 	PrivateSubnetIDs []string
-	PublicSubnetIDs  []string
+	// Create mode: IAM principals given access entries with the cluster (see clusteraccess.go).
+	AdminPrincipalArns  []string
+	PreviewPrincipalArn string
 	// Existing mode: kubeconfig contents, with current-context already chosen.
 	Kubeconfig string
 }
@@ -75,14 +78,14 @@ func NewCluster(ctx *pulumi.Context, name string, args *ClusterArgs, opts ...pul
 func newEksAutoModeCluster(ctx *pulumi.Context, name string, args *ClusterArgs, parent pulumi.Resource) (*eks.Cluster, error) {
 	vpcID := pulumi.String(args.VpcID).ToStringOutput()
 	privateSubnets := pulumi.ToStringArray(args.PrivateSubnetIDs).ToStringArrayOutput()
-	publicSubnets := pulumi.ToStringArray(args.PublicSubnetIDs).ToStringArrayOutput()
+	var egress []pulumi.Resource
 	if args.VpcID == "" {
 		// Many accounts have no default VPC, so create mode brings its own.
 		network, err := newNetwork(ctx, name, args.Name, parent)
 		if err != nil {
 			return nil, err
 		}
-		vpcID, privateSubnets, publicSubnets = network.vpcID, network.privateSubnetIDs, network.publicSubnetIDs
+		vpcID, privateSubnets, egress = network.vpcID, network.privateSubnetIDs, network.egress
 	}
 
 	authMode := eks.AuthenticationModeApi
@@ -96,18 +99,27 @@ func newEksAutoModeCluster(ctx *pulumi.Context, name string, args *ClusterArgs, 
 		// Auto Mode runs the nodes (and the isolated-sandbox runtime), so no node group of ours.
 		AutoMode:             &eks.AutoModeOptionsArgs{Enabled: true},
 		SkipDefaultNodeGroup: &skipDefaultNodeGroup,
-		// Auto Mode ships its own DNS; the CoreDNS addon pulumi-eks adds otherwise never becomes healthy.
+		// pulumi-eks v3 adds the coredns EKS add-on to Auto Mode clusters unless told not to
+		// (pulumi/pulumi-eks#1726); Auto Mode runs cluster DNS itself, and the add-on fails there.
 		CorednsAddonOptions: &eks.CoreDnsAddonOptionsArgs{Enabled: &corednsEnabled},
 		VpcId:               vpcID,
-		PrivateSubnetIds:    privateSubnets,
-		PublicSubnetIds:     publicSubnets,
-	}, pulumi.Parent(parent))
+		// Private subnets only: the cluster's subnets become the subnets of Auto Mode's built-in
+		// NodeClass, so no node can land in a public subnet. Internet-facing load balancers still
+		// find the public subnets by their kubernetes.io/role/elb tag.
+		PrivateSubnetIds: privateSubnets,
+		AccessEntries:    accessEntries(args.AdminPrincipalArns, args.PreviewPrincipalArn),
+	}, pulumi.Parent(parent),
+		// Up: nodes have a route out (NAT) before the cluster exists to launch them. Destroy: the
+		// cluster, its nodes and their network interfaces are gone before the NAT gateway, routes,
+		// subnets and VPC are deleted, so those deletes meet no DependencyViolation from our side.
+		pulumi.DependsOn(egress))
 }
 
 type network struct {
 	vpcID            pulumi.StringOutput
 	privateSubnetIDs pulumi.StringArrayOutput
-	publicSubnetIDs  pulumi.StringArrayOutput
+	// egress is everything a private subnet's way out needs (gateways, route tables, associations).
+	egress []pulumi.Resource
 }
 
 const networkAZs = 2
@@ -156,7 +168,8 @@ func newNetwork(ctx *pulumi.Context, name, clusterName string, parent pulumi.Res
 		return nil, err
 	}
 
-	var publicIDs, privateIDs pulumi.StringArray
+	var privateIDs pulumi.StringArray
+	egress := []pulumi.Resource{igw, publicRoutes}
 	var firstPublic *ec2.Subnet
 	for i := 0; i < networkAZs; i++ {
 		az := zones.Names[i]
@@ -170,15 +183,16 @@ func newNetwork(ctx *pulumi.Context, name, clusterName string, parent pulumi.Res
 		if err != nil {
 			return nil, err
 		}
-		if _, err := ec2.NewRouteTableAssociation(ctx, fmt.Sprintf("%s-public-%d", name, i), &ec2.RouteTableAssociationArgs{
+		association, err := ec2.NewRouteTableAssociation(ctx, fmt.Sprintf("%s-public-%d", name, i), &ec2.RouteTableAssociationArgs{
 			SubnetId: public.ID(), RouteTableId: publicRoutes.ID(),
-		}, child); err != nil {
+		}, child)
+		if err != nil {
 			return nil, err
 		}
 		if firstPublic == nil {
 			firstPublic = public
 		}
-		publicIDs = append(publicIDs, public.ID().ToStringOutput())
+		egress = append(egress, public, association)
 	}
 
 	eip, err := ec2.NewEip(ctx, name+"-nat", &ec2.EipArgs{Domain: pulumi.String("vpc"), Tags: tags(clusterName+"-nat", nil)}, child)
@@ -199,6 +213,7 @@ func newNetwork(ctx *pulumi.Context, name, clusterName string, parent pulumi.Res
 	if err != nil {
 		return nil, err
 	}
+	egress = append(egress, eip, nat, privateRoutes)
 	for i := 0; i < networkAZs; i++ {
 		az := zones.Names[i]
 		// /18 each: Auto Mode gives every pod a VPC address.
@@ -211,17 +226,19 @@ func newNetwork(ctx *pulumi.Context, name, clusterName string, parent pulumi.Res
 		if err != nil {
 			return nil, err
 		}
-		if _, err := ec2.NewRouteTableAssociation(ctx, fmt.Sprintf("%s-private-%d", name, i), &ec2.RouteTableAssociationArgs{
+		association, err := ec2.NewRouteTableAssociation(ctx, fmt.Sprintf("%s-private-%d", name, i), &ec2.RouteTableAssociationArgs{
 			SubnetId: private.ID(), RouteTableId: privateRoutes.ID(),
-		}, child); err != nil {
+		}, child)
+		if err != nil {
 			return nil, err
 		}
+		egress = append(egress, association)
 		privateIDs = append(privateIDs, private.ID().ToStringOutput())
 	}
 
 	return &network{
 		vpcID:            vpc.ID().ToStringOutput(),
 		privateSubnetIDs: privateIDs.ToStringArrayOutput(),
-		publicSubnetIDs:  publicIDs.ToStringArrayOutput(),
+		egress:           egress,
 	}, nil
 }
