@@ -5,11 +5,11 @@ import (
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/apiextensions"
 	metav1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/meta/v1"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 const (
-	// ExporterValueLocation is the field of the exporter's /demand JSON that KEDA reads.
-	ExporterValueLocation = "active_claims"
 	// FallbackFailureThreshold: consecutive failed reads before KEDA stops trusting the exporter.
 	FallbackFailureThreshold = 3
 	// scaleDownPeriodSeconds matches the HPA's default sync period, so a drop lands in one sync.
@@ -56,7 +56,7 @@ func NewAutoscaler(ctx *pulumi.Context, name string, args *AutoscalerArgs, opts 
 	}
 	metadata := pulumi.StringMap{
 		"url":           args.URL,
-		"valueLocation": pulumi.String(ExporterValueLocation),
+		"valueLocation": pulumi.String(contract.DemandField),
 		"targetValue":   pulumi.String(args.TargetValue),
 		"format":        pulumi.String("json"),
 		// Milliseconds. Longer than the exporter's own bound on one read (5s), so
@@ -68,18 +68,18 @@ func NewAutoscaler(ctx *pulumi.Context, name string, args *AutoscalerArgs, opts 
 		metadata["activationTargetValue"] = pulumi.String(args.ActivationTargetValue)
 	}
 	so, err := apiextensions.NewCustomResource(ctx, args.Name, &apiextensions.CustomResourceArgs{
-		ApiVersion: pulumi.String("keda.sh/v1alpha1"),
-		Kind:       pulumi.String("ScaledObject"),
+		ApiVersion: pulumi.String(contract.KedaAPIVersion),
+		Kind:       pulumi.String(contract.ScaledObjectKind),
 		Metadata: &metav1.ObjectMetaArgs{
 			Name:      pulumi.String(args.Name),
 			Namespace: args.Namespace.ToStringOutput(),
-			Labels:    pulumi.StringMap{PartOfLabel: pulumi.String(ManagedByValue)},
+			Labels:    pulumi.StringMap{contract.PartOfLabel: pulumi.String(contract.ManagedByValue)},
 		},
 		OtherFields: kubernetes.UntypedArgs{
 			"spec": pulumi.Map{
 				"scaleTargetRef": pulumi.Map{
-					"apiVersion": pulumi.String(AgentSandboxExtensionsAPIVersion),
-					"kind":       pulumi.String("SandboxWarmPool"),
+					"apiVersion": pulumi.String(contract.AgentSandboxExtensionsAPIVersion),
+					"kind":       pulumi.String(contract.SandboxWarmPoolKind),
 					"name":       pulumi.String(args.PoolName),
 				},
 				"minReplicaCount": pulumi.Int(args.MinReplicas),

@@ -25,8 +25,8 @@ var principalArn = regexp.MustCompile(`^arn:(aws|aws-cn|aws-us-gov|aws-iso|aws-i
 
 var assumedRoleArn = regexp.MustCompile(`^arn:[a-z-]+:sts::(\d{12}):assumed-role/([^/]+)/`)
 
-// checkPrincipalArn returns "" when arn is an IAM role or user ARN, else what is wrong and the fix.
-func checkPrincipalArn(key, arn string) string {
+// CheckPrincipalArn returns "" when arn is an IAM role or user ARN, else what is wrong and the fix.
+func CheckPrincipalArn(key, arn string) string {
 	if principalArn.MatchString(arn) {
 		return ""
 	}

@@ -14,7 +14,7 @@ func TestPrincipalArnGrammar(t *testing.T) {
 		"arn:aws-cn:iam::123456789012:role/Admin",
 		"arn:aws-us-gov:iam::123456789012:user/ops/bob+ci@example.com",
 	} {
-		assert.Empty(t, checkPrincipalArn("k", ok), ok)
+		assert.Empty(t, CheckPrincipalArn("k", ok), ok)
 	}
 	for arn, want := range map[string]string{
 		"arn:aws:sts::123456789012:assumed-role/Admin/alice": "access entries take the role itself: arn:aws:iam::123456789012:role/Admin",
@@ -25,7 +25,7 @@ func TestPrincipalArnGrammar(t *testing.T) {
 		"arn:aws:iam::123456789012:role/Admin ":              "not an IAM role or user ARN",
 		"Admin":                                              "not an IAM role or user ARN",
 	} {
-		assert.Contains(t, checkPrincipalArn("adminPrincipalArns", arn), want, arn)
+		assert.Contains(t, CheckPrincipalArn("adminPrincipalArns", arn), want, arn)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	metav1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/meta/v1"
 	rbacv1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/rbac/v1"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 // PreviewAccessArgs names what a `pulumi preview` of this stack reads.
@@ -25,14 +27,14 @@ type PreviewAccess struct {
 // PreviewRules are the cluster-scoped objects a preview reads: the RuntimeClass it requires, the
 // CRDs adopt mode checks, and the namespaces it owns. Only get, and only those names.
 func PreviewRules(namespace string) rbacv1.PolicyRuleArray {
-	crds := append([]string{KedaCRD}, AgentSandboxCRDs...)
+	crds := append([]string{contract.ScaledObjectCRD}, contract.AgentSandboxCRDs...)
 	return rbacv1.PolicyRuleArray{
 		rbacv1.PolicyRuleArgs{ApiGroups: pulumi.ToStringArray([]string{"node.k8s.io"}), Resources: pulumi.ToStringArray([]string{"runtimeclasses"}),
-			ResourceNames: pulumi.ToStringArray([]string{RuntimeClassName}), Verbs: pulumi.ToStringArray([]string{"get"})},
+			ResourceNames: pulumi.ToStringArray([]string{contract.RuntimeClassName}), Verbs: pulumi.ToStringArray([]string{"get"})},
 		rbacv1.PolicyRuleArgs{ApiGroups: pulumi.ToStringArray([]string{"apiextensions.k8s.io"}), Resources: pulumi.ToStringArray([]string{"customresourcedefinitions"}),
 			ResourceNames: pulumi.ToStringArray(crds), Verbs: pulumi.ToStringArray([]string{"get"})},
 		rbacv1.PolicyRuleArgs{ApiGroups: pulumi.ToStringArray([]string{""}), Resources: pulumi.ToStringArray([]string{"namespaces"}),
-			ResourceNames: pulumi.ToStringArray([]string{namespace, KedaNamespace}), Verbs: pulumi.ToStringArray([]string{"get"})},
+			ResourceNames: pulumi.ToStringArray([]string{namespace, contract.KedaNamespace}), Verbs: pulumi.ToStringArray([]string{"get"})},
 	}
 }
 
@@ -56,7 +58,7 @@ func NewPreviewAccess(ctx *pulumi.Context, name string, args *PreviewAccessArgs,
 	}
 	child := pulumi.Parent(p)
 	group := rbacv1.SubjectArray{rbacv1.SubjectArgs{Kind: pulumi.String("Group"), Name: pulumi.String(PreviewGroup), ApiGroup: pulumi.String("rbac.authorization.k8s.io")}}
-	labels := pulumi.StringMap{PartOfLabel: pulumi.String(ManagedByValue)}
+	labels := pulumi.StringMap{contract.PartOfLabel: pulumi.String(contract.ManagedByValue)}
 	// Cluster-scoped, so named after the namespace: two stacks on one cluster keep theirs apart.
 	clusterName := args.NamespaceName + "-preview"
 

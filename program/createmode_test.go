@@ -1,4 +1,4 @@
-package main
+package program
 
 import (
 	"sort"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/components"
 	"github.com/warmpool/warm-pool-autoscaling-keda/components/mockgraph"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 // Create mode as a platform team runs it: who may reach the cluster, where the nodes go, and the
@@ -27,7 +28,7 @@ const (
 	adminUser            = "arn:aws:iam::123456789012:user/ops/alice"
 	previewRole          = "arn:aws:iam::123456789012:role/github-preview"
 	clusterAdminPolicy   = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
-	previewClusterRoleNm = components.DefaultNamespace + "-preview"
+	previewClusterRoleNm = contract.DefaultNamespace + "-preview"
 )
 
 var platformConfig = map[string]string{
@@ -125,11 +126,11 @@ func TestPreviewPrincipalGetsOnlyWhatAPreviewReads(t *testing.T) {
 	cr := mustFind(t, rec, typeClusterRole, "preview-access")
 	assert.Equal(t, previewClusterRoleNm, inputStr(t, cr, "metadata", "name"))
 	rules, _ := cr.Path("rules")
-	crds := append([]any{components.KedaCRD}, toAny(components.AgentSandboxCRDs)...)
+	crds := append([]any{contract.ScaledObjectCRD}, toAny(contract.AgentSandboxCRDs)...)
 	assert.Equal(t, []any{
-		map[string]any{"apiGroups": []any{"node.k8s.io"}, "resources": []any{"runtimeclasses"}, "resourceNames": []any{components.RuntimeClassName}, "verbs": []any{"get"}},
+		map[string]any{"apiGroups": []any{"node.k8s.io"}, "resources": []any{"runtimeclasses"}, "resourceNames": []any{contract.RuntimeClassName}, "verbs": []any{"get"}},
 		map[string]any{"apiGroups": []any{"apiextensions.k8s.io"}, "resources": []any{"customresourcedefinitions"}, "resourceNames": crds, "verbs": []any{"get"}},
-		map[string]any{"apiGroups": []any{""}, "resources": []any{"namespaces"}, "resourceNames": []any{components.DefaultNamespace, components.KedaNamespace}, "verbs": []any{"get"}},
+		map[string]any{"apiGroups": []any{""}, "resources": []any{"namespaces"}, "resourceNames": []any{contract.DefaultNamespace, contract.KedaNamespace}, "verbs": []any{"get"}},
 	}, plainValue(rules))
 	crb := mustFind(t, rec, typeClusterRoleBind, "preview-access")
 	assert.Equal(t, previewClusterRoleNm, inputStr(t, crb, "roleRef", "name"))
@@ -137,7 +138,7 @@ func TestPreviewPrincipalGetsOnlyWhatAPreviewReads(t *testing.T) {
 	assert.Equal(t, group, plainValue(subjects))
 
 	role := mustFind(t, rec, typeRole, "preview-access")
-	assert.Equal(t, components.DefaultNamespace, inputStr(t, role, "metadata", "namespace"))
+	assert.Equal(t, contract.DefaultNamespace, inputStr(t, role, "metadata", "namespace"))
 	nsRules, _ := role.Path("rules")
 	var resources []string
 	for _, r := range plainValue(nsRules).([]any) {
@@ -154,7 +155,7 @@ func TestPreviewPrincipalGetsOnlyWhatAPreviewReads(t *testing.T) {
 	assert.Equal(t, "Role", inputStr(t, rb, "roleRef", "kind"))
 	subjects, _ = rb.Path("subjects")
 	assert.Equal(t, group, plainValue(subjects))
-	ns := mustFind(t, rec, typeNamespace, components.DefaultNamespace)
+	ns := mustFind(t, rec, typeNamespace, contract.DefaultNamespace)
 	assert.True(t, role.DependsOn(ns) && rb.DependsOn(ns), "the preview Role lives in (and goes before) the namespace")
 }
 
@@ -181,7 +182,7 @@ func TestCreateModeDestroyOrder(t *testing.T) {
 		}
 	}
 
-	ns := mustFind(t, rec, typeNamespace, components.DefaultNamespace)
+	ns := mustFind(t, rec, typeNamespace, contract.DefaultNamespace)
 	assert.True(t, ns.DependsOn(mustFind(t, rec, typeChart, "keda")), "namespace -> KEDA")
 	assert.True(t, ns.DependsOn(mustFind(t, rec, typeConfigFile, "agent-sandbox-release")), "namespace -> agent-sandbox")
 	for _, r := range rec.All() {

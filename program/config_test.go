@@ -1,4 +1,4 @@
-package components
+package program
 
 import (
 	"encoding/json"
@@ -9,6 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/components"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 const twoContexts = `apiVersion: v1
@@ -62,13 +65,18 @@ func TestKubeconfigHomePathIsExpanded(t *testing.T) {
 
 func TestValidateReportsEveryProblemAtOnce(t *testing.T) {
 	c := Config{
-		ClusterMode: ModeExisting, Kubeconfig: twoContexts, RuntimeClassMode: ModeRequire,
-		AgentSandboxMode: ModeAdopt, AgentSandboxVersion: DefaultAgentSandboxVersion, KedaMode: ModeAdopt,
-		KedaChartVersion: DefaultKedaChartVersion, Namespace: DefaultNamespace, PoolName: DefaultPoolName,
-		TemplateName: DefaultTemplateName, MinReplicas: 1, MaxReplicas: 3, TargetValue: "1", LoadCap: 3,
-		PollingInterval: 15,
+		ClusterMode: components.ModeExisting, Kubeconfig: twoContexts, RuntimeClassMode: components.ModeRequire,
+		AgentSandboxMode: components.ModeAdopt, AgentSandboxVersion: contract.AgentSandboxRelease, KedaMode: components.ModeAdopt,
+		KedaChartVersion: contract.KedaChartVersion, Namespace: contract.DefaultNamespace, PoolName: contract.DefaultPoolName,
+		TemplateName: contract.DefaultTemplateName, MinReplicas: 1, MaxReplicas: 3, TargetValue: "1", LoadCap: 3,
+		PollingInterval: 15, Isolation: contract.IsolationVM,
 	}
 	require.NoError(t, c.Validate())
+	c.Isolation = contract.IsolationGVisor
+	require.NoError(t, c.Validate(), "gvisor is the local control plane's isolation")
+	c.Isolation = ""
+	require.ErrorContains(t, c.Validate(), `isolation is ""; it must be one of vm, gvisor`)
+	c.Isolation = contract.IsolationVM
 
 	c.MinReplicas, c.TargetValue, c.KedaChartVersion = 5, "x", "^2.21"
 	err := c.Validate()

@@ -1,0 +1,16 @@
+package contract
+
+// The claim exporter as the other parts see it: its name, port and the answer KEDA reads.
+const (
+	ExporterName = "claim-exporter"
+	ExporterPort = 8080
+	// DemandPath serves the claim count as JSON.
+	DemandPath = "/demand"
+	// DemandField is the field of the /demand answer that holds the count (KEDA's valueLocation).
+	// An answer without it is an error, never 0 claims.
+	DemandField = "active_claims"
+	// DemandFreshField says whether the count comes from this scrape's read.
+	DemandFreshField = "fresh"
+	// DemandReadAtField is when the count was read (RFC 3339).
+	DemandReadAtField = "read_at"
+)
