@@ -31,7 +31,11 @@ type Config struct {
 	KubernetesVersion string
 	VpcID             string
 	PrivateSubnetIDs  []string
-	PublicSubnetIDs   []string
+	// publicSubnetIDs is only read to refuse it: the cluster gets private subnets only.
+	publicSubnetIDs []string
+	// Create mode: who besides the creator may reach the cluster (EKS access entries).
+	AdminPrincipalArns  []string
+	PreviewPrincipalArn string
 	// Kubeconfig holds the kubeconfig contents (a path in config is read here), with
 	// current-context set to KubeContext when one is given, so the exported copy is self-contained.
 	Kubeconfig  string
@@ -121,7 +125,9 @@ func LoadConfig(ctx *pulumi.Context) (*Config, error) {
 		KubernetesVersion:     str("kubernetesVersion", contract.KubernetesVersion),
 		VpcID:                 str("vpcId", ""),
 		PrivateSubnetIDs:      getList("privateSubnetIds", &parseErrs),
-		PublicSubnetIDs:       getList("publicSubnetIds", &parseErrs),
+		publicSubnetIDs:       getList("publicSubnetIds", &parseErrs),
+		AdminPrincipalArns:    getList("adminPrincipalArns", &parseErrs),
+		PreviewPrincipalArn:   strings.TrimSpace(str("previewPrincipalArn", "")),
 		Kubeconfig:            str("kubeconfig", ""),
 		KubeContext:           str("kubeContext", ""),
 		RuntimeClassMode:      str("runtimeClassMode", components.ModeRequire),
@@ -207,9 +213,13 @@ func (c *Config) Validate(earlier ...string) error {
 		if c.Kubeconfig != "" || c.KubeContext != "" {
 			add("kubeconfig/kubeContext are only used with clusterMode=existing; with clusterMode=create the program builds the kubeconfig itself, so remove them or set clusterMode=existing")
 		}
-		if c.VpcID == "" && (len(c.PrivateSubnetIDs) > 0 || len(c.PublicSubnetIDs) > 0) {
-			add("privateSubnetIds/publicSubnetIds are set without vpcId; set vpcId to the VPC they belong to, or remove them to let the program build its own network")
+		if c.VpcID == "" && len(c.PrivateSubnetIDs) > 0 {
+			add("privateSubnetIds is set without vpcId; set vpcId to the VPC they belong to, or remove it to let the program build its own network")
 		}
+		if len(c.publicSubnetIDs) > 0 {
+			add("publicSubnetIds is no longer used: the cluster gets only privateSubnetIds, because Auto Mode launches nodes in the cluster's subnets; remove it (`pulumi config rm publicSubnetIds`); internet-facing load balancers find public subnets by their kubernetes.io/role/elb tag")
+		}
+		c.validateAccess(add)
 		if c.VpcID != "" && len(c.PrivateSubnetIDs) < 2 {
 			add("vpcId is set but privateSubnetIds has %d subnet(s); EKS needs private subnets in at least two availability zones, so list at least two", len(c.PrivateSubnetIDs))
 		}
@@ -220,8 +230,11 @@ func (c *Config) Validate(earlier ...string) error {
 		if strings.TrimSpace(c.Kubeconfig) == "" {
 			add("clusterMode=existing needs kubeconfig: set it to a kubeconfig file path or its contents, e.g. `pulumi config set kubeconfig ~/.kube/config` (and kubeContext to pick a context)")
 		}
-		if c.VpcID != "" || len(c.PrivateSubnetIDs) > 0 || len(c.PublicSubnetIDs) > 0 {
+		if c.VpcID != "" || len(c.PrivateSubnetIDs) > 0 || len(c.publicSubnetIDs) > 0 {
 			add("vpcId/privateSubnetIds/publicSubnetIds are only used with clusterMode=create; remove them for clusterMode=existing")
+		}
+		if len(c.AdminPrincipalArns) > 0 || c.PreviewPrincipalArn != "" {
+			add("adminPrincipalArns/previewPrincipalArn create EKS access entries with a cluster the stack creates; with clusterMode=existing, grant access on that cluster yourself and remove them")
 		}
 	}
 
@@ -288,6 +301,30 @@ func (c *Config) Validate(earlier ...string) error {
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+// validateAccess checks the access-entry principals: ARN grammar, no principal twice, and the
+// preview principal never also an admin (it would read with admin rights).
+func (c *Config) validateAccess(add func(string, ...any)) {
+	seen := map[string]bool{}
+	for _, arn := range c.AdminPrincipalArns {
+		if msg := components.CheckPrincipalArn("adminPrincipalArns", arn); msg != "" {
+			add("%s", msg)
+		}
+		if seen[arn] {
+			add("adminPrincipalArns lists %q twice; EKS allows one access entry per principal, so list it once", arn)
+		}
+		seen[arn] = true
+	}
+	if c.PreviewPrincipalArn == "" {
+		return
+	}
+	if msg := components.CheckPrincipalArn("previewPrincipalArn", c.PreviewPrincipalArn); msg != "" {
+		add("%s", msg)
+	}
+	if seen[c.PreviewPrincipalArn] {
+		add("previewPrincipalArn %q is also in adminPrincipalArns; the preview role must be read-only, so give pull-request previews a role of their own", c.PreviewPrincipalArn)
+	}
+}
 
 // resolveKubeconfig accepts a path or the contents and returns contents whose current context is
 // kubeContext (when given): verify and the e2e read the exported kubeconfig without a context flag.
