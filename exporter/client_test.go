@@ -60,7 +60,7 @@ func TestCAFromFile(t *testing.T) {
 		return p
 	}
 	countWith := func(caFile string) (int64, error) {
-		c, err := newAPIClient(Config{APIURL: api.URL, TokenFile: tokenFile, CAFile: caFile, Namespace: testNS, Timeout: 5 * time.Second})
+		c, err := newAPIClient(Config{APIURL: api.URL, TokenFile: tokenFile, CAFile: caFile, Namespace: testNS, ReadTimeout: 5 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -38,7 +38,7 @@ func newHarness(t *testing.T, api *fakeAPI, selector string, timeout time.Durati
 	if err := os.WriteFile(tokenFile, []byte(testToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{APIURL: api.URL, TokenFile: tokenFile, Namespace: api.namespace, Selector: selector, Timeout: timeout}
+	cfg := Config{APIURL: api.URL, TokenFile: tokenFile, Namespace: api.namespace, Selector: selector, ReadTimeout: timeout}
 	client, err := newAPIClient(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +46,7 @@ func newHarness(t *testing.T, api *fakeAPI, selector string, timeout time.Durati
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	c := &counter{api: client, selector: selector}
-	tr := newTracker(context.Background(), c.count, timeout, log)
+	tr := newTracker(context.Background(), c.count, timeout, ScrapeDeadline, log)
 	return &harness{api: api, tokenFile: tokenFile, handler: newHandler(tr, api.namespace, selector), logs: logs}
 }
 

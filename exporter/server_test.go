@@ -182,7 +182,7 @@ func TestConcurrentScrapesShareOneRead(t *testing.T) {
 		<-release
 		return 7, MethodRemainingItemCount, nil
 	}
-	tr := newTracker(context.Background(), count, time.Second, discardLogger())
+	tr := newTracker(context.Background(), count, time.Second, time.Minute, discardLogger())
 	var wg sync.WaitGroup
 	results := make(chan Snapshot, 10)
 	scrape := func() { defer wg.Done(); results <- tr.Scrape() }
