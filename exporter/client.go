@@ -136,7 +136,9 @@ func (c *apiClient) list(ctx context.Context, query url.Values, accept string) (
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, &StatusError{Code: resp.StatusCode, Message: statusMessage(resp.Body)}
+		// An error page may echo the request; the query goes before the
+		// message is cut short, so no part of a continue token survives.
+		return nil, &StatusError{Code: resp.StatusCode, Message: statusMessage(resp.Body, u.RawQuery, query.Get("continue"))}
 	}
 	// A page is held whole to decode it; reusing the buffer keeps a scrape of
 	// many pages from allocating each one afresh.
@@ -173,8 +175,9 @@ func (c *apiClient) list(ctx context.Context, query url.Values, accept string) (
 }
 
 // statusMessage extracts the message of a Kubernetes Status body, or the start
-// of any other body, short enough for one log line.
-func statusMessage(body io.Reader) string {
+// of any other body, short enough for one log line, with the request's query
+// and continue token taken out.
+func statusMessage(body io.Reader, rawQuery, token string) string {
 	b, _ := io.ReadAll(io.LimitReader(body, 4096))
 	var st struct {
 		Message string `json:"message"`
@@ -183,6 +186,7 @@ func statusMessage(body io.Reader) string {
 	if json.Unmarshal(b, &st) == nil && st.Message != "" {
 		msg = st.Message
 	}
+	msg = redactText(msg, rawQuery, token)
 	msg = strings.Join(strings.Fields(msg), " ")
 	if len(msg) > 300 {
 		msg = msg[:300] + "..."
@@ -212,14 +216,25 @@ func redactToken(err error, token string) error {
 		return err
 	}
 	msg := err.Error()
-	clean := msg
-	for _, form := range []string{token, url.QueryEscape(token), url.PathEscape(token)} {
-		clean = strings.ReplaceAll(clean, form, "<continue-token>")
-	}
+	clean := redactText(msg, "", token)
 	if clean == msg {
 		return err
 	}
 	return &redactedError{msg: clean, err: err}
+}
+
+// redactText replaces a request's query and its continue token (in each of
+// its spellings) in text.
+func redactText(text, rawQuery, token string) string {
+	if rawQuery != "" {
+		text = strings.ReplaceAll(text, rawQuery, "<query>")
+	}
+	if token != "" {
+		for _, form := range []string{token, url.QueryEscape(token), url.PathEscape(token)} {
+			text = strings.ReplaceAll(text, form, "<continue-token>")
+		}
+	}
+	return text
 }
 
 // redactedError keeps the cause for errors.Is/As (isExpired) but prints the

@@ -38,6 +38,9 @@ func TestAPIFaultsServeLastGoodCountStale(t *testing.T) {
 		"empty object": {func(w http.ResponseWriter, _ *http.Request) {
 			w.Write([]byte(`{}`))
 		}, "not with a list"},
+		"redirect": {func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, r.URL.RequestURI(), http.StatusFound) // a proxy in the way; never followed
+		}, "302"},
 		"html page": {func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/html")
 			w.Write([]byte("<html><body>502 Bad Gateway</body></html>"))
