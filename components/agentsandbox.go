@@ -7,6 +7,12 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
+// AgentSandboxNamespace is where the release manifest installs the controller.
+const AgentSandboxNamespace = "agent-sandbox-system"
+
+// AgentSandboxAPIVersion is the version of every agent-sandbox API the stack and verify use.
+const AgentSandboxAPIVersion = "v1beta1"
+
 // AgentSandboxCRDs are the CRDs the pool, its template and verify's claims need.
 var AgentSandboxCRDs = []string{
 	"sandboxes.agents.x-k8s.io",
@@ -52,7 +58,11 @@ func NewAgentSandbox(ctx *pulumi.Context, name string, args *AgentSandboxArgs, o
 	case ModeAdopt:
 		a.ManifestURL = pulumi.String("").ToStringOutput()
 		how := fmt.Sprintf("install it (kubectl apply --server-side -f %s) or set agentSandboxMode=install", AgentSandboxManifestURL(DefaultAgentSandboxVersion))
-		if err := requireCRDs(ctx, a, "agent-sandbox", how, AgentSandboxCRDs...); err != nil {
+		need := make([]RequiredCRD, 0, len(AgentSandboxCRDs))
+		for _, n := range AgentSandboxCRDs {
+			need = append(need, RequiredCRD{Name: n, Version: AgentSandboxAPIVersion})
+		}
+		if err := requireCRDs(ctx, a, "agent-sandbox", how, need...); err != nil {
 			return nil, err
 		}
 	default:

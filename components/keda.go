@@ -13,6 +13,8 @@ const (
 	KedaNamespace = "keda"
 	KedaChartRepo = "https://kedacore.github.io/charts"
 	KedaCRD       = "scaledobjects.keda.sh"
+	// KedaAPIVersion is the ScaledObject version the Autoscaler writes.
+	KedaAPIVersion = "v1alpha1"
 )
 
 // KedaArgs selects installing the pinned chart or adopting the KEDA the cluster has.
@@ -58,7 +60,7 @@ func NewKeda(ctx *pulumi.Context, name string, args *KedaArgs, opts ...pulumi.Re
 	case ModeAdopt:
 		how := fmt.Sprintf("install it yourself (helm install keda kedacore/keda --repo %s --namespace %s --create-namespace --version %s) or set kedaMode=install",
 			KedaChartRepo, KedaNamespace, DefaultKedaChartVersion)
-		if err := requireCRDs(ctx, k, "KEDA", how, KedaCRD); err != nil {
+		if err := requireCRDs(ctx, k, "KEDA", how, RequiredCRD{Name: KedaCRD, Version: KedaAPIVersion}); err != nil {
 			return nil, err
 		}
 	default:
