@@ -13,6 +13,9 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	psaapi "k8s.io/pod-security-admission/api"
+	psapolicy "k8s.io/pod-security-admission/policy"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/components"
 	"github.com/warmpool/warm-pool-autoscaling-keda/components/mockgraph"
@@ -646,7 +649,19 @@ func TestBadConfigFailsBeforeAnyResource(t *testing.T) {
 		"existing, no kubeconfig": {map[string]string{"clusterMode": "existing"}, "clusterMode=existing needs kubeconfig"},
 		"existing, empty file":    {map[string]string{"clusterMode": "existing", "kubeconfig": "EMPTYFILE"}, "kubeconfig is empty"},
 		"existing, missing file":  {map[string]string{"clusterMode": "existing", "kubeconfig": "/nonexistent/kubeconfig"}, `kubeconfig "/nonexistent/kubeconfig" cannot be read`},
-		"unknown context":         {map[string]string{"clusterMode": "existing", "kubeconfig": mockKubeconfig, "kubeContext": "prod"}, `kubeContext "prod" does not appear in the kubeconfig`},
+		"unknown context":         {map[string]string{"clusterMode": "existing", "kubeconfig": mockKubeconfig, "kubeContext": "prod"}, `kubeContext "prod" is not a context of the kubeconfig`},
+		"context is a substring":  {map[string]string{"clusterMode": "existing", "kubeconfig": mockKubeconfig, "kubeContext": "abc"}, `kubeContext "abc" is not a context of the kubeconfig`},
+		"empty mode":              {map[string]string{"kedaMode": ""}, "kedaMode is set to an empty value"},
+		"blank version":           {map[string]string{"agentSandboxVersion": " "}, "agentSandboxVersion is set to an empty value"},
+		"empty target":            {map[string]string{"targetValue": ""}, "targetValue is set to an empty value"},
+		"selector grammar":        {map[string]string{"claimSelector": "a in b"}, `claimSelector "a in b" is not a Kubernetes label selector`},
+		"chart version range":     {map[string]string{"kedaChartVersion": "2.21.x"}, `kedaChartVersion is "2.21.x"; pin an exact chart version`},
+		"sandbox version v":       {map[string]string{"agentSandboxVersion": "vlatest"}, `agentSandboxVersion is "vlatest"`},
+		"NaN target":              {map[string]string{"targetValue": "NaN"}, `targetValue is "NaN"`},
+		"Inf activation":          {map[string]string{"activationTargetValue": "Inf", "minReplicas": "0"}, `activationTargetValue is "Inf"`},
+		"activation with a floor": {map[string]string{"activationTargetValue": "1"}, "with a floor above 0 it does nothing"},
+		"shared namespace":        {map[string]string{"namespace": "keda"}, `namespace "keda" belongs to Kubernetes or a shared install`},
+		"system namespace":        {map[string]string{"namespace": "kube-system"}, `namespace "kube-system" belongs to Kubernetes or a shared install`},
 		"bad namespace":           {map[string]string{"namespace": "Warm_Pool"}, `namespace "Warm_Pool" is not a valid Kubernetes namespace name`},
 		"bad pool name":           {map[string]string{"poolName": "pool!"}, `poolName "pool!" is not a valid Kubernetes object name`},
 		"bad template name":       {map[string]string{"templateName": "-tpl"}, `templateName "-tpl" is not a valid Kubernetes object name`},
@@ -735,4 +750,91 @@ func TestPulumiYamlMatchesTheProgram(t *testing.T) {
 			assert.Truef(t, known, "Pulumi.yaml declares %s, which the program does not read", key)
 		}
 	}
+}
+
+// Adopt mode needs the API versions the stack writes to be served, not only the CRDs to exist:
+// an install that serves only an older version stops the run before anything is created.
+func TestAdoptingAnInstallThatDoesNotServeTheVersionStops(t *testing.T) {
+	cases := map[string]struct {
+		crd      string
+		versions []string
+		want     string
+	}{
+		"keda without v1alpha1": {components.KedaCRD, []string{"v2"},
+			"CustomResourceDefinition scaledobjects.keda.sh serves v2, but the stack needs v1alpha1"},
+		"agent-sandbox v1alpha1 only": {"sandboxwarmpools.extensions.agents.x-k8s.io", []string{"v1alpha1"},
+			"CustomResourceDefinition sandboxwarmpools.extensions.agents.x-k8s.io serves v1alpha1, but the stack needs v1beta1"},
+		"agent-sandbox serving nothing": {"sandboxclaims.extensions.agents.x-k8s.io", nil,
+			"CustomResourceDefinition sandboxclaims.extensions.agents.x-k8s.io serves none, but the stack needs v1beta1"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			rec, err := runProgram(t, existingAdoptConfig, func(r *mockgraph.Recorder) { r.ServedVersions[c.crd] = c.versions })
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+			assert.Contains(t, err.Error(), "adopt mode only reads")
+			for _, typ := range []string{typeNamespace, typeTemplate, typePool, typeDeployment, typeScaledObject} {
+				assert.Empty(t, rec.Find(typ, ""), "%s must not be registered", typ)
+			}
+		})
+	}
+}
+
+// The stack's namespace enforces the restricted Pod Security Standard, and every pod the stack
+// puts in it meets that standard, as judged by the Pod Security admission library the API server
+// itself runs: the sandbox pods from the template, and the exporter on both of its paths.
+func TestNamespaceEnforcesRestrictedAndItsPodsMeetIt(t *testing.T) {
+	for name, cfg := range map[string]map[string]string{
+		"exporter from source": nil,
+		"exporter image":       {"exporterImage": "registry.example.com/claim-exporter:v1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rec := mustRunProgram(t, cfg)
+			ns := mustFind(t, rec, typeNamespace, components.DefaultNamespace)
+			labels, _ := ns.Path("metadata", "labels")
+			got := plainValue(labels).(map[string]any)
+			for k, v := range map[string]string{
+				"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "v1.36",
+				"pod-security.kubernetes.io/audit": "restricted", "pod-security.kubernetes.io/audit-version": "v1.36",
+				"pod-security.kubernetes.io/warn": "restricted", "pod-security.kubernetes.io/warn-version": "v1.36",
+			} {
+				assert.Equal(t, v, got[k], "namespace label %s", k)
+			}
+
+			tpl := mustFind(t, rec, typeTemplate, "warm-pool-agent")
+			sandboxPod, _ := tpl.Path("spec", "podTemplate")
+			assert.Empty(t, restrictedViolations(t, plainValue(sandboxPod)), "the sandbox pods must meet restricted")
+			dep := mustFind(t, rec, typeDeployment, "claim-exporter")
+			exporterPod, _ := dep.Path("spec", "template")
+			assert.Empty(t, restrictedViolations(t, plainValue(exporterPod)), "the exporter pod must meet restricted")
+
+			// The evaluator is live: the sandbox pod without its security settings is rejected.
+			bare := plainValue(sandboxPod).(map[string]any)
+			spec := bare["spec"].(map[string]any)
+			delete(spec, "securityContext")
+			delete(spec["containers"].([]any)[0].(map[string]any), "securityContext")
+			assert.NotEmpty(t, restrictedViolations(t, bare), "a sandbox pod without the security settings must be rejected")
+		})
+	}
+}
+
+// restrictedViolations evaluates a pod template (as the program declares it) against the
+// restricted level at the version the namespace pins, with the Pod Security admission library.
+func restrictedViolations(t *testing.T, podTemplate any) []string {
+	t.Helper()
+	b, err := json.Marshal(podTemplate)
+	require.NoError(t, err)
+	var tpl corev1.PodTemplateSpec
+	require.NoError(t, json.Unmarshal(b, &tpl))
+	evaluator, err := psapolicy.NewEvaluator(psapolicy.DefaultChecks(), nil)
+	require.NoError(t, err)
+	version, err := psaapi.ParseVersion(components.PodSecurityVersion)
+	require.NoError(t, err)
+	var violations []string
+	for _, r := range evaluator.EvaluatePod(psaapi.LevelVersion{Level: psaapi.LevelRestricted, Version: version}, &tpl.ObjectMeta, &tpl.Spec) {
+		if !r.Allowed {
+			violations = append(violations, r.ForbiddenReason+": "+r.ForbiddenDetail)
+		}
+	}
+	return violations
 }

@@ -155,4 +155,3 @@ func TestScrapeDeadlineIsBelowKEDAsDefaultTimeout(t *testing.T) {
 		t.Errorf("DefaultReadTimeout %s is not longer than ScrapeDeadline %s: a read slower than a scrape would never complete", DefaultReadTimeout, ScrapeDeadline)
 	}
 }
-
