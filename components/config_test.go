@@ -103,7 +103,7 @@ func TestValidateKeyGrammar(t *testing.T) {
 	}{
 		{"claimSelector", func(c *Config, v string) { c.ClaimSelector = v },
 			[]string{"", "app.kubernetes.io/part-of=warm-pool-autoscaling-keda", "a==b", "a!=b", "a", "!a", "tier in (a,b)", "tier notin (a)", "a=b,c!=d,!e", " a = b "},
-			[]string{"a in b", "=b", "a=b=c", "a=", "a,,b", "a in (b", "a=b c", "-a=b", "a=b!", "app.kubernetes.io/part-of=" + strings.Repeat("x", 64), "a=(b)"}},
+			[]string{"a in b", "=b", "a=b=c", "a,,b", "a in (b", "a=b c", "-a=b", "a=b!", "app.kubernetes.io/part-of=" + strings.Repeat("x", 64), "a=(b)"}},
 		{"kedaChartVersion", func(c *Config, v string) { c.KedaChartVersion = v },
 			[]string{"2.21.0", "2.21.1", "2.22.0-rc.1", "2.21.0+build.7", "10.0.0"},
 			[]string{"2.x", "2.21.x", "2.21", "v2.21.0", "^2.21.0", "~2.21.0", ">=2.21.0", "2.21.0 ", "02.21.0", "2.21.0-", "*", "latest"}},
