@@ -546,10 +546,19 @@ func TestWarmPodsAreIsolatedSandboxes(t *testing.T) {
 			"sandbox.amazonaws.com/network-isolated": "true", "karpenter.sh/do-not-disrupt": "true",
 		}},
 		"spec": map[string]any{
-			"runtimeClassName": "isolated-sandbox",
+			"runtimeClassName":             "isolated-sandbox",
+			"automountServiceAccountToken": false,
+			"securityContext": map[string]any{
+				"runAsNonRoot": true, "runAsUser": float64(65532), "runAsGroup": float64(65532),
+				"seccompProfile": map[string]any{"type": "RuntimeDefault"},
+			},
 			"containers": []any{map[string]any{
 				"name": "agent", "image": "public.ecr.aws/docker/library/busybox:1.36.1",
 				"imagePullPolicy": "IfNotPresent", "command": []any{"sleep", "infinity"},
+				"securityContext": map[string]any{
+					"allowPrivilegeEscalation": false, "capabilities": map[string]any{"drop": []any{"ALL"}},
+					"runAsNonRoot": true, "seccompProfile": map[string]any{"type": "RuntimeDefault"},
+				},
 			}},
 		},
 	}, plainValue(podTemplate))
@@ -562,6 +571,10 @@ func TestWarmPodsAreIsolatedSandboxes(t *testing.T) {
 	assert.Equal(t, map[string]any{
 		"app.kubernetes.io/managed-by":     "warm-pool-autoscaling-keda",
 		"warm-pool-autoscaling-keda/stack": testProject + "." + testStack,
+		// Pod Security: see TestNamespaceEnforcesRestrictedAndItsPodsMeetIt.
+		"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "v1.36",
+		"pod-security.kubernetes.io/audit": "restricted", "pod-security.kubernetes.io/audit-version": "v1.36",
+		"pod-security.kubernetes.io/warn": "restricted", "pod-security.kubernetes.io/warn-version": "v1.36",
 	}, plainValue(labels))
 }
 
