@@ -5,21 +5,9 @@ import (
 
 	yamlv2 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/yaml/v2"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
-
-// AgentSandboxNamespace is where the release manifest installs the controller.
-const AgentSandboxNamespace = "agent-sandbox-system"
-
-// AgentSandboxAPIVersion is the version of every agent-sandbox API the stack and verify use.
-const AgentSandboxAPIVersion = "v1beta1"
-
-// AgentSandboxCRDs are the CRDs the pool, its template and verify's claims need.
-var AgentSandboxCRDs = []string{
-	"sandboxes.agents.x-k8s.io",
-	"sandboxtemplates.extensions.agents.x-k8s.io",
-	"sandboxwarmpools.extensions.agents.x-k8s.io",
-	"sandboxclaims.extensions.agents.x-k8s.io",
-}
 
 // AgentSandboxArgs selects installing the pinned release or adopting what the cluster has.
 type AgentSandboxArgs struct {
@@ -57,10 +45,10 @@ func NewAgentSandbox(ctx *pulumi.Context, name string, args *AgentSandboxArgs, o
 		}
 	case ModeAdopt:
 		a.ManifestURL = pulumi.String("").ToStringOutput()
-		how := fmt.Sprintf("install it (kubectl apply --server-side -f %s) or set agentSandboxMode=install", AgentSandboxManifestURL(DefaultAgentSandboxVersion))
-		need := make([]RequiredCRD, 0, len(AgentSandboxCRDs))
-		for _, n := range AgentSandboxCRDs {
-			need = append(need, RequiredCRD{Name: n, Version: AgentSandboxAPIVersion})
+		how := fmt.Sprintf("install it (kubectl apply --server-side -f %s) or set agentSandboxMode=install", AgentSandboxManifestURL(contract.AgentSandboxRelease))
+		need := make([]RequiredCRD, 0, len(contract.AgentSandboxCRDs))
+		for _, n := range contract.AgentSandboxCRDs {
+			need = append(need, RequiredCRD{Name: n, Version: contract.AgentSandboxVersion})
 		}
 		if err := requireCRDs(ctx, a, "agent-sandbox", how, need...); err != nil {
 			return nil, err

@@ -8,11 +8,11 @@ import (
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/apiextensions"
 	metav1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/meta/v1"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 const (
-	// ExporterValueLocation is the field of the exporter's /demand JSON that KEDA reads.
-	ExporterValueLocation = "active_claims"
 	// FallbackFailureThreshold: consecutive failed reads before KEDA stops trusting the exporter.
 	FallbackFailureThreshold = 3
 	// scaleDownPeriodSeconds matches the HPA's default sync period, so a drop lands in one sync.
@@ -46,17 +46,11 @@ type Autoscaler struct {
 	ScaledObject *apiextensions.CustomResource
 }
 
-// ExporterScrapeDeadline is the longest the exporter takes to answer a scrape: it
-// then serves its last count while a slow read goes on in the background. The
-// exporter ships as source and imports nothing of the program, so it keeps its
-// own copy (exporter.ScrapeDeadline); a test holds the two equal.
-const ExporterScrapeDeadline = 2 * time.Second
-
-// TriggerTimeout is how long KEDA waits for the exporter's answer: the scrape
-// deadline plus a second for the answer to travel, so the exporter's stale count
-// reaches KEDA before KEDA gives up. It equals KEDA's default (3 s) and is set
-// explicitly so a changed cluster-wide default cannot undercut it.
-const TriggerTimeout = ExporterScrapeDeadline + time.Second
+// TriggerTimeout is how long KEDA waits for the exporter's answer: the exporter's scrape
+// deadline plus a second for the answer to travel, so the exporter's stale count reaches KEDA
+// before KEDA gives up. It equals KEDA's default (3 s) and is set explicitly so a changed
+// cluster-wide default cannot undercut it.
+const TriggerTimeout = contract.ExporterScrapeDeadline + time.Second
 
 // NewAutoscaler creates the ScaledObject. AverageValue makes desired = ceil(claims / target), so with
 // target 1 there is one warm sandbox per active claim, clamped to [min, max]; Value would multiply by
@@ -68,7 +62,7 @@ func NewAutoscaler(ctx *pulumi.Context, name string, args *AutoscalerArgs, opts 
 	}
 	metadata := pulumi.StringMap{
 		"url":           args.URL,
-		"valueLocation": pulumi.String(ExporterValueLocation),
+		"valueLocation": pulumi.String(contract.DemandField),
 		"targetValue":   pulumi.String(args.TargetValue),
 		"format":        pulumi.String("json"),
 		// Milliseconds; see TriggerTimeout.
@@ -78,18 +72,18 @@ func NewAutoscaler(ctx *pulumi.Context, name string, args *AutoscalerArgs, opts 
 		metadata["activationTargetValue"] = pulumi.String(args.ActivationTargetValue)
 	}
 	so, err := apiextensions.NewCustomResource(ctx, args.Name, &apiextensions.CustomResourceArgs{
-		ApiVersion: pulumi.String("keda.sh/" + KedaAPIVersion),
-		Kind:       pulumi.String("ScaledObject"),
+		ApiVersion: pulumi.String(contract.KedaAPIVersion),
+		Kind:       pulumi.String(contract.ScaledObjectKind),
 		Metadata: &metav1.ObjectMetaArgs{
 			Name:      pulumi.String(args.Name),
 			Namespace: args.Namespace.ToStringOutput(),
-			Labels:    pulumi.StringMap{PartOfLabel: pulumi.String(ManagedByValue)},
+			Labels:    pulumi.StringMap{contract.PartOfLabel: pulumi.String(contract.ManagedByValue)},
 		},
 		OtherFields: kubernetes.UntypedArgs{
 			"spec": pulumi.Map{
 				"scaleTargetRef": pulumi.Map{
-					"apiVersion": pulumi.String(AgentSandboxExtensionsAPIVersion),
-					"kind":       pulumi.String("SandboxWarmPool"),
+					"apiVersion": pulumi.String(contract.AgentSandboxExtensionsAPIVersion),
+					"kind":       pulumi.String(contract.SandboxWarmPoolKind),
 					"name":       pulumi.String(args.PoolName),
 				},
 				"minReplicaCount": pulumi.Int(args.MinReplicas),

@@ -6,11 +6,11 @@ import (
 	corev1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/core/v1"
 	metav1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/meta/v1"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 const (
-	AgentSandboxExtensionsAPIVersion = "extensions.agents.x-k8s.io/" + AgentSandboxAPIVersion
-	WarmPodImage                     = "public.ecr.aws/docker/library/busybox:1.36.1"
 	// PoolReplicasPath is the field the HPA owns once the ScaledObject exists.
 	PoolReplicasPath = "spec.replicas"
 
@@ -69,8 +69,8 @@ func NewWarmPool(ctx *pulumi.Context, name string, args *WarmPoolArgs, opts ...p
 		return nil, err
 	}
 	nsLabels := pulumi.StringMap{
-		ManagedByLabel: pulumi.String(ManagedByValue),
-		StackLabel:     pulumi.String(args.StackLabelValue),
+		contract.ManagedByLabel: pulumi.String(contract.ManagedByValue),
+		contract.StackLabel:     pulumi.String(args.StackLabelValue),
 	}
 	for k, v := range PodSecurityLabels() {
 		nsLabels[k] = pulumi.String(v)
@@ -87,11 +87,11 @@ func NewWarmPool(ctx *pulumi.Context, name string, args *WarmPoolArgs, opts ...p
 	w.Namespace = ns
 	w.NamespaceName = ns.Metadata.Name().Elem()
 	inNamespace := []pulumi.Resource{ns}
-	labels := pulumi.StringMap{PartOfLabel: pulumi.String(ManagedByValue)}
+	labels := pulumi.StringMap{contract.PartOfLabel: pulumi.String(contract.ManagedByValue)}
 
 	template, err := apiextensions.NewCustomResource(ctx, args.TemplateName, &apiextensions.CustomResourceArgs{
-		ApiVersion: pulumi.String(AgentSandboxExtensionsAPIVersion),
-		Kind:       pulumi.String("SandboxTemplate"),
+		ApiVersion: pulumi.String(contract.AgentSandboxExtensionsAPIVersion),
+		Kind:       pulumi.String(contract.SandboxTemplateKind),
 		Metadata:   &metav1.ObjectMetaArgs{Name: pulumi.String(args.TemplateName), Namespace: w.NamespaceName, Labels: labels},
 		OtherFields: kubernetes.UntypedArgs{
 			"spec": pulumi.Map{
@@ -117,7 +117,7 @@ func NewWarmPool(ctx *pulumi.Context, name string, args *WarmPoolArgs, opts ...p
 						},
 						"containers": pulumi.Array{pulumi.Map{
 							"name":            pulumi.String("agent"),
-							"image":           pulumi.String(WarmPodImage),
+							"image":           pulumi.String(contract.WarmPodImage),
 							"imagePullPolicy": pulumi.String("IfNotPresent"),
 							"command":         pulumi.ToStringArray([]string{"sleep", "infinity"}),
 							"securityContext": pulumi.Map{
@@ -138,8 +138,8 @@ func NewWarmPool(ctx *pulumi.Context, name string, args *WarmPoolArgs, opts ...p
 	w.Template = template
 
 	pool, err := apiextensions.NewCustomResource(ctx, args.PoolName, &apiextensions.CustomResourceArgs{
-		ApiVersion: pulumi.String(AgentSandboxExtensionsAPIVersion),
-		Kind:       pulumi.String("SandboxWarmPool"),
+		ApiVersion: pulumi.String(contract.AgentSandboxExtensionsAPIVersion),
+		Kind:       pulumi.String(contract.SandboxWarmPoolKind),
 		Metadata:   &metav1.ObjectMetaArgs{Name: pulumi.String(args.PoolName), Namespace: w.NamespaceName, Labels: labels},
 		OtherFields: kubernetes.UntypedArgs{
 			"spec": pulumi.Map{

@@ -19,7 +19,7 @@ import (
 
 // claimsPath is the one resource the exporter reads; its Role grants get and
 // list on it and nothing else.
-const claimsPath = "/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/%s/sandboxclaims"
+const claimsPath = "/apis/" + ClaimsGroup + "/" + ClaimsVersion + "/namespaces/%s/" + ClaimsResource
 
 // Accept header asking for metadata only: the API server drops spec and status
 // from each item, which is all a count can do without.

@@ -12,8 +12,8 @@ import (
 // the freshest count it has. It is below KEDA's default HTTP timeout (3 s), so
 // a hung or slow API reaches KEDA as a count, never as a timeout. The program
 // sets the ScaledObject trigger's timeout from its copy of this value
-// (components.ExporterScrapeDeadline; the exporter ships as source and imports
-// nothing of the program), and a test holds the two equal.
+// (contract.ExporterScrapeDeadline; the exporter ships as source and imports
+// nothing of the project), and contract/exporter_test.go holds the two equal.
 const ScrapeDeadline = 2 * time.Second
 
 // Snapshot is what one scrape publishes.

@@ -17,11 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-)
 
-// RuntimeClassName is the runtime class EKS Auto Mode provides; the local
-// control plane's stand-in schedules its pods onto the simulated nodes.
-const RuntimeClassName = "isolated-sandbox"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+)
 
 // SandboxNodeLabel marks the simulated nodes the runtime class schedules to.
 const SandboxNodeLabel = "warm-pool-autoscaling-keda.local/sandbox-capable"
@@ -45,7 +43,7 @@ func (c *Cluster) bootstrap(ctx context.Context, p *pki, nodes int) error {
 	objs = append(objs,
 		map[string]any{
 			"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
-			"metadata": map[string]any{"name": RuntimeClassName},
+			"metadata": map[string]any{"name": contract.RuntimeClassName},
 			// The handler names nothing real: no kubelet runs here.
 			"handler":    "local-simulated",
 			"scheduling": map[string]any{"nodeSelector": map[string]any{SandboxNodeLabel: "true"}},

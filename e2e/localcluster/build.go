@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 // A tool is one upstream program (or several from one module) that the local
@@ -41,19 +43,20 @@ type command struct {
 }
 
 const (
-	kubernetesVersion = "v1.36.3"
-	kedaVersion       = "v2.21.0"
-	agentSandboxVer   = "v0.5.6"
-	pulumiVersion     = "v3.274.1"
+	// The pins live in contract.Pins, beside the program's, with why they differ.
+	kubernetesVersion = contract.KubernetesModule
+	kedaVersion       = contract.KedaModule
+	agentSandboxVer   = contract.AgentSandboxModule
+	pulumiVersion     = contract.PulumiModule
 	// ProviderVersion is the version the Kubernetes provider reports, and the
 	// one the Pulumi program's SDK (pulumi-kubernetes/sdk/v4 v4.32.0) asks for.
-	ProviderVersion = "4.32.0"
+	ProviderVersion = contract.PulumiKubernetesProvider
 )
 
 func tools() []tool {
 	return []tool{
 		{
-			dir: "etcd", module: "go.etcd.io/etcd/server/v3", version: "v3.6.16",
+			dir: "etcd", module: "go.etcd.io/etcd/server/v3", version: contract.EtcdModule,
 			commands: []command{{"go.etcd.io/etcd/server/v3", "etcd"}},
 		},
 		{
@@ -72,7 +75,7 @@ func tools() []tool {
 			},
 		},
 		{
-			dir: "kwok", module: "sigs.k8s.io/kwok", version: "v0.8.0",
+			dir: "kwok", module: "sigs.k8s.io/kwok", version: contract.KwokModule,
 			commands: []command{{"sigs.k8s.io/kwok/cmd/kwok", "kwok"}},
 			data:     copyKwokStages,
 		},

@@ -1,4 +1,4 @@
-package components
+package program
 
 import (
 	"encoding/json"
@@ -16,48 +16,13 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/components"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
-// Names and pins shared by the program, verify and the e2e (see the README's config table).
-const (
-	ConfigNamespace = "warm-pool-autoscaling-keda"
-
-	ManagedByLabel = "app.kubernetes.io/managed-by"
-	ManagedByValue = "warm-pool-autoscaling-keda"
-	// StackLabel carries "<project>.<stack>" so verify and clean-up can tell this stack's namespace apart.
-	StackLabel  = "warm-pool-autoscaling-keda/stack"
-	PartOfLabel = "app.kubernetes.io/part-of"
-
-	RuntimeClassName = "isolated-sandbox"
-	ScaledObjectName = "warm-pool"
-	ExporterName     = "claim-exporter"
-	ExporterPort     = 8080
-
-	DefaultNamespace           = "warm-pool-autoscaling-keda"
-	DefaultPoolName            = "warm-pool"
-	DefaultTemplateName        = "warm-pool-agent"
-	DefaultKubernetesVersion   = "1.36"
-	DefaultAgentSandboxVersion = "v1.0.10"
-	DefaultKedaChartVersion    = "2.21.0"
-	DefaultMinReplicas         = 1
-	DefaultMaxReplicas         = 3
-	DefaultTargetValue         = "1"
-	DefaultLoadCap             = 3
-	DefaultPollingInterval     = 15
-	DefaultFallbackReplicas    = 0
-
-	// Nitro Sandboxes (the isolated-sandbox RuntimeClass on Auto Mode) need Kubernetes 1.36 or newer.
-	minKubernetesMinor = 36
-)
-
-// Modes, spelled as the config takes them.
-const (
-	ModeCreate   = "create"
-	ModeExisting = "existing"
-	ModeRequire  = "require"
-	ModeInstall  = "install"
-	ModeAdopt    = "adopt"
-)
+// Nitro Sandboxes (the isolated-sandbox RuntimeClass on Auto Mode) need Kubernetes 1.36 or newer.
+const minKubernetesMinor = 36
 
 // Config is the validated stack configuration. Defaults match Pulumi.yaml (a test keeps them in step),
 // because unit tests and the Automation API inline program do not go through the CLI's typed defaults.
@@ -98,6 +63,9 @@ type Config struct {
 	ExporterImage string
 	ExporterURL   string
 	ClaimSelector string
+
+	// Isolation is what verify's readings must show: contract.IsolationVM or contract.IsolationGVisor.
+	Isolation string
 }
 
 // StackLabelValue is the value of StackLabel on this stack's namespace.
@@ -105,13 +73,13 @@ func (c *Config) StackLabelValue() string { return c.Project + "." + c.Stack }
 
 // InClusterExporterURL is the URL KEDA reads unless exporterUrl overrides it.
 func (c *Config) InClusterExporterURL() string {
-	return fmt.Sprintf("http://%s.%s.svc.cluster.local:%d/demand", ExporterName, c.Namespace, ExporterPort)
+	return fmt.Sprintf("http://%s.%s.svc.cluster.local:%d%s", contract.ExporterName, c.Namespace, contract.ExporterPort, contract.DemandPath)
 }
 
 // LoadConfig reads the project's config, applies the defaults and validates it. It registers
 // nothing, so a bad config fails the run before any resource exists.
 func LoadConfig(ctx *pulumi.Context) (*Config, error) {
-	cfg := config.New(ctx, ConfigNamespace)
+	cfg := config.New(ctx, contract.ProjectName)
 	getInt := func(key string, def int, errs *[]string) int {
 		raw, err := cfg.Try(key)
 		if err != nil {
@@ -159,36 +127,37 @@ func LoadConfig(ctx *pulumi.Context) (*Config, error) {
 	c := &Config{
 		Project:               ctx.Project(),
 		Stack:                 ctx.Stack(),
-		ClusterMode:           str("clusterMode", ModeCreate),
+		ClusterMode:           str("clusterMode", components.ModeCreate),
 		ClusterName:           str("clusterName", ""),
-		KubernetesVersion:     str("kubernetesVersion", DefaultKubernetesVersion),
+		KubernetesVersion:     str("kubernetesVersion", contract.KubernetesVersion),
 		VpcID:                 str("vpcId", ""),
 		PrivateSubnetIDs:      getList("privateSubnetIds", &parseErrs),
 		PublicSubnetIDs:       getList("publicSubnetIds", &parseErrs),
 		Kubeconfig:            str("kubeconfig", ""),
 		KubeContext:           str("kubeContext", ""),
-		RuntimeClassMode:      str("runtimeClassMode", ModeRequire),
+		RuntimeClassMode:      str("runtimeClassMode", components.ModeRequire),
 		RuntimeClassHandler:   str("runtimeClassHandler", ""),
-		AgentSandboxMode:      str("agentSandboxMode", ModeInstall),
-		AgentSandboxVersion:   str("agentSandboxVersion", DefaultAgentSandboxVersion),
-		KedaMode:              str("kedaMode", ModeInstall),
-		KedaChartVersion:      str("kedaChartVersion", DefaultKedaChartVersion),
-		Namespace:             str("namespace", DefaultNamespace),
-		PoolName:              str("poolName", DefaultPoolName),
-		TemplateName:          str("templateName", DefaultTemplateName),
-		MinReplicas:           getInt("minReplicas", DefaultMinReplicas, &parseErrs),
-		MaxReplicas:           getInt("maxReplicas", DefaultMaxReplicas, &parseErrs),
-		TargetValue:           str("targetValue", DefaultTargetValue),
+		AgentSandboxMode:      str("agentSandboxMode", components.ModeInstall),
+		AgentSandboxVersion:   str("agentSandboxVersion", contract.AgentSandboxRelease),
+		KedaMode:              str("kedaMode", components.ModeInstall),
+		KedaChartVersion:      str("kedaChartVersion", contract.KedaChartVersion),
+		Namespace:             str("namespace", contract.DefaultNamespace),
+		PoolName:              str("poolName", contract.DefaultPoolName),
+		TemplateName:          str("templateName", contract.DefaultTemplateName),
+		MinReplicas:           getInt("minReplicas", contract.DefaultMinReplicas, &parseErrs),
+		MaxReplicas:           getInt("maxReplicas", contract.DefaultMaxReplicas, &parseErrs),
+		TargetValue:           str("targetValue", contract.DefaultTargetValue),
 		ActivationTargetValue: str("activationTargetValue", ""),
-		LoadCap:               getInt("loadCap", DefaultLoadCap, &parseErrs),
-		PollingInterval:       getInt("pollingInterval", DefaultPollingInterval, &parseErrs),
-		FallbackReplicas:      getInt("fallbackReplicas", DefaultFallbackReplicas, &parseErrs),
+		LoadCap:               getInt("loadCap", contract.DefaultLoadCap, &parseErrs),
+		PollingInterval:       getInt("pollingInterval", contract.DefaultPollingInterval, &parseErrs),
+		FallbackReplicas:      getInt("fallbackReplicas", contract.DefaultFallbackReplicas, &parseErrs),
 		ExporterImage:         str("exporterImage", ""),
 		ExporterURL:           str("exporterUrl", ""),
 		ClaimSelector:         str("claimSelector", ""),
+		Isolation:             str("isolation", contract.IsolationVM),
 	}
 	if c.ClusterName == "" {
-		if c.ClusterMode == ModeExisting {
+		if c.ClusterMode == components.ModeExisting {
 			c.ClusterName = c.KubeContext
 		} else {
 			c.ClusterName = c.Project + "-" + c.Stack
@@ -197,7 +166,7 @@ func LoadConfig(ctx *pulumi.Context) (*Config, error) {
 	if err := c.Validate(parseErrs...); err != nil {
 		return nil, err
 	}
-	if c.ClusterMode == ModeExisting {
+	if c.ClusterMode == components.ModeExisting {
 		contents, err := resolveKubeconfig(c.Kubeconfig, c.KubeContext)
 		if err != nil {
 			return nil, err
@@ -227,7 +196,7 @@ var (
 // ReservedNamespaces are namespaces of shared installs or of Kubernetes itself. The stack
 // owns its namespace (it labels it, sets its Pod Security level and deletes it on destroy),
 // so it must never be one of these. Any "kube-" name is reserved by Kubernetes as well.
-var ReservedNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease", KedaNamespace, AgentSandboxNamespace}
+var ReservedNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease", contract.KedaNamespace, contract.AgentSandboxNamespace}
 
 // Validate checks every rule at once, so one run reports every mistake; each message names the key,
 // what is wrong and how to fix it.
@@ -243,18 +212,19 @@ func (c *Config) Validate(earlier ...string) error {
 		add("%s is %q; it must be one of %s", key, value, strings.Join(allowed, ", "))
 	}
 
-	oneOf("clusterMode", c.ClusterMode, ModeCreate, ModeExisting)
-	oneOf("runtimeClassMode", c.RuntimeClassMode, ModeRequire, ModeCreate)
-	oneOf("agentSandboxMode", c.AgentSandboxMode, ModeInstall, ModeAdopt)
-	oneOf("kedaMode", c.KedaMode, ModeInstall, ModeAdopt)
+	oneOf("clusterMode", c.ClusterMode, components.ModeCreate, components.ModeExisting)
+	oneOf("runtimeClassMode", c.RuntimeClassMode, components.ModeRequire, components.ModeCreate)
+	oneOf("agentSandboxMode", c.AgentSandboxMode, components.ModeInstall, components.ModeAdopt)
+	oneOf("kedaMode", c.KedaMode, components.ModeInstall, components.ModeAdopt)
+	oneOf("isolation", c.Isolation, contract.IsolationVM, contract.IsolationGVisor)
 
 	switch c.ClusterMode {
-	case ModeCreate:
+	case components.ModeCreate:
 		if m := kubeVersion.FindStringSubmatch(c.KubernetesVersion); m == nil {
-			add("kubernetesVersion is %q; write it as MAJOR.MINOR, e.g. %s", c.KubernetesVersion, DefaultKubernetesVersion)
+			add("kubernetesVersion is %q; write it as MAJOR.MINOR, e.g. %s", c.KubernetesVersion, contract.KubernetesVersion)
 		} else if major, _ := strconv.Atoi(m[1]); major < 1 || (major == 1 && atoi(m[2]) < minKubernetesMinor) {
 			add("kubernetesVersion is %s, but the isolated-sandbox runtime (Nitro Sandboxes) needs Kubernetes 1.%d or newer; set kubernetesVersion to %s or later",
-				c.KubernetesVersion, minKubernetesMinor, DefaultKubernetesVersion)
+				c.KubernetesVersion, minKubernetesMinor, contract.KubernetesVersion)
 		}
 		if !eksClusterName.MatchString(c.ClusterName) {
 			add("clusterName %q is not a valid EKS cluster name (1-100 letters, digits, '-' or '_', starting with a letter or digit)", c.ClusterName)
@@ -268,10 +238,10 @@ func (c *Config) Validate(earlier ...string) error {
 		if c.VpcID != "" && len(c.PrivateSubnetIDs) < 2 {
 			add("vpcId is set but privateSubnetIds has %d subnet(s); EKS needs private subnets in at least two availability zones, so list at least two", len(c.PrivateSubnetIDs))
 		}
-		if c.AgentSandboxMode == ModeAdopt || c.KedaMode == ModeAdopt {
+		if c.AgentSandboxMode == components.ModeAdopt || c.KedaMode == components.ModeAdopt {
 			add("agentSandboxMode/kedaMode=adopt read an install that is already on the cluster, but clusterMode=create makes a new, empty cluster; use install with clusterMode=create, or adopt with clusterMode=existing")
 		}
-	case ModeExisting:
+	case components.ModeExisting:
 		if strings.TrimSpace(c.Kubeconfig) == "" {
 			add("clusterMode=existing needs kubeconfig: set it to a kubeconfig file path or its contents, e.g. `pulumi config set kubeconfig ~/.kube/config` (and kubeContext to pick a context)")
 		}
@@ -280,21 +250,21 @@ func (c *Config) Validate(earlier ...string) error {
 		}
 	}
 
-	if c.RuntimeClassMode == ModeCreate && !dns1123Label.MatchString(c.RuntimeClassHandler) {
+	if c.RuntimeClassMode == components.ModeCreate && !dns1123Label.MatchString(c.RuntimeClassHandler) {
 		add("runtimeClassMode=create needs runtimeClassHandler, the CRI handler your nodes run sandboxes with (a DNS label such as kata-qemu); it is %q", c.RuntimeClassHandler)
 	}
 	if v, ok := strings.CutPrefix(c.AgentSandboxVersion, "v"); !ok || !exactSemver.MatchString(v) {
-		add("agentSandboxVersion is %q; it must be the exact release tag of kubernetes-sigs/agent-sandbox, v then MAJOR.MINOR.PATCH, such as %s", c.AgentSandboxVersion, DefaultAgentSandboxVersion)
+		add("agentSandboxVersion is %q; it must be the exact release tag of kubernetes-sigs/agent-sandbox, v then MAJOR.MINOR.PATCH, such as %s", c.AgentSandboxVersion, contract.AgentSandboxRelease)
 	}
 	if !exactSemver.MatchString(c.KedaChartVersion) {
-		add("kedaChartVersion is %q; pin an exact chart version, MAJOR.MINOR.PATCH, such as %s (KEDA is a shared install: a range or wildcard would move it)", c.KedaChartVersion, DefaultKedaChartVersion)
+		add("kedaChartVersion is %q; pin an exact chart version, MAJOR.MINOR.PATCH, such as %s (KEDA is a shared install: a range or wildcard would move it)", c.KedaChartVersion, contract.KedaChartVersion)
 	}
 
 	if len(c.Namespace) > 63 || !dns1123Label.MatchString(c.Namespace) {
 		add("namespace %q is not a valid Kubernetes namespace name (lower-case letters, digits and '-', at most 63, starting and ending with a letter or digit)", c.Namespace)
 	} else if slices.Contains(ReservedNamespaces, c.Namespace) || strings.HasPrefix(c.Namespace, "kube-") {
 		add("namespace %q belongs to Kubernetes or a shared install (%s, any kube-*); the stack owns and deletes its namespace, so choose a namespace of its own such as %s",
-			c.Namespace, strings.Join(ReservedNamespaces, ", "), DefaultNamespace)
+			c.Namespace, strings.Join(ReservedNamespaces, ", "), contract.DefaultNamespace)
 	}
 	for _, n := range []struct{ key, value string }{{"poolName", c.PoolName}, {"templateName", c.TemplateName}} {
 		// 63, not 253: the pool's name ends up in KEDA's HPA name and in label values.
@@ -348,7 +318,7 @@ func (c *Config) Validate(earlier ...string) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("invalid configuration (keys under %s:):\n  - %s", ConfigNamespace, strings.Join(errs, "\n  - "))
+	return fmt.Errorf("invalid configuration (keys under %s:):\n  - %s", contract.ProjectName, strings.Join(errs, "\n  - "))
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }

@@ -1,4 +1,4 @@
-package components
+package program
 
 import (
 	"encoding/json"
@@ -9,6 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/components"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 const twoContexts = `apiVersion: v1
@@ -66,13 +69,18 @@ func TestKubeconfigHomePathIsExpanded(t *testing.T) {
 
 func TestValidateReportsEveryProblemAtOnce(t *testing.T) {
 	c := Config{
-		ClusterMode: ModeExisting, Kubeconfig: twoContexts, RuntimeClassMode: ModeRequire,
-		AgentSandboxMode: ModeAdopt, AgentSandboxVersion: DefaultAgentSandboxVersion, KedaMode: ModeAdopt,
-		KedaChartVersion: DefaultKedaChartVersion, Namespace: DefaultNamespace, PoolName: DefaultPoolName,
-		TemplateName: DefaultTemplateName, MinReplicas: 1, MaxReplicas: 3, TargetValue: "1", LoadCap: 3,
-		PollingInterval: 15,
+		ClusterMode: components.ModeExisting, Kubeconfig: twoContexts, RuntimeClassMode: components.ModeRequire,
+		AgentSandboxMode: components.ModeAdopt, AgentSandboxVersion: contract.AgentSandboxRelease, KedaMode: components.ModeAdopt,
+		KedaChartVersion: contract.KedaChartVersion, Namespace: contract.DefaultNamespace, PoolName: contract.DefaultPoolName,
+		TemplateName: contract.DefaultTemplateName, MinReplicas: 1, MaxReplicas: 3, TargetValue: "1", LoadCap: 3,
+		PollingInterval: 15, Isolation: contract.IsolationVM,
 	}
 	require.NoError(t, c.Validate())
+	c.Isolation = contract.IsolationGVisor
+	require.NoError(t, c.Validate(), "gvisor is the local control plane's isolation")
+	c.Isolation = ""
+	require.ErrorContains(t, c.Validate(), `isolation is ""; it must be one of vm, gvisor`)
+	c.Isolation = contract.IsolationVM
 
 	c.MinReplicas, c.TargetValue, c.KedaChartVersion = 5, "x", "^2.21"
 	err := c.Validate()
@@ -85,11 +93,11 @@ func TestValidateReportsEveryProblemAtOnce(t *testing.T) {
 // validConfig is a minimal configuration Validate accepts.
 func validConfig() Config {
 	return Config{
-		ClusterMode: ModeExisting, Kubeconfig: twoContexts, RuntimeClassMode: ModeRequire,
-		AgentSandboxMode: ModeInstall, AgentSandboxVersion: DefaultAgentSandboxVersion, KedaMode: ModeInstall,
-		KedaChartVersion: DefaultKedaChartVersion, Namespace: DefaultNamespace, PoolName: DefaultPoolName,
-		TemplateName: DefaultTemplateName, MinReplicas: 1, MaxReplicas: 3, TargetValue: "1", LoadCap: 3,
-		PollingInterval: 15,
+		ClusterMode: components.ModeExisting, Kubeconfig: twoContexts, RuntimeClassMode: components.ModeRequire,
+		AgentSandboxMode: components.ModeInstall, AgentSandboxVersion: contract.AgentSandboxRelease, KedaMode: components.ModeInstall,
+		KedaChartVersion: contract.KedaChartVersion, Namespace: contract.DefaultNamespace, PoolName: contract.DefaultPoolName,
+		TemplateName: contract.DefaultTemplateName, MinReplicas: 1, MaxReplicas: 3, TargetValue: "1", LoadCap: 3,
+		PollingInterval: 15, Isolation: contract.IsolationVM,
 	}
 }
 
@@ -117,13 +125,13 @@ func TestValidateKeyGrammar(t *testing.T) {
 			[]string{"", "0", "0.5", "3"},
 			[]string{"NaN", "Inf", "-Inf", "-0.5", "1e2", "0.0005", "some"}},
 		{"namespace", func(c *Config, v string) { c.Namespace = v },
-			[]string{DefaultNamespace, "team-a-pool", "keda-pool", "sandboxes"},
+			[]string{contract.DefaultNamespace, "team-a-pool", "keda-pool", "sandboxes"},
 			[]string{"keda", "kube-system", "kube-public", "kube-node-lease", "default", "agent-sandbox-system", "kube-anything", "Warm_Pool"}},
 		{"exporterUrl", func(c *Config, v string) { c.ExporterURL = v },
 			[]string{"", "http://127.0.0.1:18080/demand", "https://exporter.example.com/demand"},
 			[]string{"http://", "https://", "ftp://x/demand", "claim-exporter:8080", "http://user:pw@x/demand", "http://%zz"}},
 		{"kubernetesVersion", func(c *Config, v string) {
-			c.ClusterMode, c.Kubeconfig, c.ClusterName, c.KubernetesVersion = ModeCreate, "", "c", v
+			c.ClusterMode, c.Kubeconfig, c.ClusterName, c.KubernetesVersion = components.ModeCreate, "", "c", v
 		},
 			[]string{"1.36", "1.37", "2.0"},
 			[]string{"v1.36", "1.36.0", "1.x", "01.36", "latest"}},
