@@ -46,7 +46,11 @@ func NewAgentSandbox(ctx *pulumi.Context, name string, args *AgentSandboxArgs, o
 	case ModeAdopt:
 		a.ManifestURL = pulumi.String("").ToStringOutput()
 		how := fmt.Sprintf("install it (kubectl apply --server-side -f %s) or set agentSandboxMode=install", AgentSandboxManifestURL(contract.AgentSandboxRelease))
-		if err := requireCRDs(ctx, a, "agent-sandbox", how, contract.AgentSandboxCRDs...); err != nil {
+		need := make([]RequiredCRD, 0, len(contract.AgentSandboxCRDs))
+		for _, n := range contract.AgentSandboxCRDs {
+			need = append(need, RequiredCRD{Name: n, Version: contract.AgentSandboxVersion})
+		}
+		if err := requireCRDs(ctx, a, "agent-sandbox", how, need...); err != nil {
 			return nil, err
 		}
 	default:

@@ -1,6 +1,9 @@
 package components
 
 import (
+	"strconv"
+	"time"
+
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/apiextensions"
 	metav1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/meta/v1"
@@ -43,8 +46,11 @@ type Autoscaler struct {
 	ScaledObject *apiextensions.CustomResource
 }
 
-// triggerTimeoutMillis is how long KEDA waits for the exporter's answer.
-const triggerTimeoutMillis = "8000"
+// TriggerTimeout is how long KEDA waits for the exporter's answer: the exporter's scrape
+// deadline plus a second for the answer to travel, so the exporter's stale count reaches KEDA
+// before KEDA gives up. It equals KEDA's default (3 s) and is set explicitly so a changed
+// cluster-wide default cannot undercut it.
+const TriggerTimeout = contract.ExporterScrapeDeadline + time.Second
 
 // NewAutoscaler creates the ScaledObject. AverageValue makes desired = ceil(claims / target), so with
 // target 1 there is one warm sandbox per active claim, clamped to [min, max]; Value would multiply by
@@ -59,10 +65,8 @@ func NewAutoscaler(ctx *pulumi.Context, name string, args *AutoscalerArgs, opts 
 		"valueLocation": pulumi.String(contract.DemandField),
 		"targetValue":   pulumi.String(args.TargetValue),
 		"format":        pulumi.String("json"),
-		// Milliseconds. Longer than the exporter's own bound on one read (5s), so
-		// that a slow API server reaches KEDA as the exporter's stale last count,
-		// not as a timeout: KEDA's default (3s) would turn it into a failure.
-		"timeout": pulumi.String(triggerTimeoutMillis),
+		// Milliseconds; see TriggerTimeout.
+		"timeout": pulumi.String(strconv.FormatInt(TriggerTimeout.Milliseconds(), 10)),
 	}
 	if args.ActivationTargetValue != "" {
 		metadata["activationTargetValue"] = pulumi.String(args.ActivationTargetValue)

@@ -13,10 +13,13 @@ type ClusterArgs struct {
 	Mode              string // ModeCreate or ModeExisting
 	Name              string
 	KubernetesVersion string
-	// Create mode: an existing network. Empty VpcID makes a new one.
+	// Create mode: an existing network. Empty VpcID makes a new one. Only private subnets: the
+	// cluster's subnets are where Auto Mode's built-in NodeClass launches nodes.
 	VpcID            string
 	PrivateSubnetIDs []string
-	PublicSubnetIDs  []string
+	// Create mode: IAM principals given access entries with the cluster (see clusteraccess.go).
+	AdminPrincipalArns  []string
+	PreviewPrincipalArn string
 	// Existing mode: kubeconfig contents, with current-context already chosen.
 	Kubeconfig string
 }
@@ -73,14 +76,14 @@ func NewCluster(ctx *pulumi.Context, name string, args *ClusterArgs, opts ...pul
 func newEksAutoModeCluster(ctx *pulumi.Context, name string, args *ClusterArgs, parent pulumi.Resource) (*eks.Cluster, error) {
 	vpcID := pulumi.String(args.VpcID).ToStringOutput()
 	privateSubnets := pulumi.ToStringArray(args.PrivateSubnetIDs).ToStringArrayOutput()
-	publicSubnets := pulumi.ToStringArray(args.PublicSubnetIDs).ToStringArrayOutput()
+	var egress []pulumi.Resource
 	if args.VpcID == "" {
 		// Many accounts have no default VPC, so create mode brings its own.
 		network, err := newNetwork(ctx, name, args.Name, parent)
 		if err != nil {
 			return nil, err
 		}
-		vpcID, privateSubnets, publicSubnets = network.vpcID, network.privateSubnetIDs, network.publicSubnetIDs
+		vpcID, privateSubnets, egress = network.vpcID, network.privateSubnetIDs, network.egress
 	}
 
 	authMode := eks.AuthenticationModeApi
@@ -94,10 +97,18 @@ func newEksAutoModeCluster(ctx *pulumi.Context, name string, args *ClusterArgs, 
 		// Auto Mode runs the nodes (and the isolated-sandbox runtime), so no node group of ours.
 		AutoMode:             &eks.AutoModeOptionsArgs{Enabled: true},
 		SkipDefaultNodeGroup: &skipDefaultNodeGroup,
-		// Auto Mode ships its own DNS; the CoreDNS addon pulumi-eks adds otherwise never becomes healthy.
+		// pulumi-eks v3 adds the coredns EKS add-on to Auto Mode clusters unless told not to
+		// (pulumi/pulumi-eks#1726); Auto Mode runs cluster DNS itself, and the add-on fails there.
 		CorednsAddonOptions: &eks.CoreDnsAddonOptionsArgs{Enabled: &corednsEnabled},
 		VpcId:               vpcID,
-		PrivateSubnetIds:    privateSubnets,
-		PublicSubnetIds:     publicSubnets,
-	}, pulumi.Parent(parent))
+		// Private subnets only: the cluster's subnets become the subnets of Auto Mode's built-in
+		// NodeClass, so no node can land in a public subnet. Internet-facing load balancers still
+		// find the public subnets by their kubernetes.io/role/elb tag.
+		PrivateSubnetIds: privateSubnets,
+		AccessEntries:    accessEntries(args.AdminPrincipalArns, args.PreviewPrincipalArn),
+	}, pulumi.Parent(parent),
+		// Up: nodes have a route out (NAT) before the cluster exists to launch them. Destroy: the
+		// cluster, its nodes and their network interfaces are gone before the NAT gateway, routes,
+		// subnets and VPC are deleted, so those deletes meet no DependencyViolation from our side.
+		pulumi.DependsOn(egress))
 }

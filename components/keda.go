@@ -58,7 +58,7 @@ func NewKeda(ctx *pulumi.Context, name string, args *KedaArgs, opts ...pulumi.Re
 	case ModeAdopt:
 		how := fmt.Sprintf("install it yourself (helm install keda kedacore/keda --repo %s --namespace %s --create-namespace --version %s) or set kedaMode=install",
 			KedaChartRepo, contract.KedaNamespace, contract.KedaChartVersion)
-		if err := requireCRDs(ctx, k, "KEDA", how, contract.ScaledObjectCRD); err != nil {
+		if err := requireCRDs(ctx, k, "KEDA", how, RequiredCRD{Name: contract.ScaledObjectCRD, Version: contract.KedaVersion}); err != nil {
 			return nil, err
 		}
 	default:

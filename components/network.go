@@ -11,7 +11,9 @@ import (
 type network struct {
 	vpcID            pulumi.StringOutput
 	privateSubnetIDs pulumi.StringArrayOutput
-	publicSubnetIDs  pulumi.StringArrayOutput
+	// egress is everything the private subnets' way out needs (gateways, routes, public subnets):
+	// the cluster depends on it, so it exists before the nodes and is deleted after them.
+	egress []pulumi.Resource
 }
 
 const networkAZs = 2
@@ -27,7 +29,8 @@ func newNetwork(ctx *pulumi.Context, name, clusterName string, parent pulumi.Res
 	if len(zones.Names) < networkAZs {
 		return nil, fmt.Errorf("the region has %d available zone(s); EKS needs %d: pick another aws:region or set vpcId and privateSubnetIds", len(zones.Names), networkAZs)
 	}
-	b := networkBuilder{ctx: ctx, name: name, clusterName: clusterName, zones: zones.Names[:networkAZs], child: pulumi.Parent(parent)}
+	var egress []pulumi.Resource
+	b := networkBuilder{ctx: ctx, name: name, clusterName: clusterName, zones: zones.Names[:networkAZs], child: pulumi.Parent(parent), egress: &egress}
 
 	vpc, err := ec2.NewVpc(ctx, name+"-vpc", &ec2.VpcArgs{
 		CidrBlock:          pulumi.String("10.0.0.0/16"),
@@ -44,7 +47,8 @@ func newNetwork(ctx *pulumi.Context, name, clusterName string, parent pulumi.Res
 	if err != nil {
 		return nil, err
 	}
-	publicIDs, firstPublic, err := b.publicSubnets(vpc, igw)
+	b.out(igw)
+	firstPublic, err := b.publicSubnets(vpc, igw)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +63,7 @@ func newNetwork(ctx *pulumi.Context, name, clusterName string, parent pulumi.Res
 	return &network{
 		vpcID:            vpc.ID().ToStringOutput(),
 		privateSubnetIDs: privateIDs.ToStringArrayOutput(),
-		publicSubnetIDs:  publicIDs.ToStringArrayOutput(),
+		egress:           egress,
 	}, nil
 }
 
@@ -70,7 +74,11 @@ type networkBuilder struct {
 	clusterName string
 	zones       []string
 	child       pulumi.ResourceOption
+	egress      *[]pulumi.Resource
 }
+
+// out records a part of the private subnets' way out.
+func (b networkBuilder) out(rs ...pulumi.Resource) { *b.egress = append(*b.egress, rs...) }
 
 func (b networkBuilder) tags(n string, extra map[string]string) pulumi.StringMap {
 	m := pulumi.StringMap{"Name": pulumi.String(n), "kubernetes.io/cluster/" + b.clusterName: pulumi.String("shared")}
@@ -80,17 +88,18 @@ func (b networkBuilder) tags(n string, extra map[string]string) pulumi.StringMap
 	return m
 }
 
-// publicSubnets makes one public subnet per zone, routed to the internet gateway.
-func (b networkBuilder) publicSubnets(vpc *ec2.Vpc, igw *ec2.InternetGateway) (pulumi.StringArray, *ec2.Subnet, error) {
+// publicSubnets makes one public subnet per zone, routed to the internet gateway; the cluster is
+// not given them (its subnets are where Auto Mode launches nodes).
+func (b networkBuilder) publicSubnets(vpc *ec2.Vpc, igw *ec2.InternetGateway) (*ec2.Subnet, error) {
 	routes, err := ec2.NewRouteTable(b.ctx, b.name+"-public", &ec2.RouteTableArgs{
 		VpcId:  vpc.ID(),
 		Routes: ec2.RouteTableRouteArray{ec2.RouteTableRouteArgs{CidrBlock: pulumi.String("0.0.0.0/0"), GatewayId: igw.ID()}},
 		Tags:   b.tags(b.clusterName+"-public", nil),
 	}, b.child)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var ids pulumi.StringArray
+	b.out(routes)
 	var first *ec2.Subnet
 	for i, az := range b.zones {
 		public, err := ec2.NewSubnet(b.ctx, fmt.Sprintf("%s-public-%d", b.name, i), &ec2.SubnetArgs{
@@ -101,19 +110,20 @@ func (b networkBuilder) publicSubnets(vpc *ec2.Vpc, igw *ec2.InternetGateway) (p
 			Tags:                b.tags(fmt.Sprintf("%s-public-%s", b.clusterName, az), map[string]string{"kubernetes.io/role/elb": "1"}),
 		}, b.child)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		if _, err := ec2.NewRouteTableAssociation(b.ctx, fmt.Sprintf("%s-public-%d", b.name, i), &ec2.RouteTableAssociationArgs{
+		association, err := ec2.NewRouteTableAssociation(b.ctx, fmt.Sprintf("%s-public-%d", b.name, i), &ec2.RouteTableAssociationArgs{
 			SubnetId: public.ID(), RouteTableId: routes.ID(),
-		}, b.child); err != nil {
-			return nil, nil, err
+		}, b.child)
+		if err != nil {
+			return nil, err
 		}
+		b.out(public, association)
 		if first == nil {
 			first = public
 		}
-		ids = append(ids, public.ID().ToStringOutput())
 	}
-	return ids, first, nil
+	return first, nil
 }
 
 // natGateway is the private subnets' one way out, in the first public subnet.
@@ -122,9 +132,14 @@ func (b networkBuilder) natGateway(public *ec2.Subnet, igw *ec2.InternetGateway)
 	if err != nil {
 		return nil, err
 	}
-	return ec2.NewNatGateway(b.ctx, b.name+"-nat", &ec2.NatGatewayArgs{
+	nat, err := ec2.NewNatGateway(b.ctx, b.name+"-nat", &ec2.NatGatewayArgs{
 		AllocationId: eip.ID(), SubnetId: public.ID(), Tags: b.tags(b.clusterName+"-nat", nil),
 	}, b.child, pulumi.DependsOn([]pulumi.Resource{igw}))
+	if err != nil {
+		return nil, err
+	}
+	b.out(eip, nat)
+	return nat, nil
 }
 
 // privateSubnets makes one private subnet per zone, routed through the NAT gateway.
@@ -137,6 +152,7 @@ func (b networkBuilder) privateSubnets(vpc *ec2.Vpc, nat *ec2.NatGateway) (pulum
 	if err != nil {
 		return nil, err
 	}
+	b.out(routes)
 	var ids pulumi.StringArray
 	for i, az := range b.zones {
 		// /18 each: Auto Mode gives every pod a VPC address.
@@ -149,11 +165,13 @@ func (b networkBuilder) privateSubnets(vpc *ec2.Vpc, nat *ec2.NatGateway) (pulum
 		if err != nil {
 			return nil, err
 		}
-		if _, err := ec2.NewRouteTableAssociation(b.ctx, fmt.Sprintf("%s-private-%d", b.name, i), &ec2.RouteTableAssociationArgs{
+		association, err := ec2.NewRouteTableAssociation(b.ctx, fmt.Sprintf("%s-private-%d", b.name, i), &ec2.RouteTableAssociationArgs{
 			SubnetId: private.ID(), RouteTableId: routes.ID(),
-		}, b.child); err != nil {
+		}, b.child)
+		if err != nil {
 			return nil, err
 		}
+		b.out(association)
 		ids = append(ids, private.ID().ToStringOutput())
 	}
 	return ids, nil

@@ -6,6 +6,8 @@ const (
 	AgentSandboxGroup           = "agents.x-k8s.io"
 	AgentSandboxExtensionsGroup = "extensions.agents.x-k8s.io"
 	AgentSandboxVersion         = "v1beta1"
+	// AgentSandboxNamespace is where the release manifest installs the controller.
+	AgentSandboxNamespace = "agent-sandbox-system"
 	// AgentSandboxExtensionsAPIVersion is the apiVersion of templates, warm pools and claims.
 	AgentSandboxExtensionsAPIVersion = AgentSandboxExtensionsGroup + "/" + AgentSandboxVersion
 

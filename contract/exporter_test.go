@@ -24,6 +24,10 @@ func TestExporterCopyMatchesTheContract(t *testing.T) {
 		}
 	}
 
+	if exporter.ScrapeDeadline != contract.ExporterScrapeDeadline {
+		t.Errorf("scrape deadline: the exporter has %s, the contract %s", exporter.ScrapeDeadline, contract.ExporterScrapeDeadline)
+	}
+
 	b, err := json.Marshal(exporter.DemandResponse{})
 	if err != nil {
 		t.Fatal(err)

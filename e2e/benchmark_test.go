@@ -135,7 +135,7 @@ func BenchmarkExporterAt10000Claims(b *testing.B) {
 		b.Run(path.name, func(b *testing.B) {
 			addr := freeAddr(b)
 			cmd := exec.Command(exporterBin, "--api-url", "https://"+proxy.Addr(), "--token-file", tokenFile,
-				"--ca-file", c.CAFile, "--namespace", ns, "--selector", path.selector, "--listen", addr, "--timeout", "60s")
+				"--ca-file", c.CAFile, "--namespace", ns, "--selector", path.selector, "--listen", addr, "--read-timeout", "60s")
 			cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 			if err := cmd.Start(); err != nil {
 				b.Fatal(err)

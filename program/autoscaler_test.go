@@ -27,8 +27,8 @@ func TestScaledObjectTargetsThePoolAndReadsTheExporter(t *testing.T) {
 		"metadata": map[string]any{
 			"url":           "http://claim-exporter.warm-pool-autoscaling-keda.svc.cluster.local:8080/demand",
 			"valueLocation": "active_claims", "targetValue": "1", "format": "json",
-			// Above the exporter's 5s read bound: a slow API must reach KEDA as a stale count.
-			"timeout": "8000",
+			// The exporter's 2 s scrape deadline plus 1 s: a slow API reaches KEDA as a stale count.
+			"timeout": "3000",
 		},
 	}}, plainValue(triggers))
 

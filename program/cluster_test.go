@@ -64,9 +64,7 @@ func TestCreateModeMakesAnAutoModeClusterWithItsOwnNetwork(t *testing.T) {
 }
 
 func TestCreateModeWithAGivenVPCMakesNoNetwork(t *testing.T) {
-	rec := mustRunProgram(t, map[string]string{
-		"vpcId": "vpc-123", "privateSubnetIds": `["subnet-a","subnet-b"]`, "publicSubnetIds": `["subnet-c","subnet-d"]`,
-	})
+	rec := mustRunProgram(t, map[string]string{"vpcId": "vpc-123", "privateSubnetIds": `["subnet-a","subnet-b"]`})
 	for _, r := range rec.All() {
 		assert.False(t, strings.HasPrefix(r.Type, "aws:ec2/"), "no network resource expected, found %s %s", r.Type, r.Name)
 	}
@@ -74,6 +72,7 @@ func TestCreateModeWithAGivenVPCMakesNoNetwork(t *testing.T) {
 	assert.Equal(t, "vpc-123", inputStr(t, eks, "vpcId"))
 	v, _ := eks.Path("privateSubnetIds")
 	assert.Equal(t, []any{"subnet-a", "subnet-b"}, plainValue(v))
+	assertNoPublicSubnetsGiven(t, eks)
 }
 
 func TestExistingModeCreatesNoAWSResource(t *testing.T) {

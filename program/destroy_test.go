@@ -30,6 +30,10 @@ func TestDestroyOrderFollowsDependencies(t *testing.T) {
 				assert.True(t, so.DependsOn(chart), "ScaledObject -> KEDA (KEDA goes last)")
 				cf := mustFind(t, rec, typeConfigFile, "agent-sandbox-release")
 				assert.True(t, pool.DependsOn(cf), "pool -> agent-sandbox controller")
+				// Everything in the namespace (claims and sandboxes the controllers made too) is
+				// deleted while the controllers that remove their finalizers still run.
+				assert.True(t, ns.DependsOn(chart), "namespace -> KEDA")
+				assert.True(t, ns.DependsOn(cf), "namespace -> agent-sandbox controller")
 			}
 			inNamespace := 0
 			for _, r := range rec.All() {

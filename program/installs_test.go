@@ -118,3 +118,31 @@ func TestAdoptingAMissingInstallStops(t *testing.T) {
 		})
 	}
 }
+
+// Adopt mode needs the API versions the stack writes to be served, not only the CRDs to exist:
+// an install that serves only an older version stops the run before anything is created.
+func TestAdoptingAnInstallThatDoesNotServeTheVersionStops(t *testing.T) {
+	cases := map[string]struct {
+		crd      string
+		versions []string
+		want     string
+	}{
+		"keda without v1alpha1": {contract.ScaledObjectCRD, []string{"v2"},
+			"CustomResourceDefinition scaledobjects.keda.sh serves v2, but the stack needs v1alpha1"},
+		"agent-sandbox v1alpha1 only": {"sandboxwarmpools.extensions.agents.x-k8s.io", []string{"v1alpha1"},
+			"CustomResourceDefinition sandboxwarmpools.extensions.agents.x-k8s.io serves v1alpha1, but the stack needs v1beta1"},
+		"agent-sandbox serving nothing": {"sandboxclaims.extensions.agents.x-k8s.io", nil,
+			"CustomResourceDefinition sandboxclaims.extensions.agents.x-k8s.io serves none, but the stack needs v1beta1"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			rec, err := runProgram(t, existingAdoptConfig, func(r *mockgraph.Recorder) { r.ServedVersions[c.crd] = c.versions })
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+			assert.Contains(t, err.Error(), "adopt mode only reads")
+			for _, typ := range []string{typeNamespace, typeTemplate, typePool, typeDeployment, typeScaledObject} {
+				assert.Empty(t, rec.Find(typ, ""), "%s must not be registered", typ)
+			}
+		})
+	}
+}

@@ -25,7 +25,8 @@ func Run(ctx *pulumi.Context) error {
 
 	cluster, err := components.NewCluster(ctx, "cluster", &components.ClusterArgs{
 		Mode: cfg.ClusterMode, Name: cfg.ClusterName, KubernetesVersion: cfg.KubernetesVersion,
-		VpcID: cfg.VpcID, PrivateSubnetIDs: cfg.PrivateSubnetIDs, PublicSubnetIDs: cfg.PublicSubnetIDs,
+		VpcID: cfg.VpcID, PrivateSubnetIDs: cfg.PrivateSubnetIDs,
+		AdminPrincipalArns: cfg.AdminPrincipalArns, PreviewPrincipalArn: cfg.PreviewPrincipalArn,
 		Kubeconfig: cfg.Kubeconfig,
 	})
 	if err != nil {
@@ -57,10 +58,19 @@ func Run(ctx *pulumi.Context) error {
 		Namespace: cfg.Namespace, StackLabelValue: cfg.StackLabelValue(),
 		TemplateName: cfg.TemplateName, PoolName: cfg.PoolName, InitialReplicas: cfg.MinReplicas,
 		RuntimeClassName: contract.RuntimeClassName,
-		DependsOn:        []pulumi.Resource{runtime, agentSandbox},
+		// Destroy deletes the namespace (and the claims, sandboxes and ScaledObjects in it, whose
+		// finalizers these controllers remove) before agent-sandbox and KEDA themselves.
+		DependsOn: []pulumi.Resource{runtime, agentSandbox, keda},
 	}, inCluster)
 	if err != nil {
 		return err
+	}
+	if cfg.PreviewPrincipalArn != "" {
+		if _, err := components.NewPreviewAccess(ctx, "preview-access", &components.PreviewAccessArgs{
+			Namespace: pool.NamespaceName, NamespaceName: cfg.Namespace, DependsOn: []pulumi.Resource{pool.Namespace},
+		}, inCluster); err != nil {
+			return err
+		}
 	}
 	claimExporter, err := components.NewClaimExporter(ctx, "claim-exporter", &components.ClaimExporterArgs{
 		Namespace: pool.NamespaceName, DependsOn: []pulumi.Resource{pool.Namespace},

@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
@@ -254,6 +255,16 @@ func ensureTool(ctx context.Context, t tool, toolDir, cacheRoot, goVersion strin
 	if _, err := os.Stat(filepath.Join(entry, ".complete")); err == nil {
 		return entry, nil
 	}
+	// One build per entry at a time: a second build (another test, `localcluster
+	// build` in another shell) would otherwise wipe the first one's scratch entry.
+	unlock, err := lockEntry(entry, t.dir, progress)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if _, err := os.Stat(filepath.Join(entry, ".complete")); err == nil {
+		return entry, nil // built by whoever held the lock
+	}
 	moduleDir, err := output(ctx, toolDir, "go", "list", "-mod=readonly", "-m", "-f", "{{.Dir}}", t.module)
 	if err == nil && moduleDir == "" {
 		// The module is not downloaded yet: fetch exactly what go.sum names.
@@ -481,4 +492,24 @@ func tail(s string, n int) string {
 		return s
 	}
 	return "..." + s[len(s)-n:]
+}
+
+// lockEntry takes an exclusive lock on entry's lock file, saying so when it has
+// to wait; the lock goes with the process, so a killed build never leaves it held.
+func lockEntry(entry, name string, progress io.Writer) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(entry), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(entry+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		fmt.Fprintf(progress, "waiting for another build of %s to finish (%s)\n", name, entry+".lock")
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("locking the cache entry of %s: %w", name, err)
+		}
+	}
+	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }

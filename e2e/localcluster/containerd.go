@@ -131,7 +131,7 @@ func (c *Cluster) startContainerd(ctx context.Context, l *hostLedger, n *realNod
 			}
 		}
 	}
-	if err := l.record("shim-sockets", filepath.Join(cd, "state")); err != nil {
+	if err := l.record("shim-sockets", filepath.Join(cd, "state"), n.containerdSocket()); err != nil {
 		return err
 	}
 	proc, err := c.startProcess(n.name+"-containerd", c.Binaries.Path("containerd"), []string{"--config=" + cfg, "--log-level=warn"})

@@ -2,6 +2,7 @@ package localcluster
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -114,23 +115,26 @@ func undo(e hostEntry, kubeProxy string) error {
 		}
 		return run("ip", "link", "del", a[0])
 	case "route":
-		if out, _ := exec.Command("ip", append([]string{"route", "show"}, a...)...).Output(); len(strings.TrimSpace(string(out))) == 0 {
+		out, err := exec.Command("ip", append([]string{"route", "del"}, a...)...).CombinedOutput()
+		if err != nil && !strings.Contains(string(out), "No such process") && !strings.Contains(string(out), "Cannot find device") {
+			return fmt.Errorf("ip route del %s: %w: %s", strings.Join(a, " "), err, strings.TrimSpace(string(out)))
+		}
+		return nil
+	case "iptables-rule", "ip6tables-rule": // table chain rule...
+		bin := strings.TrimSuffix(e.Kind, "-rule")
+		if exec.Command(bin, append([]string{"-w", "-t", a[0], "-C", a[1]}, a[2:]...)...).Run() != nil {
 			return nil
 		}
-		return run("ip", append([]string{"route", "del"}, a...)...)
-	case "iptables-rule": // table chain rule...
-		if exec.Command("iptables", append([]string{"-w", "-t", a[0], "-C", a[1]}, a[2:]...)...).Run() != nil {
+		return run(bin, append([]string{"-w", "-t", a[0], "-D", a[1]}, a[2:]...)...)
+	case "iptables-chain", "ip6tables-chain": // table chain
+		bin := strings.TrimSuffix(e.Kind, "-chain")
+		if exec.Command(bin, "-w", "-t", a[0], "-S", a[1]).Run() != nil {
 			return nil
 		}
-		return run("iptables", append([]string{"-w", "-t", a[0], "-D", a[1]}, a[2:]...)...)
-	case "iptables-chain": // table chain
-		if exec.Command("iptables", "-w", "-t", a[0], "-S", a[1]).Run() != nil {
-			return nil
-		}
-		if err := run("iptables", "-w", "-t", a[0], "-F", a[1]); err != nil {
+		if err := run(bin, "-w", "-t", a[0], "-F", a[1]); err != nil {
 			return err
 		}
-		return run("iptables", "-w", "-t", a[0], "-X", a[1])
+		return run(bin, "-w", "-t", a[0], "-X", a[1])
 	case "kube-proxy-rules":
 		// kube-proxy's own cleanup removes every KUBE-* chain and jump it made.
 		if kubeProxy == "" {
@@ -157,8 +161,8 @@ func undo(e hostEntry, kubeProxy string) error {
 			return err
 		}
 		return nil
-	case "shim-sockets": // the containerd state dir whose shims' sockets live outside it
-		return removeShimSockets(a[0])
+	case "shim-sockets": // containerd's state dir and socket, whose shims' sockets live outside it
+		return removeShimSockets(a[0], a[1:]...)
 	case "nft-tables-before": // the iptables-nft tables that existed before: others are ours
 		return removeNewEmptyTables(a)
 	}
@@ -349,15 +353,29 @@ func unescapeMount(s string) string {
 // removeShimSockets removes the sockets containerd's shims made under
 // /run/containerd/s: each shim writes its address into its bundle, inside
 // the state dir, which is how they are known to be this control plane's.
-func removeShimSockets(containerdState string) error {
+//
+// A shim's socket is /run/containerd/s/<sha256 of "<containerd socket>/<namespace>/<pod sandbox id>">
+// (containerd's shim.CreateSocketAddress), so it is also known by the task
+// directories alone, when a killed shim wrote no address.
+func removeShimSockets(containerdState string, containerdSocket ...string) error {
+	var socks []string
 	files, _ := filepath.Glob(filepath.Join(containerdState, "io.containerd.runtime.v2.task", "*", "*", "address"))
-	var errs []error
 	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
+		if b, err := os.ReadFile(f); err == nil {
+			socks = append(socks, strings.TrimPrefix(strings.TrimSpace(string(b)), "unix://"))
 		}
-		sock := strings.TrimPrefix(strings.TrimSpace(string(b)), "unix://")
+	}
+	if len(containerdSocket) > 0 {
+		tasks, _ := filepath.Glob(filepath.Join(containerdState, "io.containerd.runtime.v2.task", "*", "*"))
+		for _, t := range tasks {
+			ns, id := filepath.Base(filepath.Dir(t)), filepath.Base(t)
+			for _, p := range []string{filepath.Join(containerdSocket[0], ns, id), filepath.Join(containerdSocket[0], ns, id, "debug")} {
+				socks = append(socks, fmt.Sprintf("/run/containerd/s/%x", sha256.Sum256([]byte(p))))
+			}
+		}
+	}
+	var errs []error
+	for _, sock := range socks {
 		if !strings.HasPrefix(sock, "/run/containerd/s/") {
 			continue
 		}

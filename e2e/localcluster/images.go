@@ -22,24 +22,25 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 // Image references the real nodes hold without a registry. The product's
 // manifests name public images; the local stand-ins are imported under
 // exactly those names (pulled never: IfNotPresent finds them), so nothing in
-// a manifest changes for local runs. Each must match the reference in
-// components/ (TestImageReferencesMatchTheProduct checks).
+// a manifest changes for local runs: the references are contract's, which
+// the program's manifests use too.
 const (
 	// SandboxImage stands in for the sandbox template's busybox
 	// (contract.WarmPodImage): Debian's busybox-static with its applets,
 	// plus /bin/httpprobe.
-	SandboxImage = "public.ecr.aws/docker/library/busybox:1.36.1"
+	SandboxImage = contract.WarmPodImage
 	// TestBusyboxImage is the busybox the localcluster tests' pods use.
 	TestBusyboxImage = "public.ecr.aws/docker/library/busybox:1.36"
 	// ExporterGoImage stands in for the exporter's default-path image
 	// (contract.ExporterGoImage): this machine's Go toolchain under
 	// /usr/local/go, with the busybox above.
-	ExporterGoImage = "public.ecr.aws/docker/library/golang:1.26.8-alpine"
+	ExporterGoImage = contract.ExporterGoImage
 )
 
 // imageSpec is one stand-in image: its files and its configuration.

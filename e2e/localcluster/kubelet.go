@@ -113,6 +113,10 @@ imageGCHighThresholdPercent: 99
 imageGCLowThresholdPercent: 98
 serializeImagePulls: false
 maxPods: 110
+# No iptables chains of the kubelet's own (KUBE-FIREWALL in INPUT/OUTPUT,
+# canaries): kube-proxy does not need them here, and kube-proxy --cleanup
+# would not remove them.
+makeIPTablesUtilChains: false
 `, hostPodAddress, n.kubeletPort, n.kubeletHealthPort,
 		p.path(n.name+"-serving.crt"), p.path(n.name+"-serving.key"), p.path(clusterCA+".crt"),
 		n.containerdSocket(), n.cgroup, filepath.Join(n.dir, "resolv.conf"), ClusterDomain, ClusterDNSAddress)

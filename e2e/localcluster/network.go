@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -249,6 +250,21 @@ conntrack:
 	}
 	if err := l.record("kube-proxy-rules", c.Binaries.Path("kube-proxy")); err != nil {
 		return err
+	}
+	// kube-proxy --cleanup flushes KUBE-FIREWALL but keeps the chain and its
+	// jumps from INPUT and OUTPUT; they are ours when they were not there before.
+	for _, bin := range []string{"iptables", "ip6tables"} {
+		if exec.Command(bin, "-w", "-t", "filter", "-S", "KUBE-FIREWALL").Run() == nil {
+			continue // another Kubernetes on this machine made it: not ours to remove
+		}
+		if err := l.record(bin+"-chain", "filter", "KUBE-FIREWALL"); err != nil {
+			return err
+		}
+		for _, chain := range []string{"INPUT", "OUTPUT"} {
+			if err := l.record(bin+"-rule", "filter", chain, "-j", "KUBE-FIREWALL"); err != nil {
+				return err
+			}
+		}
 	}
 	_, err := c.startProcess("kube-proxy", c.Binaries.Path("kube-proxy"), []string{"--config=" + cfgPath, "--v=1"})
 	return err

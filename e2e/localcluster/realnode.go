@@ -146,9 +146,7 @@ func (c *Cluster) startRealNodes(ctx context.Context, p *pki) error {
 	for _, n := range nodes {
 		names = append(names, n.name)
 	}
-	if err := p.realNodeCerts(names); err != nil {
-		return err
-	}
+	// (Their certificates were made before the API server started.)
 	archives, programDir, err := imageArchives(ctx, c.progress)
 	if err != nil {
 		return err

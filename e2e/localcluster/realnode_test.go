@@ -17,14 +17,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
-
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 // TestRealNode starts a control plane with one real node and proves, through
@@ -61,6 +60,9 @@ func TestRealNode(t *testing.T) {
 			t.Fatalf("isolated-sandbox pod shows the node's kernel %q: not isolated", kernel)
 		}
 		uptime := execIn(t, ctx, c, ns, pod.Name, "cat", "/proc/uptime")
+		if len(strings.Fields(uptime)) == 0 {
+			t.Fatalf("/proc/uptime read as %q", uptime)
+		}
 		up, err := strconv.ParseFloat(strings.Fields(uptime)[0], 64)
 		if err != nil {
 			t.Fatalf("reading /proc/uptime %q: %v", uptime, err)
@@ -176,6 +178,8 @@ func TestRealNode(t *testing.T) {
 		}
 		t.Logf("pod %s -> 203.0.113.10: %s (exit %d); %s's reject rule counted %d -> %d packets", pod.Name, out, code, forwardChain, beforeCount, afterCount)
 	})
+
+	logNodeMemory(t, c.StateDir)
 
 	// Killed halfway: every process of the control plane dies at once, with
 	// pods running; the next start with real nodes must clean what is left.
@@ -313,8 +317,10 @@ func execCode(t *testing.T, ctx context.Context, c *Cluster, ns, pod string, cmd
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &out})
+	// One buffer each: stdout and stderr are copied by two goroutines.
+	var out, errOut bytes.Buffer
+	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &errOut})
+	out.Write(errOut.Bytes())
 	code := 0
 	if err != nil {
 		var exit interface{ ExitStatus() int }
@@ -440,4 +446,27 @@ func diffSnapshots(before, after hostSnapshot) string {
 		}
 	}
 	return b.String()
+}
+
+// logNodeMemory reports the resident memory of the real node's processes
+// (a measurement for the README, not an assertion).
+func logNodeMemory(t *testing.T, stateDir string) {
+	total := map[string]int64{}
+	var sum int64
+	for _, pid := range processesNaming(stateDir) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			continue
+		}
+		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		argv0, _, _ := strings.Cut(string(cmd), "\x00")
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+				kb, _ := strconv.ParseInt(f[1], 10, 64)
+				total[filepath.Base(argv0)] += kb
+				sum += kb
+			}
+		}
+	}
+	t.Logf("real node memory (RSS, with the pods of this test running): %d MiB in all; by program (KiB): %v", sum/1024, total)
 }
