@@ -238,6 +238,16 @@ func TestEndToEndRealNode(t *testing.T) {
 				return err == nil && d.ActiveClaims == 0 && d.Fresh, err
 			})
 			e.restartNeverServesZero(ctx, t, demandURL)
+			// The image has no uname, so verify's ordinary pod cannot be read (as on EKS): the
+			// kernel is compared with the node's instead, and still passes only for a sandbox.
+			rep, code := e.runVerify(ctx, t, verifyBin, "image-verify", "--phase", "demand", "--require-exec", "--probe-url", outsideProbeURL)
+			if code != 0 || rep.Failed != 0 {
+				t.Errorf("verify with the image path's exporter exited %d with %d failed", code, rep.Failed)
+			}
+			checkReadings(t, rep, map[string]report.Status{"the claimed pod runs its own kernel": report.Pass})
+			if out, err := os.ReadFile(filepath.Join(e.work, "image-verify.txt")); err != nil || !strings.Contains(string(out), "has no uname to run") {
+				t.Errorf("verify did not say it compared with the node's kernel because the exporter's image has no uname (%v)", err)
+			}
 		}},
 		{"Pod Security: the namespace enforces restricted, rejects a pod that breaks it, and the exporter runs under it", func(ctx context.Context, t *testing.T) {
 			e.podSecurityEnforced(ctx, t)
