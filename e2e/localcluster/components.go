@@ -113,6 +113,10 @@ func (c *Cluster) startControllers(ctx context.Context, p *pki) error {
 
 func (c *Cluster) startAddons(ctx context.Context, p *pki) error {
 	admin := c.Kubeconfig
+	stages, err := c.kwokStagesFile()
+	if err != nil {
+		return err
+	}
 	if _, err := c.startProcess("kwok", c.Binaries.Path("kwok"), []string{
 		"--kubeconfig=" + admin,
 		"--manage-all-nodes=false",
@@ -122,7 +126,7 @@ func (c *Cluster) startAddons(ctx context.Context, p *pki) error {
 		"--cidr=10.244.0.0/16",
 		"--node-ip=127.0.0.1",
 		"--server-address=127.0.0.1:" + strconv.Itoa(c.ports.kwok),
-		"--config=" + filepath.Join(c.Binaries.DataDir("kwok"), "kwok-stages.yaml"),
+		"--config=" + stages,
 	}); err != nil {
 		return err
 	}
@@ -171,6 +175,25 @@ func (c *Cluster) startAddons(ctx context.Context, p *pki) error {
 		"--port=" + strconv.Itoa(c.ports.adapterMetrics),
 	}, kedaEnv...)
 	return err
+}
+
+// kwokStagesFile is the default stages file, or the one Options.KwokStages
+// made of it (written into the state directory).
+func (c *Cluster) kwokStagesFile() (string, error) {
+	defaults := filepath.Join(c.Binaries.DataDir("kwok"), "kwok-stages.yaml")
+	if c.kwokStages == nil {
+		return defaults, nil
+	}
+	b, err := os.ReadFile(defaults)
+	if err != nil {
+		return "", err
+	}
+	edited, err := c.kwokStages(b)
+	if err != nil {
+		return "", fmt.Errorf("Options.KwokStages: %w", err)
+	}
+	path := filepath.Join(c.StateDir, "kwok-stages.yaml")
+	return path, os.WriteFile(path, edited, 0o644)
 }
 
 // kedaCertDir lays out KEDA's CA and leaf under the names KEDA reads.
