@@ -663,6 +663,10 @@ func TestBadConfigFailsBeforeAnyResource(t *testing.T) {
 		"relative exporter url":   {map[string]string{"exporterUrl": "claim-exporter:8080"}, `exporterUrl is "claim-exporter:8080"`},
 		"bad cluster name":        {map[string]string{"clusterName": "my cluster"}, `clusterName "my cluster" is not a valid EKS cluster name`},
 		"kubeconfig in create":    {map[string]string{"kubeconfig": mockKubeconfig}, "kubeconfig/kubeContext are only used with clusterMode=existing"},
+		"negative headroom":       {map[string]string{"headroom": "-1"}, "headroom is -1; it must be between 0"},
+		"headroom at max":         {map[string]string{"headroom": "3"}, "headroom is 3; it must be between 0 (one warm sandbox per targetValue claims, nothing more) and maxReplicas-1 (2)"},
+		"headroom scale to zero":  {map[string]string{"headroom": "1", "minReplicas": "0"}, "headroom is 1 with minReplicas 0: the headroom keeps at least 1 warm sandboxes, so the pool can never scale to zero"},
+		"non-integer headroom":    {map[string]string{"headroom": "2.5"}, `headroom is "2.5", which is not a whole number`},
 	}
 	empty := filepath.Join(t.TempDir(), "empty")
 	require.NoError(t, os.WriteFile(empty, nil, 0o600))
@@ -708,7 +712,7 @@ func TestPulumiYamlMatchesTheProgram(t *testing.T) {
 		"namespace": cfg.Namespace, "poolName": cfg.PoolName, "templateName": cfg.TemplateName,
 		"minReplicas": cfg.MinReplicas, "maxReplicas": cfg.MaxReplicas, "targetValue": cfg.TargetValue,
 		"activationTargetValue": cfg.ActivationTargetValue, "loadCap": cfg.LoadCap,
-		"pollingInterval": cfg.PollingInterval, "fallbackReplicas": cfg.FallbackReplicas,
+		"pollingInterval": cfg.PollingInterval, "fallbackReplicas": cfg.FallbackReplicas, "headroom": cfg.Headroom,
 		"exporterImage": cfg.ExporterImage, "exporterUrl": cfg.ExporterURL, "claimSelector": cfg.ClaimSelector,
 		// Computed when empty (<project>-<stack>); the declared default is the empty string.
 		"clusterName": "",

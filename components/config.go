@@ -41,6 +41,7 @@ const (
 	DefaultLoadCap             = 3
 	DefaultPollingInterval     = 15
 	DefaultFallbackReplicas    = 0
+	DefaultHeadroom            = 0
 
 	// Nitro Sandboxes (the isolated-sandbox RuntimeClass on Auto Mode) need Kubernetes 1.36 or newer.
 	minKubernetesMinor = 36
@@ -90,6 +91,9 @@ type Config struct {
 	LoadCap               int
 	PollingInterval       int
 	FallbackReplicas      int
+	// Headroom is how many warm sandboxes the pool keeps above demand:
+	// desired = ceil(claims / targetValue) + Headroom (0: the blueprint's mapping).
+	Headroom int
 
 	ExporterImage string
 	ExporterURL   string
@@ -172,6 +176,7 @@ func LoadConfig(ctx *pulumi.Context) (*Config, error) {
 		LoadCap:               getInt("loadCap", DefaultLoadCap, &parseErrs),
 		PollingInterval:       getInt("pollingInterval", DefaultPollingInterval, &parseErrs),
 		FallbackReplicas:      getInt("fallbackReplicas", DefaultFallbackReplicas, &parseErrs),
+		Headroom:              getInt("headroom", DefaultHeadroom, &parseErrs),
 		ExporterImage:         str("exporterImage", ""),
 		ExporterURL:           str("exporterUrl", ""),
 		ClaimSelector:         str("claimSelector", ""),
@@ -300,6 +305,12 @@ func (c *Config) Validate(earlier ...string) error {
 	}
 	if c.FallbackReplicas < 0 || c.FallbackReplicas > c.MaxReplicas {
 		add("fallbackReplicas is %d; it must be between 0 (hold the current size when the exporter cannot answer) and maxReplicas (%d)", c.FallbackReplicas, c.MaxReplicas)
+	}
+	if c.Headroom < 0 || c.Headroom >= c.MaxReplicas {
+		add("headroom is %d; it must be between 0 (one warm sandbox per targetValue claims, nothing more) and maxReplicas-1 (%d): at maxReplicas or more the pool never leaves its maximum, which is a fixed pool (set minReplicas=maxReplicas instead)", c.Headroom, c.MaxReplicas-1)
+	}
+	if c.Headroom > 0 && c.MinReplicas == 0 {
+		add("headroom is %d with minReplicas 0: the headroom keeps at least %d warm sandboxes, so the pool can never scale to zero; set minReplicas to 1 or more, or headroom to 0", c.Headroom, c.Headroom)
 	}
 	if c.ExporterURL != "" && !strings.HasPrefix(c.ExporterURL, "http://") && !strings.HasPrefix(c.ExporterURL, "https://") {
 		add("exporterUrl is %q; it must be an http:// or https:// URL that serves the exporter's /demand JSON", c.ExporterURL)
