@@ -10,14 +10,18 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// BootDelay makes KWOK take a drawn time, uniform in [Min, Max), to report a
-// sandbox pod Running and Ready: the cold start of a VM-isolated sandbox.
+// BootDelay makes KWOK report a sandbox pod Running and Ready only Boot after
+// it was created: the cold start of a VM-isolated sandbox. The deadline is
+// anchored at the pod's creationTimestamp (whole seconds), not at KWOK's last
+// look at the pod: KWOK restarts a stage's delay whenever the pod changes, and
+// controllers touch a booting pod. Since the real creation falls uniformly
+// within its second, the boot comes out uniform in (Boot-1s, Boot].
 // The pod gets its IP in the same step, as with a VM runtime (the pod sandbox
 // is the VM, so its IP is known only once it has booted); agent-sandbox
 // adopts only networked warm sandboxes, so a claim never adopts one that is
 // still booting: it waits up to its grace period for one, then starts cold.
 type BootDelay struct {
-	Min, Max time.Duration
+	Boot time.Duration // whole seconds
 	// RuntimeClassName selects the pods that boot slowly (the sandboxes);
 	// every other pod keeps KWOK's immediate readiness.
 	RuntimeClassName string
@@ -30,8 +34,8 @@ const podReadyStage = "pod-ready"
 // the original for every pod but the sandboxes, and a copy for the sandboxes
 // that waits the boot delay first. For Options.KwokStages.
 func (d BootDelay) Stages(defaults []byte) ([]byte, error) {
-	if d.Min <= 0 || d.Max < d.Min || d.RuntimeClassName == "" {
-		return nil, fmt.Errorf("boot delay [%s, %s) for runtime class %q: need 0 < Min <= Max and a runtime class", d.Min, d.Max, d.RuntimeClassName)
+	if d.Boot < time.Second || d.Boot%time.Second != 0 || d.RuntimeClassName == "" {
+		return nil, fmt.Errorf("boot delay %s for runtime class %q: need whole seconds, at least 1s, and a runtime class", d.Boot, d.RuntimeClassName)
 	}
 	var out bytes.Buffer
 	found := false
@@ -56,10 +60,11 @@ func (d BootDelay) Stages(defaults []byte) ([]byte, error) {
 			return nil, err
 		}
 		slow["metadata"].(map[string]any)["name"] = podReadyStage + "-after-boot"
-		// KWOK draws the delay uniformly in [duration, jitterDuration).
+		// A time from the expression becomes "that time minus now"; the
+		// milliseconds are only the fallback should the expression fail.
 		slow["spec"].(map[string]any)["delay"] = map[string]any{
-			"durationMilliseconds":       d.Min.Milliseconds(),
-			"jitterDurationMilliseconds": d.Max.Milliseconds(),
+			"durationMilliseconds": d.Boot.Milliseconds(),
+			"durationFrom":         map[string]any{"expressionFrom": d.Expression()},
 		}
 		for _, s := range []map[string]any{stage, slow} {
 			b, err := yaml.Marshal(s)
@@ -74,6 +79,14 @@ func (d BootDelay) Stages(defaults []byte) ([]byte, error) {
 	}
 	return out.Bytes(), nil
 }
+
+// Expression is the jq expression KWOK evaluates on the pod: its Ready time.
+func (d BootDelay) Expression() string {
+	return fmt.Sprintf(".metadata.creationTimestamp | fromdateiso8601 + %d | todateiso8601", int(d.Boot/time.Second))
+}
+
+// Range is the boot time the stage gives, measured from the real creation.
+func (d BootDelay) Range() (lo, hi time.Duration) { return d.Boot - time.Second, d.Boot }
 
 func addRuntimeClassRequirement(stage map[string]any, op, class string) error {
 	sel, ok := nested(stage, "spec", "selector").(map[string]any)

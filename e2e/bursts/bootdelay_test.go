@@ -38,7 +38,7 @@ spec:
 `
 
 func TestBootDelaySplitsPodReadyByRuntimeClass(t *testing.T) {
-	d := BootDelay{Min: 5 * time.Second, Max: 6 * time.Second, RuntimeClassName: "isolated-sandbox"}
+	d := BootDelay{Boot: 6 * time.Second, RuntimeClassName: "isolated-sandbox"}
 	out, err := d.Stages([]byte(defaultStages))
 	if err != nil {
 		t.Fatal(err)
@@ -71,8 +71,9 @@ func TestBootDelaySplitsPodReadyByRuntimeClass(t *testing.T) {
 		t.Errorf("the fast pod-ready stage got a delay: %v", delay)
 	}
 	delay, _ := nested(stages["pod-ready-after-boot"], "spec", "delay").(map[string]any)
-	if delay["durationMilliseconds"] != float64(5000) || delay["jitterDurationMilliseconds"] != float64(6000) {
-		t.Errorf("boot delay %v, want 5000..6000 ms", delay)
+	from, _ := delay["durationFrom"].(map[string]any)
+	if delay["durationMilliseconds"] != float64(6000) || from["expressionFrom"] != ".metadata.creationTimestamp | fromdateiso8601 + 6 | todateiso8601" {
+		t.Errorf("boot delay %v: want the pod Ready 6 s after its creationTimestamp", delay)
 	}
 	if !strings.Contains(string(out), "phase: Running") {
 		t.Error("the status template was lost")
@@ -80,11 +81,11 @@ func TestBootDelaySplitsPodReadyByRuntimeClass(t *testing.T) {
 }
 
 func TestBootDelayRefusesWhatItCannotDo(t *testing.T) {
-	good := BootDelay{Min: 5 * time.Second, Max: 6 * time.Second, RuntimeClassName: "isolated-sandbox"}
+	good := BootDelay{Boot: 6 * time.Second, RuntimeClassName: "isolated-sandbox"}
 	if _, err := good.Stages([]byte(strings.Split(defaultStages, "---\napiVersion: kwok.x-k8s.io/v1alpha1\nkind: Stage\nmetadata:\n  name: pod-ready")[0])); err == nil || !strings.Contains(err.Error(), "pod-ready") {
 		t.Errorf("stages without pod-ready: err %v, want one naming pod-ready", err)
 	}
-	for _, bad := range []BootDelay{{Min: 0, Max: time.Second, RuntimeClassName: "x"}, {Min: 2 * time.Second, Max: time.Second, RuntimeClassName: "x"}, {Min: time.Second, Max: time.Second}} {
+	for _, bad := range []BootDelay{{Boot: 0, RuntimeClassName: "x"}, {Boot: 5500 * time.Millisecond, RuntimeClassName: "x"}, {Boot: time.Second}} {
 		if _, err := bad.Stages([]byte(defaultStages)); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
