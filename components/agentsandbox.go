@@ -5,15 +5,9 @@ import (
 
 	yamlv2 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/yaml/v2"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
-)
 
-// AgentSandboxCRDs are the CRDs the pool, its template and verify's claims need.
-var AgentSandboxCRDs = []string{
-	"sandboxes.agents.x-k8s.io",
-	"sandboxtemplates.extensions.agents.x-k8s.io",
-	"sandboxwarmpools.extensions.agents.x-k8s.io",
-	"sandboxclaims.extensions.agents.x-k8s.io",
-}
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+)
 
 // AgentSandboxArgs selects installing the pinned release or adopting what the cluster has.
 type AgentSandboxArgs struct {
@@ -51,8 +45,12 @@ func NewAgentSandbox(ctx *pulumi.Context, name string, args *AgentSandboxArgs, o
 		}
 	case ModeAdopt:
 		a.ManifestURL = pulumi.String("").ToStringOutput()
-		how := fmt.Sprintf("install it (kubectl apply --server-side -f %s) or set agentSandboxMode=install", AgentSandboxManifestURL(DefaultAgentSandboxVersion))
-		if err := requireCRDs(ctx, a, "agent-sandbox", how, AgentSandboxCRDs...); err != nil {
+		how := fmt.Sprintf("install it (kubectl apply --server-side -f %s) or set agentSandboxMode=install", AgentSandboxManifestURL(contract.AgentSandboxRelease))
+		need := make([]RequiredCRD, 0, len(contract.AgentSandboxCRDs))
+		for _, n := range contract.AgentSandboxCRDs {
+			need = append(need, RequiredCRD{Name: n, Version: contract.AgentSandboxVersion})
+		}
+		if err := requireCRDs(ctx, a, "agent-sandbox", how, need...); err != nil {
 			return nil, err
 		}
 	default:

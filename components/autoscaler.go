@@ -3,16 +3,17 @@ package components
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/apiextensions"
 	metav1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/meta/v1"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 const (
-	// ExporterValueLocation is the field of the exporter's /demand JSON that KEDA reads.
-	ExporterValueLocation = "active_claims"
 	// FallbackFailureThreshold: consecutive failed reads before KEDA stops trusting the exporter.
 	FallbackFailureThreshold = 3
 	// scaleDownPeriodSeconds matches the HPA's default sync period, so a drop lands in one sync.
@@ -49,6 +50,12 @@ type Autoscaler struct {
 	ScaledObject *apiextensions.CustomResource
 }
 
+// TriggerTimeout is how long KEDA waits for the exporter's answer: the exporter's scrape
+// deadline plus a second for the answer to travel, so the exporter's stale count reaches KEDA
+// before KEDA gives up. It equals KEDA's default (3 s) and is set explicitly so a changed
+// cluster-wide default cannot undercut it.
+const TriggerTimeout = contract.ExporterScrapeDeadline + time.Second
+
 // HeadroomTriggerName is the trigger's name in the headroom formula.
 const HeadroomTriggerName = "claims"
 
@@ -63,9 +70,6 @@ func HeadroomFormula(targetValue string, headroom int) string {
 	return fmt.Sprintf("%s + %s", HeadroomTriggerName, strconv.FormatFloat(t*float64(headroom), 'f', -1, 64))
 }
 
-// triggerTimeoutMillis is how long KEDA waits for the exporter's answer.
-const triggerTimeoutMillis = "8000"
-
 // NewAutoscaler creates the ScaledObject. AverageValue makes desired = ceil(claims / target), so with
 // target 1 there is one warm sandbox per active claim, clamped to [min, max]; Value would multiply by
 // the pool's ready count and compound.
@@ -76,13 +80,11 @@ func NewAutoscaler(ctx *pulumi.Context, name string, args *AutoscalerArgs, opts 
 	}
 	metadata := pulumi.StringMap{
 		"url":           args.URL,
-		"valueLocation": pulumi.String(ExporterValueLocation),
+		"valueLocation": pulumi.String(contract.DemandField),
 		"targetValue":   pulumi.String(args.TargetValue),
 		"format":        pulumi.String("json"),
-		// Milliseconds. Longer than the exporter's own bound on one read (5s), so
-		// that a slow API server reaches KEDA as the exporter's stale last count,
-		// not as a timeout: KEDA's default (3s) would turn it into a failure.
-		"timeout": pulumi.String(triggerTimeoutMillis),
+		// Milliseconds; see TriggerTimeout.
+		"timeout": pulumi.String(strconv.FormatInt(TriggerTimeout.Milliseconds(), 10)),
 	}
 	if args.ActivationTargetValue != "" {
 		metadata["activationTargetValue"] = pulumi.String(args.ActivationTargetValue)
@@ -125,18 +127,18 @@ func NewAutoscaler(ctx *pulumi.Context, name string, args *AutoscalerArgs, opts 
 		advanced["scalingModifiers"] = modifiers
 	}
 	so, err := apiextensions.NewCustomResource(ctx, args.Name, &apiextensions.CustomResourceArgs{
-		ApiVersion: pulumi.String("keda.sh/v1alpha1"),
-		Kind:       pulumi.String("ScaledObject"),
+		ApiVersion: pulumi.String(contract.KedaAPIVersion),
+		Kind:       pulumi.String(contract.ScaledObjectKind),
 		Metadata: &metav1.ObjectMetaArgs{
 			Name:      pulumi.String(args.Name),
 			Namespace: args.Namespace.ToStringOutput(),
-			Labels:    pulumi.StringMap{PartOfLabel: pulumi.String(ManagedByValue)},
+			Labels:    pulumi.StringMap{contract.PartOfLabel: pulumi.String(contract.ManagedByValue)},
 		},
 		OtherFields: kubernetes.UntypedArgs{
 			"spec": pulumi.Map{
 				"scaleTargetRef": pulumi.Map{
-					"apiVersion": pulumi.String(AgentSandboxExtensionsAPIVersion),
-					"kind":       pulumi.String("SandboxWarmPool"),
+					"apiVersion": pulumi.String(contract.AgentSandboxExtensionsAPIVersion),
+					"kind":       pulumi.String(contract.SandboxWarmPoolKind),
 					"name":       pulumi.String(args.PoolName),
 				},
 				"minReplicaCount": pulumi.Int(args.MinReplicas),

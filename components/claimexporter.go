@@ -12,12 +12,12 @@ import (
 	metav1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/meta/v1"
 	rbacv1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/rbac/v1"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 const (
-	// ExporterGoImage runs the exporter from source; pinned to the patch release the module is built with.
-	ExporterGoImage         = "public.ecr.aws/docker/library/golang:1.26.8-alpine"
-	ExporterSourceConfigMap = ExporterName + "-src"
+	ExporterSourceConfigMap = contract.ExporterName + "-src"
 	// ServiceAccountTokenDir is where client libraries, and the exporter's defaults, look for the token.
 	ServiceAccountTokenDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 	exporterSourceDir      = "/src"
@@ -33,7 +33,7 @@ type ClaimExporterArgs struct {
 	Selector  string
 	// Image, when set, is a prebuilt exporter image (its entrypoint is the exporter).
 	Image string
-	// Source (relative path -> content, from exporter.PodSource) is run with `go run` in ExporterGoImage
+	// Source (relative path -> content, from exporter.PodSource) is run with `go run` in contract.ExporterGoImage
 	// when Image is empty: no registry, no Docker, the code reviewed is the code that runs.
 	Source map[string]string
 }
@@ -63,125 +63,191 @@ func NewClaimExporter(ctx *pulumi.Context, name string, args *ClaimExporterArgs,
 	if args.Image == "" && len(args.Source) == 0 {
 		return nil, fmt.Errorf("the claim exporter needs either an image (exporterImage) or its source (exporter.PodSource)")
 	}
-	child := []pulumi.ResourceOption{pulumi.Parent(e), pulumi.DependsOn(args.DependsOn)}
-	labels := pulumi.StringMap{
-		"app.kubernetes.io/name": pulumi.String(ExporterName),
-		PartOfLabel:              pulumi.String(ManagedByValue),
+	o := exporterObjects{namespace: args.Namespace.ToStringOutput(), child: []pulumi.ResourceOption{pulumi.Parent(e), pulumi.DependsOn(args.DependsOn)}}
+
+	sa, binding, err := newExporterAccess(ctx, o)
+	if err != nil {
+		return nil, err
 	}
-	selector := pulumi.StringMap{"app.kubernetes.io/name": pulumi.String(ExporterName)}
-	meta := func(n string) *metav1.ObjectMetaArgs {
-		return &metav1.ObjectMetaArgs{Name: pulumi.String(n), Namespace: args.Namespace.ToStringOutput(), Labels: labels}
+	pod := prebuiltExporterPod(args)
+	if args.Image == "" {
+		if err := pod.runFromSource(ctx, o, args.Source); err != nil {
+			return nil, err
+		}
+	}
+	pod.dependsOn = append(append(pod.dependsOn, binding), args.DependsOn...)
+	deployment, err := newExporterDeployment(ctx, o, sa, pod, e)
+	if err != nil {
+		return nil, err
+	}
+	service, err := newExporterService(ctx, o)
+	if err != nil {
+		return nil, err
 	}
 
-	sa, err := corev1.NewServiceAccount(ctx, ExporterName, &corev1.ServiceAccountArgs{
-		Metadata: meta(ExporterName),
+	e.Deployment, e.Service = deployment, service
+	e.ServiceAccountName = sa.Metadata.Name().Elem()
+	e.ServiceName = service.Metadata.Name().Elem()
+	e.URL = pulumi.Sprintf("http://%s.%s.svc.cluster.local:%d%s", e.ServiceName, args.Namespace, contract.ExporterPort, contract.DemandPath)
+	return e, ctx.RegisterResourceOutputs(e, pulumi.Map{
+		"serviceAccountName": e.ServiceAccountName,
+		"serviceName":        e.ServiceName,
+		"url":                e.URL,
+	})
+}
+
+// exporterObjects places the exporter's objects: its namespace, labels and resource options.
+type exporterObjects struct {
+	namespace pulumi.StringOutput
+	child     []pulumi.ResourceOption
+}
+
+var (
+	exporterSelector = pulumi.StringMap{"app.kubernetes.io/name": pulumi.String(contract.ExporterName)}
+	exporterLabels   = pulumi.StringMap{
+		"app.kubernetes.io/name": pulumi.String(contract.ExporterName),
+		contract.PartOfLabel:     pulumi.String(contract.ManagedByValue),
+	}
+)
+
+func (o exporterObjects) meta(name string) *metav1.ObjectMetaArgs {
+	return &metav1.ObjectMetaArgs{Name: pulumi.String(name), Namespace: o.namespace, Labels: exporterLabels}
+}
+
+// newExporterAccess makes the ServiceAccount and what it may do: get and list sandboxclaims in
+// its namespace, nothing else.
+func newExporterAccess(ctx *pulumi.Context, o exporterObjects) (*corev1.ServiceAccount, *rbacv1.RoleBinding, error) {
+	sa, err := corev1.NewServiceAccount(ctx, contract.ExporterName, &corev1.ServiceAccountArgs{
+		Metadata: o.meta(contract.ExporterName),
 		// The pod mounts a projected token itself; nothing else should get one by default.
 		AutomountServiceAccountToken: pulumi.Bool(false),
-	}, child...)
+	}, o.child...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	role, err := rbacv1.NewRole(ctx, ExporterName, &rbacv1.RoleArgs{
-		Metadata: meta(ExporterName),
+	role, err := rbacv1.NewRole(ctx, contract.ExporterName, &rbacv1.RoleArgs{
+		Metadata: o.meta(contract.ExporterName),
 		// Counting claims is all it does: no watch, no writes, nothing outside its namespace.
 		Rules: rbacv1.PolicyRuleArray{rbacv1.PolicyRuleArgs{
-			ApiGroups: pulumi.ToStringArray([]string{"extensions.agents.x-k8s.io"}),
-			Resources: pulumi.ToStringArray([]string{"sandboxclaims"}),
+			ApiGroups: pulumi.ToStringArray([]string{contract.AgentSandboxExtensionsGroup}),
+			Resources: pulumi.ToStringArray([]string{contract.SandboxClaimsResource}),
 			Verbs:     pulumi.ToStringArray([]string{"get", "list"}),
 		}},
-	}, child...)
+	}, o.child...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	binding, err := rbacv1.NewRoleBinding(ctx, ExporterName, &rbacv1.RoleBindingArgs{
-		Metadata: meta(ExporterName),
+	binding, err := rbacv1.NewRoleBinding(ctx, contract.ExporterName, &rbacv1.RoleBindingArgs{
+		Metadata: o.meta(contract.ExporterName),
 		RoleRef: rbacv1.RoleRefArgs{
 			ApiGroup: pulumi.String("rbac.authorization.k8s.io"), Kind: pulumi.String("Role"), Name: role.Metadata.Name().Elem(),
 		},
 		Subjects: rbacv1.SubjectArray{rbacv1.SubjectArgs{
-			Kind: pulumi.String("ServiceAccount"), Name: sa.Metadata.Name().Elem(), Namespace: args.Namespace.ToStringOutput(),
+			Kind: pulumi.String("ServiceAccount"), Name: sa.Metadata.Name().Elem(), Namespace: o.namespace,
 		}},
-	}, child...)
+	}, o.child...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	return sa, binding, nil
+}
 
-	env := corev1.EnvVarArray{
-		corev1.EnvVarArgs{Name: pulumi.String("EXPORTER_SELECTOR"), Value: pulumi.String(args.Selector)},
-		corev1.EnvVarArgs{Name: pulumi.String("EXPORTER_LISTEN"), Value: pulumi.Sprintf(":%d", ExporterPort)},
+// exporterPod is how the exporter's container runs: a prebuilt image's entrypoint, or its
+// source with `go run` in a stock golang image.
+type exporterPod struct {
+	image       string
+	command     pulumi.StringArrayInput // nil: a prebuilt image runs its own entrypoint
+	workingDir  pulumi.StringPtrInput
+	env         corev1.EnvVarArray
+	volumes     corev1.VolumeArray
+	mounts      corev1.VolumeMountArray
+	annotations pulumi.StringMap
+	resources   corev1.ResourceRequirementsArgs
+	dependsOn   []pulumi.Resource
+}
+
+func prebuiltExporterPod(args *ClaimExporterArgs) *exporterPod {
+	return &exporterPod{
+		image: args.Image,
+		env: corev1.EnvVarArray{
+			corev1.EnvVarArgs{Name: pulumi.String("EXPORTER_SELECTOR"), Value: pulumi.String(args.Selector)},
+			corev1.EnvVarArgs{Name: pulumi.String("EXPORTER_LISTEN"), Value: pulumi.Sprintf(":%d", contract.ExporterPort)},
+		},
+		volumes: corev1.VolumeArray{tokenVolume()},
+		mounts: corev1.VolumeMountArray{
+			corev1.VolumeMountArgs{Name: pulumi.String("token"), MountPath: pulumi.String(ServiceAccountTokenDir), ReadOnly: pulumi.Bool(true)},
+		},
+		annotations: pulumi.StringMap{},
+		resources: corev1.ResourceRequirementsArgs{
+			Requests: pulumi.StringMap{"cpu": pulumi.String("50m"), "memory": pulumi.String("64Mi")},
+			Limits:   pulumi.StringMap{"memory": pulumi.String("128Mi")},
+		},
 	}
-	volumes := corev1.VolumeArray{tokenVolume()}
-	mounts := corev1.VolumeMountArray{
-		corev1.VolumeMountArgs{Name: pulumi.String("token"), MountPath: pulumi.String(ServiceAccountTokenDir), ReadOnly: pulumi.Bool(true)},
+}
+
+// runFromSource puts source into a ConfigMap and runs it with `go run` in ExporterGoImage.
+func (p *exporterPod) runFromSource(ctx *pulumi.Context, o exporterObjects, source map[string]string) error {
+	p.image = contract.ExporterGoImage
+	items, digest := sourceItems(source)
+	data := pulumi.StringMap{}
+	for path, content := range source {
+		data[ConfigMapKey(path)] = pulumi.String(content)
 	}
-	image := args.Image
-	var command pulumi.StringArrayInput // nil: a prebuilt image runs its own entrypoint
-	var workingDir pulumi.StringPtrInput
-	podAnnotations := pulumi.StringMap{}
+	src, err := corev1.NewConfigMap(ctx, ExporterSourceConfigMap, &corev1.ConfigMapArgs{
+		Metadata: o.meta(ExporterSourceConfigMap), Data: data,
+	}, o.child...)
+	if err != nil {
+		return err
+	}
+	p.dependsOn = append(p.dependsOn, src)
+	// A ConfigMap change does not restart pods; a changed digest in the template does.
+	p.annotations[contract.ProjectName+"/source-sha256"] = pulumi.String(digest)
+	p.command = pulumi.ToStringArray([]string{"go", "run", "./exporter/cmd/claim-exporter"})
+	p.workingDir = pulumi.String(exporterSourceDir)
+	p.volumes = append(p.volumes,
+		corev1.VolumeArgs{Name: pulumi.String("source"), ConfigMap: &corev1.ConfigMapVolumeSourceArgs{
+			Name: src.Metadata.Name(), Items: items,
+		}},
+		corev1.VolumeArgs{Name: pulumi.String("scratch"), EmptyDir: &corev1.EmptyDirVolumeSourceArgs{}},
+	)
+	p.mounts = append(p.mounts,
+		corev1.VolumeMountArgs{Name: pulumi.String("source"), MountPath: pulumi.String(exporterSourceDir), ReadOnly: pulumi.Bool(true)},
+		corev1.VolumeMountArgs{Name: pulumi.String("scratch"), MountPath: pulumi.String(exporterScratchDir)},
+	)
+	// The root FS is read-only, so everything the go command writes goes to the emptyDir;
+	// GOPROXY=off and GOTOOLCHAIN=local prove the run downloads nothing.
+	for k, v := range map[string]string{
+		"GOFLAGS": "-mod=mod", "GOPROXY": "off", "GOTOOLCHAIN": "local", "CGO_ENABLED": "0",
+		"HOME": exporterScratchDir + "/home", "GOPATH": exporterScratchDir + "/gopath",
+		"GOCACHE": exporterScratchDir + "/gocache", "GOTMPDIR": exporterScratchDir,
+	} {
+		p.env = append(p.env, corev1.EnvVarArgs{Name: pulumi.String(k), Value: pulumi.String(v)})
+	}
 	// Compiling on first start needs more memory than serving does.
-	resources := corev1.ResourceRequirementsArgs{
-		Requests: pulumi.StringMap{"cpu": pulumi.String("50m"), "memory": pulumi.String("64Mi")},
-		Limits:   pulumi.StringMap{"memory": pulumi.String("128Mi")},
+	p.resources = corev1.ResourceRequirementsArgs{
+		Requests: pulumi.StringMap{"cpu": pulumi.String("100m"), "memory": pulumi.String("256Mi")},
+		Limits:   pulumi.StringMap{"memory": pulumi.String("1Gi")},
 	}
-	dependsOn := append([]pulumi.Resource{binding}, args.DependsOn...)
+	return nil
+}
 
-	if image == "" {
-		image = ExporterGoImage
-		items, digest := sourceItems(args.Source)
-		data := pulumi.StringMap{}
-		for path, content := range args.Source {
-			data[ConfigMapKey(path)] = pulumi.String(content)
-		}
-		src, err := corev1.NewConfigMap(ctx, ExporterSourceConfigMap, &corev1.ConfigMapArgs{
-			Metadata: meta(ExporterSourceConfigMap), Data: data,
-		}, child...)
-		if err != nil {
-			return nil, err
-		}
-		dependsOn = append(dependsOn, src)
-		// A ConfigMap change does not restart pods; a changed digest in the template does.
-		podAnnotations["warm-pool-autoscaling-keda/source-sha256"] = pulumi.String(digest)
-		command = pulumi.ToStringArray([]string{"go", "run", "./exporter/cmd/claim-exporter"})
-		workingDir = pulumi.String(exporterSourceDir)
-		volumes = append(volumes,
-			corev1.VolumeArgs{Name: pulumi.String("source"), ConfigMap: &corev1.ConfigMapVolumeSourceArgs{
-				Name: src.Metadata.Name(), Items: items,
-			}},
-			corev1.VolumeArgs{Name: pulumi.String("scratch"), EmptyDir: &corev1.EmptyDirVolumeSourceArgs{}},
-		)
-		mounts = append(mounts,
-			corev1.VolumeMountArgs{Name: pulumi.String("source"), MountPath: pulumi.String(exporterSourceDir), ReadOnly: pulumi.Bool(true)},
-			corev1.VolumeMountArgs{Name: pulumi.String("scratch"), MountPath: pulumi.String(exporterScratchDir)},
-		)
-		// The root FS is read-only, so everything the go command writes goes to the emptyDir;
-		// GOPROXY=off and GOTOOLCHAIN=local prove the run downloads nothing.
-		for k, v := range map[string]string{
-			"GOFLAGS": "-mod=mod", "GOPROXY": "off", "GOTOOLCHAIN": "local", "CGO_ENABLED": "0",
-			"HOME": exporterScratchDir + "/home", "GOPATH": exporterScratchDir + "/gopath",
-			"GOCACHE": exporterScratchDir + "/gocache", "GOTMPDIR": exporterScratchDir,
-		} {
-			env = append(env, corev1.EnvVarArgs{Name: pulumi.String(k), Value: pulumi.String(v)})
-		}
-		resources = corev1.ResourceRequirementsArgs{
-			Requests: pulumi.StringMap{"cpu": pulumi.String("100m"), "memory": pulumi.String("256Mi")},
-			Limits:   pulumi.StringMap{"memory": pulumi.String("1Gi")},
-		}
-	}
+// newExporterDeployment runs one locked-down replica of pod as the ServiceAccount sa.
+func newExporterDeployment(ctx *pulumi.Context, o exporterObjects, sa *corev1.ServiceAccount, pod *exporterPod, parent pulumi.Resource) (*appsv1.Deployment, error) {
+	env := append(corev1.EnvVarArray{}, pod.env...)
 	sort.Slice(env, func(i, j int) bool { return envName(env[i]) < envName(env[j]) })
-
 	healthz := &corev1.ProbeArgs{
 		// /healthz never calls the Kubernetes API: an API outage must not restart the pod and
 		// lose the last good count it keeps serving.
 		HttpGet:       &corev1.HTTPGetActionArgs{Path: pulumi.String("/healthz"), Port: pulumi.String("http")},
 		PeriodSeconds: pulumi.Int(10), FailureThreshold: pulumi.Int(3),
 	}
-	deployment, err := appsv1.NewDeployment(ctx, ExporterName, &appsv1.DeploymentArgs{
-		Metadata: meta(ExporterName),
+	return appsv1.NewDeployment(ctx, contract.ExporterName, &appsv1.DeploymentArgs{
+		Metadata: o.meta(contract.ExporterName),
 		Spec: appsv1.DeploymentSpecArgs{
 			Replicas: pulumi.Int(1),
-			Selector: &metav1.LabelSelectorArgs{MatchLabels: selector},
+			Selector: &metav1.LabelSelectorArgs{MatchLabels: exporterSelector},
 			Template: corev1.PodTemplateSpecArgs{
-				Metadata: &metav1.ObjectMetaArgs{Labels: labels, Annotations: podAnnotations},
+				Metadata: &metav1.ObjectMetaArgs{Labels: exporterLabels, Annotations: pod.annotations},
 				Spec: corev1.PodSpecArgs{
 					ServiceAccountName:           sa.Metadata.Name().Elem(),
 					AutomountServiceAccountToken: pulumi.Bool(false),
@@ -193,13 +259,13 @@ func NewClaimExporter(ctx *pulumi.Context, name string, args *ClaimExporterArgs,
 						SeccompProfile: &corev1.SeccompProfileArgs{Type: pulumi.String("RuntimeDefault")},
 					},
 					Containers: corev1.ContainerArray{corev1.ContainerArgs{
-						Name:       pulumi.String(ExporterName),
-						Image:      pulumi.String(image),
-						Command:    command,
-						WorkingDir: workingDir,
+						Name:       pulumi.String(contract.ExporterName),
+						Image:      pulumi.String(pod.image),
+						Command:    pod.command,
+						WorkingDir: pod.workingDir,
 						Env:        env,
 						Ports: corev1.ContainerPortArray{corev1.ContainerPortArgs{
-							Name: pulumi.String("http"), ContainerPort: pulumi.Int(ExporterPort),
+							Name: pulumi.String("http"), ContainerPort: pulumi.Int(contract.ExporterPort),
 						}},
 						SecurityContext: &corev1.SecurityContextArgs{
 							AllowPrivilegeEscalation: pulumi.Bool(false),
@@ -215,41 +281,28 @@ func NewClaimExporter(ctx *pulumi.Context, name string, args *ClaimExporterArgs,
 						},
 						LivenessProbe:  healthz,
 						ReadinessProbe: healthz,
-						Resources:      resources,
-						VolumeMounts:   mounts,
+						Resources:      pod.resources,
+						VolumeMounts:   pod.mounts,
 					}},
-					Volumes: volumes,
+					Volumes: pod.volumes,
 				},
 			},
 		},
-	}, pulumi.Parent(e), pulumi.DependsOn(dependsOn))
-	if err != nil {
-		return nil, err
-	}
-	service, err := corev1.NewService(ctx, ExporterName, &corev1.ServiceArgs{
-		Metadata: meta(ExporterName),
+	}, pulumi.Parent(parent), pulumi.DependsOn(pod.dependsOn))
+}
+
+// newExporterService is the ClusterIP Service KEDA reads: nothing exposes the exporter further.
+func newExporterService(ctx *pulumi.Context, o exporterObjects) (*corev1.Service, error) {
+	return corev1.NewService(ctx, contract.ExporterName, &corev1.ServiceArgs{
+		Metadata: o.meta(contract.ExporterName),
 		Spec: corev1.ServiceSpecArgs{
-			// ClusterIP only: KEDA reads it from inside the cluster; nothing exposes it further.
 			Type:     pulumi.String("ClusterIP"),
-			Selector: selector,
+			Selector: exporterSelector,
 			Ports: corev1.ServicePortArray{corev1.ServicePortArgs{
-				Name: pulumi.String("http"), Port: pulumi.Int(ExporterPort), TargetPort: pulumi.String("http"),
+				Name: pulumi.String("http"), Port: pulumi.Int(contract.ExporterPort), TargetPort: pulumi.String("http"),
 			}},
 		},
-	}, child...)
-	if err != nil {
-		return nil, err
-	}
-
-	e.Deployment, e.Service = deployment, service
-	e.ServiceAccountName = sa.Metadata.Name().Elem()
-	e.ServiceName = service.Metadata.Name().Elem()
-	e.URL = pulumi.Sprintf("http://%s.%s.svc.cluster.local:%d/demand", e.ServiceName, args.Namespace, ExporterPort)
-	return e, ctx.RegisterResourceOutputs(e, pulumi.Map{
-		"serviceAccountName": e.ServiceAccountName,
-		"serviceName":        e.ServiceName,
-		"url":                e.URL,
-	})
+	}, o.child...)
 }
 
 // tokenVolume replaces the automatic mount with a one-hour token (the automatic one lives far

@@ -7,12 +7,12 @@ import (
 	helmv4 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/helm/v4"
 	metav1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/meta/v1"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 const (
-	KedaNamespace = "keda"
 	KedaChartRepo = "https://kedacore.github.io/charts"
-	KedaCRD       = "scaledobjects.keda.sh"
 )
 
 // KedaArgs selects installing the pinned chart or adopting the KEDA the cluster has.
@@ -31,16 +31,16 @@ type Keda struct {
 // NewKeda installs kedacore/keda at the pinned chart version (install) or only checks that
 // scaledobjects.keda.sh exists (adopt): KEDA is shared, so adopt never upgrades, re-values or moves it.
 func NewKeda(ctx *pulumi.Context, name string, args *KedaArgs, opts ...pulumi.ResourceOption) (*Keda, error) {
-	k := &Keda{Namespace: pulumi.String(KedaNamespace).ToStringOutput()}
+	k := &Keda{Namespace: pulumi.String(contract.KedaNamespace).ToStringOutput()}
 	if err := ctx.RegisterComponentResource("warmpool:index:Keda", name, k, opts...); err != nil {
 		return nil, err
 	}
 	switch args.Mode {
 	case ModeInstall:
-		ns, err := corev1.NewNamespace(ctx, KedaNamespace, &corev1.NamespaceArgs{
+		ns, err := corev1.NewNamespace(ctx, contract.KedaNamespace, &corev1.NamespaceArgs{
 			Metadata: &metav1.ObjectMetaArgs{
-				Name:   pulumi.String(KedaNamespace),
-				Labels: pulumi.StringMap{ManagedByLabel: pulumi.String(ManagedByValue)},
+				Name:   pulumi.String(contract.KedaNamespace),
+				Labels: pulumi.StringMap{contract.ManagedByLabel: pulumi.String(contract.ManagedByValue)},
 			},
 		}, pulumi.Parent(k))
 		if err != nil {
@@ -50,15 +50,15 @@ func NewKeda(ctx *pulumi.Context, name string, args *KedaArgs, opts ...pulumi.Re
 			Name:           pulumi.String("keda"),
 			Chart:          pulumi.String("keda"),
 			Version:        pulumi.String(args.ChartVersion),
-			Namespace:      pulumi.String(KedaNamespace),
+			Namespace:      pulumi.String(contract.KedaNamespace),
 			RepositoryOpts: &helmv4.RepositoryOptsArgs{Repo: pulumi.String(KedaChartRepo)},
 		}, pulumi.Parent(k), pulumi.DependsOn([]pulumi.Resource{ns})); err != nil {
 			return nil, err
 		}
 	case ModeAdopt:
 		how := fmt.Sprintf("install it yourself (helm install keda kedacore/keda --repo %s --namespace %s --create-namespace --version %s) or set kedaMode=install",
-			KedaChartRepo, KedaNamespace, DefaultKedaChartVersion)
-		if err := requireCRDs(ctx, k, "KEDA", how, KedaCRD); err != nil {
+			KedaChartRepo, contract.KedaNamespace, contract.KedaChartVersion)
+		if err := requireCRDs(ctx, k, "KEDA", how, RequiredCRD{Name: contract.ScaledObjectCRD, Version: contract.KedaVersion}); err != nil {
 			return nil, err
 		}
 	default:

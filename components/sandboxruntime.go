@@ -7,6 +7,8 @@ import (
 	nodev1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/node/v1"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/internals"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 // SandboxRuntimeArgs says whether the isolated-sandbox RuntimeClass must already exist or is ours to make.
@@ -48,7 +50,7 @@ func NewSandboxRuntime(ctx *pulumi.Context, name string, args *SandboxRuntimeArg
 		if _, err := nodev1.NewRuntimeClass(ctx, args.Name, &nodev1.RuntimeClassArgs{
 			Metadata: &metav1.ObjectMetaArgs{
 				Name:   pulumi.String(args.Name),
-				Labels: pulumi.StringMap{ManagedByLabel: pulumi.String(ManagedByValue)},
+				Labels: pulumi.StringMap{contract.ManagedByLabel: pulumi.String(contract.ManagedByValue)},
 			},
 			Handler: pulumi.String(args.Handler),
 		}, pulumi.Parent(r)); err != nil {

@@ -6,14 +6,35 @@ import (
 	corev1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/core/v1"
 	metav1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/meta/v1"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 const (
-	AgentSandboxExtensionsAPIVersion = "extensions.agents.x-k8s.io/v1beta1"
-	WarmPodImage                     = "public.ecr.aws/docker/library/busybox:1.36.1"
 	// PoolReplicasPath is the field the HPA owns once the ScaledObject exists.
 	PoolReplicasPath = "spec.replicas"
+
+	// PodSecurityLevel is the Pod Security Standard the stack's namespace enforces. Both kinds
+	// of pod in it meet it: the exporter, and the sandbox pods, whose template runs them as a
+	// non-root user with no capabilities, no privilege escalation and the runtime's seccomp profile.
+	PodSecurityLevel = "restricted"
+	// PodSecurityVersion pins the standard's rules to the oldest Kubernetes the stack supports,
+	// so a cluster upgrade cannot start rejecting the pool's pods.
+	PodSecurityVersion = "v1.36"
+	// SandboxUID runs the sandbox's processes; any non-root UID meets the restricted level.
+	SandboxUID = 65532
 )
+
+// PodSecurityLabels are the Pod Security admission labels of the stack's namespace: the API
+// server rejects (enforce), records (audit) and warns about (warn) any pod below the level.
+func PodSecurityLabels() map[string]string {
+	l := map[string]string{}
+	for _, mode := range []string{"enforce", "audit", "warn"} {
+		l["pod-security.kubernetes.io/"+mode] = PodSecurityLevel
+		l["pod-security.kubernetes.io/"+mode+"-version"] = PodSecurityVersion
+	}
+	return l
+}
 
 // WarmPoolArgs names the namespace, template and pool, and the floor the pool starts at.
 type WarmPoolArgs struct {
@@ -47,13 +68,17 @@ func NewWarmPool(ctx *pulumi.Context, name string, args *WarmPoolArgs, opts ...p
 	if err := ctx.RegisterComponentResource("warmpool:index:WarmPool", name, w, opts...); err != nil {
 		return nil, err
 	}
+	nsLabels := pulumi.StringMap{
+		contract.ManagedByLabel: pulumi.String(contract.ManagedByValue),
+		contract.StackLabel:     pulumi.String(args.StackLabelValue),
+	}
+	for k, v := range PodSecurityLabels() {
+		nsLabels[k] = pulumi.String(v)
+	}
 	ns, err := corev1.NewNamespace(ctx, args.Namespace, &corev1.NamespaceArgs{
 		Metadata: &metav1.ObjectMetaArgs{
-			Name: pulumi.String(args.Namespace),
-			Labels: pulumi.StringMap{
-				ManagedByLabel: pulumi.String(ManagedByValue),
-				StackLabel:     pulumi.String(args.StackLabelValue),
-			},
+			Name:   pulumi.String(args.Namespace),
+			Labels: nsLabels,
 		},
 	}, pulumi.Parent(w), pulumi.DependsOn(args.DependsOn))
 	if err != nil {
@@ -62,11 +87,11 @@ func NewWarmPool(ctx *pulumi.Context, name string, args *WarmPoolArgs, opts ...p
 	w.Namespace = ns
 	w.NamespaceName = ns.Metadata.Name().Elem()
 	inNamespace := []pulumi.Resource{ns}
-	labels := pulumi.StringMap{PartOfLabel: pulumi.String(ManagedByValue)}
+	labels := pulumi.StringMap{contract.PartOfLabel: pulumi.String(contract.ManagedByValue)}
 
 	template, err := apiextensions.NewCustomResource(ctx, args.TemplateName, &apiextensions.CustomResourceArgs{
-		ApiVersion: pulumi.String(AgentSandboxExtensionsAPIVersion),
-		Kind:       pulumi.String("SandboxTemplate"),
+		ApiVersion: pulumi.String(contract.AgentSandboxExtensionsAPIVersion),
+		Kind:       pulumi.String(contract.SandboxTemplateKind),
 		Metadata:   &metav1.ObjectMetaArgs{Name: pulumi.String(args.TemplateName), Namespace: w.NamespaceName, Labels: labels},
 		OtherFields: kubernetes.UntypedArgs{
 			"spec": pulumi.Map{
@@ -81,11 +106,26 @@ func NewWarmPool(ctx *pulumi.Context, name string, args *WarmPoolArgs, opts ...p
 					},
 					"spec": pulumi.Map{
 						"runtimeClassName": pulumi.String(args.RuntimeClassName),
+						// The agent talks to nothing in the cluster (it has no network): no token.
+						"automountServiceAccountToken": pulumi.Bool(false),
+						// What the namespace's restricted Pod Security level requires of every pod.
+						"securityContext": pulumi.Map{
+							"runAsNonRoot":   pulumi.Bool(true),
+							"runAsUser":      pulumi.Int(SandboxUID),
+							"runAsGroup":     pulumi.Int(SandboxUID),
+							"seccompProfile": pulumi.Map{"type": pulumi.String("RuntimeDefault")},
+						},
 						"containers": pulumi.Array{pulumi.Map{
 							"name":            pulumi.String("agent"),
-							"image":           pulumi.String(WarmPodImage),
+							"image":           pulumi.String(contract.WarmPodImage),
 							"imagePullPolicy": pulumi.String("IfNotPresent"),
 							"command":         pulumi.ToStringArray([]string{"sleep", "infinity"}),
+							"securityContext": pulumi.Map{
+								"allowPrivilegeEscalation": pulumi.Bool(false),
+								"capabilities":             pulumi.Map{"drop": pulumi.ToStringArray([]string{"ALL"})},
+								"runAsNonRoot":             pulumi.Bool(true),
+								"seccompProfile":           pulumi.Map{"type": pulumi.String("RuntimeDefault")},
+							},
 						}},
 					},
 				},
@@ -98,8 +138,8 @@ func NewWarmPool(ctx *pulumi.Context, name string, args *WarmPoolArgs, opts ...p
 	w.Template = template
 
 	pool, err := apiextensions.NewCustomResource(ctx, args.PoolName, &apiextensions.CustomResourceArgs{
-		ApiVersion: pulumi.String(AgentSandboxExtensionsAPIVersion),
-		Kind:       pulumi.String("SandboxWarmPool"),
+		ApiVersion: pulumi.String(contract.AgentSandboxExtensionsAPIVersion),
+		Kind:       pulumi.String(contract.SandboxWarmPoolKind),
 		Metadata:   &metav1.ObjectMetaArgs{Name: pulumi.String(args.PoolName), Namespace: w.NamespaceName, Labels: labels},
 		OtherFields: kubernetes.UntypedArgs{
 			"spec": pulumi.Map{

@@ -20,7 +20,7 @@ func benchCounter(b *testing.B, selector string) (*fakeAPI, *counter) {
 	api.addClaims("claim", benchClaims, partOfLabels)
 	tokenFile := filepath.Join(b.TempDir(), "token")
 	os.WriteFile(tokenFile, []byte(testToken), 0o600)
-	c, err := newAPIClient(Config{APIURL: api.URL, TokenFile: tokenFile, Namespace: testNS, Timeout: time.Minute})
+	c, err := newAPIClient(Config{APIURL: api.URL, TokenFile: tokenFile, Namespace: testNS, ReadTimeout: time.Minute})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 
 // claimsPath is the one resource the exporter reads; its Role grants get and
 // list on it and nothing else.
-const claimsPath = "/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/%s/sandboxclaims"
+const claimsPath = "/apis/" + ClaimsGroup + "/" + ClaimsVersion + "/namespaces/%s/" + ClaimsResource
 
 // Accept header asking for metadata only: the API server drops spec and status
 // from each item, which is all a count can do without.
@@ -28,12 +28,23 @@ const (
 	acceptJSON         = "application/json"
 )
 
+// maxPageBytes caps one list response. A metadata-only page of 500 claims is
+// about 0.6 MB; the decode holds the body about three times over, so a page at
+// the cap stays far inside the prebuilt image's 128 Mi memory limit, where an
+// uncapped 50 MB body took 188 MB.
+const maxPageBytes = 4 << 20
+
+// errPageTooLarge: the response passed maxPageBytes; the counter asks again
+// with a smaller limit.
+var errPageTooLarge = errors.New("list response is larger than the exporter's cap")
+
 // apiClient makes authenticated list requests to the Kubernetes API.
 type apiClient struct {
-	base      *url.URL
-	path      string
-	tokenFile string
-	http      *http.Client
+	base         *url.URL
+	path         string
+	tokenFile    string
+	http         *http.Client
+	maxPageBytes int64
 }
 
 func newAPIClient(cfg Config) (*apiClient, error) {
@@ -57,8 +68,15 @@ func newAPIClient(cfg Config) (*apiClient, error) {
 		base:      base,
 		path:      fmt.Sprintf(claimsPath, cfg.Namespace), // unescaped: url.URL.String escapes it
 		tokenFile: cfg.TokenFile,
-		// Requests are bounded by the read's context; this is only a backstop.
-		http: &http.Client{Transport: transport, Timeout: 5 * time.Minute},
+		http: &http.Client{
+			Transport: transport,
+			// Requests are bounded by the read's context; this is only a backstop.
+			Timeout: 5 * time.Minute,
+			// The API server never redirects a list. A redirect is a proxy in the
+			// way: report it rather than follow it with the token.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		maxPageBytes: maxPageBytes,
 	}, nil
 }
 
@@ -112,20 +130,29 @@ func (c *apiClient) list(ctx context.Context, query url.Values, accept string) (
 
 	resp, err := c.http.Do(req)
 	if err != nil {
-		// url.Error names the URL and the cause, never the request headers.
-		return nil, err
+		// url.Error names the URL and the cause, never the request headers;
+		// the URL loses its query, whose continue token encodes a claim's name.
+		return nil, withoutQuery(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, &StatusError{Code: resp.StatusCode, Message: statusMessage(resp.Body)}
+		// An error page may echo the request; the query goes before the
+		// message is cut short, so no part of a continue token survives.
+		return nil, &StatusError{Code: resp.StatusCode, Message: statusMessage(resp.Body, u.RawQuery, query.Get("continue"))}
 	}
 	// A page is held whole to decode it; reusing the buffer keeps a scrape of
 	// many pages from allocating each one afresh.
 	buf := bodyBuffers.Get().(*bytes.Buffer)
 	defer bodyBuffers.Put(buf)
 	buf.Reset()
-	if _, err := buf.ReadFrom(resp.Body); err != nil {
-		return nil, fmt.Errorf("read list response: %w", err)
+	if resp.ContentLength > c.maxPageBytes {
+		return nil, fmt.Errorf("%w (%d bytes announced, cap %d)", errPageTooLarge, resp.ContentLength, c.maxPageBytes)
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, c.maxPageBytes+1)); err != nil {
+		return nil, fmt.Errorf("read list response: %w", withoutQuery(err))
+	}
+	if int64(buf.Len()) > c.maxPageBytes {
+		return nil, fmt.Errorf("%w (more than %d bytes)", errPageTooLarge, c.maxPageBytes)
 	}
 	var page listPage
 	if err := json.Unmarshal(buf.Bytes(), &page); err != nil {
@@ -148,8 +175,9 @@ func (c *apiClient) list(ctx context.Context, query url.Values, accept string) (
 }
 
 // statusMessage extracts the message of a Kubernetes Status body, or the start
-// of any other body, short enough for one log line.
-func statusMessage(body io.Reader) string {
+// of any other body, short enough for one log line, with the request's query
+// and continue token taken out.
+func statusMessage(body io.Reader, rawQuery, token string) string {
 	b, _ := io.ReadAll(io.LimitReader(body, 4096))
 	var st struct {
 		Message string `json:"message"`
@@ -158,12 +186,66 @@ func statusMessage(body io.Reader) string {
 	if json.Unmarshal(b, &st) == nil && st.Message != "" {
 		msg = st.Message
 	}
+	msg = redactText(msg, rawQuery, token)
 	msg = strings.Join(strings.Fields(msg), " ")
 	if len(msg) > 300 {
 		msg = msg[:300] + "..."
 	}
 	return msg
 }
+
+// withoutQuery drops the query string from the URL a *url.Error names, so a
+// continue token (it encodes the last claim's name) never reaches a log line
+// or stale_reason, which /demand serves without authentication.
+func withoutQuery(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	if u, perr := url.Parse(ue.URL); perr == nil {
+		u.RawQuery, u.ForceQuery, u.Fragment = "", false, ""
+		return &url.Error{Op: ue.Op, URL: u.String(), Err: ue.Err}
+	}
+	return &url.Error{Op: ue.Op, URL: "(unparsable URL)", Err: ue.Err}
+}
+
+// redactToken removes a continue token from an error's text wherever it
+// appears (a proxy's error page may echo the request line).
+func redactToken(err error, token string) error {
+	if err == nil || token == "" {
+		return err
+	}
+	msg := err.Error()
+	clean := redactText(msg, "", token)
+	if clean == msg {
+		return err
+	}
+	return &redactedError{msg: clean, err: err}
+}
+
+// redactText replaces a request's query and its continue token (in each of
+// its spellings) in text.
+func redactText(text, rawQuery, token string) string {
+	if rawQuery != "" {
+		text = strings.ReplaceAll(text, rawQuery, "<query>")
+	}
+	if token != "" {
+		for _, form := range []string{token, url.QueryEscape(token), url.PathEscape(token)} {
+			text = strings.ReplaceAll(text, form, "<continue-token>")
+		}
+	}
+	return text
+}
+
+// redactedError keeps the cause for errors.Is/As (isExpired) but prints the
+// redacted text.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
 
 // isExpired reports a continue token the API server no longer honours (410).
 func isExpired(err error) bool {

@@ -8,7 +8,10 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
 	"math/big"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,7 +63,7 @@ func TestCAFromFile(t *testing.T) {
 		return p
 	}
 	countWith := func(caFile string) (int64, error) {
-		c, err := newAPIClient(Config{APIURL: api.URL, TokenFile: tokenFile, CAFile: caFile, Namespace: testNS, Timeout: 5 * time.Second})
+		c, err := newAPIClient(Config{APIURL: api.URL, TokenFile: tokenFile, CAFile: caFile, Namespace: testNS, ReadTimeout: 5 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,4 +99,67 @@ func otherCA(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return der
+}
+
+// A failed later page never puts the continue token (it encodes the last
+// claim's name) or the claim's name into stale_reason, which /demand serves
+// without authentication, or into the log: not from a transport error's URL,
+// nor from an error page that echoes the request.
+func TestErrorsCarryNoContinueToken(t *testing.T) {
+	faults := map[string]func(w http.ResponseWriter, r *http.Request){
+		"connection dropped": func(w http.ResponseWriter, _ *http.Request) {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		},
+		"error page echoing the request": func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusBadGateway)
+			io.WriteString(w, "upstream failed for GET "+r.URL.RequestURI()+" (continue "+r.URL.Query().Get("continue")+")")
+		},
+	}
+	for name, fault := range faults {
+		t.Run(name, func(t *testing.T) {
+			api := newFakeAPI(t, testNS)
+			api.addClaims("claim", 1203, partOfLabels)
+			h := newHarness(t, api, testSelector, 5*time.Second)
+			h.wantCount(t, 1203, true) // requests 1-3
+			var token string
+			api.setFault(func(w http.ResponseWriter, r *http.Request, n int) bool {
+				if n < 5 { // page 2 of the second read, and the transport's retry of it
+					return false
+				}
+				token = r.URL.Query().Get("continue")
+				fault(w, r)
+				return true
+			})
+			reason := h.staleReason(t, 1203)
+			if token == "" {
+				t.Fatal("page 2 carried no continue token")
+			}
+			if !strings.Contains(reason, "page 2") {
+				t.Errorf("stale_reason = %q, want it to name page 2", reason)
+			}
+			for where, text := range map[string]string{"stale_reason": reason, "log": h.logs.String()} {
+				for _, secret := range []string{token, url.QueryEscape(token), "continue=", "claim-00499"} {
+					if strings.Contains(text, secret) {
+						t.Errorf("%s carries %q: %s", where, secret, text)
+					}
+				}
+			}
+		})
+	}
+}
+
+// The first request's error keeps its URL, without the query: the reader
+// still learns which server failed.
+func TestTransportErrorNamesTheServer(t *testing.T) {
+	api := newFakeAPI(t, testNS)
+	h := newHarness(t, api, testSelector, 5*time.Second)
+	api.Close()
+	code, m := h.demand(t)
+	e, _ := m["error"].(string)
+	if code != http.StatusServiceUnavailable || !strings.Contains(e, api.URL+"/apis/") || strings.Contains(e, "?") {
+		t.Errorf("/demand = %d %q, want 503 naming %s without a query", code, e, api.URL)
+	}
 }

@@ -18,19 +18,24 @@ const (
 	DefaultTokenFile = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 	DefaultCAFile    = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
 	DefaultListen    = ":8080"
-	DefaultTimeout   = 5 * time.Second
+	// DefaultReadTimeout bounds one read of the API, all pages included. A read
+	// runs in the background (see ScrapeDeadline), so it may take longer than a
+	// scrape: a slow but healthy list of 100 000 claims still completes.
+	DefaultReadTimeout = 30 * time.Second
 )
 
 // Config is everything the exporter needs to run; LoadConfig fills it from
 // flags and environment variables.
 type Config struct {
-	APIURL    string        // base URL of the Kubernetes API server
-	TokenFile string        // bearer token, re-read on every request
-	CAFile    string        // PEM bundle to trust; empty means the system roots
-	Namespace string        // namespace whose SandboxClaims are counted
-	Selector  string        // label selector; empty counts every claim
-	Listen    string        // address the HTTP server binds
-	Timeout   time.Duration // bound on one whole read (every page of it)
+	APIURL    string // base URL of the Kubernetes API server
+	TokenFile string // bearer token, re-read on every request
+	CAFile    string // PEM bundle to trust; empty means the system roots
+	Namespace string // namespace whose SandboxClaims are counted
+	Selector  string // label selector; empty counts every claim
+	Listen    string // address the HTTP server binds
+	// ReadTimeout bounds one whole read (every page of it); a scrape waits
+	// for it at most ScrapeDeadline.
+	ReadTimeout time.Duration
 }
 
 // LoadConfig reads flags from args, falling back to the EXPORTER_* variables
@@ -43,11 +48,11 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 		}
 		return def
 	}
-	defaultTimeout := DefaultTimeout
-	if v := getenv("EXPORTER_TIMEOUT"); v != "" {
+	defaultTimeout := DefaultReadTimeout
+	if v := getenv("EXPORTER_READ_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
-			return Config{}, fmt.Errorf("EXPORTER_TIMEOUT: %w", err)
+			return Config{}, fmt.Errorf("EXPORTER_READ_TIMEOUT: %w", err)
 		}
 		defaultTimeout = d
 	}
@@ -67,8 +72,9 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 		"label selector of the claims to count; empty counts every claim in the namespace [EXPORTER_SELECTOR]")
 	fs.StringVar(&cfg.Listen, "listen", env("EXPORTER_LISTEN", DefaultListen),
 		"address to serve /demand, /metrics and /healthz on [EXPORTER_LISTEN]")
-	fs.DurationVar(&cfg.Timeout, "timeout", defaultTimeout,
-		"bound on one read of the API, all pages included [EXPORTER_TIMEOUT]")
+	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", defaultTimeout,
+		"bound on one read of the API, all pages included; a scrape waits for a read at most "+ScrapeDeadline.String()+
+			" and otherwise serves the last count, the read going on in the background [EXPORTER_READ_TIMEOUT]")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -94,8 +100,8 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 			return Config{}, fmt.Errorf("no namespace: %s is empty", nsFile)
 		}
 	}
-	if cfg.Timeout <= 0 {
-		return Config{}, fmt.Errorf("--timeout must be positive, got %s", cfg.Timeout)
+	if cfg.ReadTimeout <= 0 {
+		return Config{}, fmt.Errorf("--read-timeout must be positive, got %s", cfg.ReadTimeout)
 	}
 	return cfg, nil
 }

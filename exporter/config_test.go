@@ -24,7 +24,7 @@ func TestConfigInClusterDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{APIURL: "https://[fd00::1]:443", TokenFile: token, CAFile: DefaultCAFile,
-		Namespace: "warm-pool-autoscaling-keda", Listen: ":8080", Timeout: 5 * time.Second}
+		Namespace: "warm-pool-autoscaling-keda", Listen: ":8080", ReadTimeout: DefaultReadTimeout}
 	if cfg != want {
 		t.Errorf("config = %+v\nwant     %+v", cfg, want)
 	}
@@ -35,24 +35,24 @@ func TestConfigFlagBeatsEnvBeatsDefault(t *testing.T) {
 	env := envOf(map[string]string{
 		"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443",
 		"EXPORTER_API_URL": "https://env:6443", "EXPORTER_TOKEN_FILE": "/env/token", "EXPORTER_CA_FILE": "/env/ca",
-		"EXPORTER_NAMESPACE": "env-ns", "EXPORTER_SELECTOR": "env=1", "EXPORTER_LISTEN": ":9", "EXPORTER_TIMEOUT": "2s",
+		"EXPORTER_NAMESPACE": "env-ns", "EXPORTER_SELECTOR": "env=1", "EXPORTER_LISTEN": ":9", "EXPORTER_READ_TIMEOUT": "2s",
 	})
 	cfg, err := LoadConfig(nil, env, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Config{APIURL: "https://env:6443", TokenFile: "/env/token", CAFile: "/env/ca", Namespace: "env-ns",
-		Selector: "env=1", Listen: ":9", Timeout: 2 * time.Second}
+		Selector: "env=1", Listen: ":9", ReadTimeout: 2 * time.Second}
 	if cfg != want {
 		t.Errorf("env config = %+v\nwant         %+v", cfg, want)
 	}
 	cfg, err = LoadConfig([]string{"--api-url", "http://flag:8001", "--token-file", "/flag/token", "--ca-file", "",
-		"--namespace", "flag-ns", "--selector", "flag=1", "--listen", "127.0.0.1:0", "--timeout", "1s"}, env, io.Discard)
+		"--namespace", "flag-ns", "--selector", "flag=1", "--listen", "127.0.0.1:0", "--read-timeout", "1s"}, env, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want = Config{APIURL: "http://flag:8001", TokenFile: "/flag/token", CAFile: "", Namespace: "flag-ns",
-		Selector: "flag=1", Listen: "127.0.0.1:0", Timeout: time.Second}
+		Selector: "flag=1", Listen: "127.0.0.1:0", ReadTimeout: time.Second}
 	if cfg != want {
 		t.Errorf("flag config = %+v\nwant          %+v", cfg, want)
 	}
@@ -63,18 +63,18 @@ func TestConfigRejects(t *testing.T) {
 	cases := map[string][]string{
 		"no API URL":         {"--namespace", "ns"},
 		"no namespace":       {"--api-url", "https://x", "--token-file", filepath.Join(dir, "token")},
-		"zero timeout":       {"--api-url", "https://x", "--namespace", "ns", "--timeout", "0s"},
+		"zero timeout":       {"--api-url", "https://x", "--namespace", "ns", "--read-timeout", "0s"},
 		"stray argument":     {"--api-url", "https://x", "--namespace", "ns", "extra"},
 		"unknown flag":       {"--bogus"},
-		"unparsable timeout": {"--timeout", "soon"},
+		"unparsable timeout": {"--read-timeout", "soon"},
 	}
 	for name, args := range cases {
 		if _, err := LoadConfig(args, envOf(nil), io.Discard); err == nil {
 			t.Errorf("%s: accepted %q", name, args)
 		}
 	}
-	if _, err := LoadConfig(nil, envOf(map[string]string{"EXPORTER_TIMEOUT": "x"}), io.Discard); err == nil ||
-		!strings.Contains(err.Error(), "EXPORTER_TIMEOUT") {
-		t.Errorf("bad EXPORTER_TIMEOUT: err %v", err)
+	if _, err := LoadConfig(nil, envOf(map[string]string{"EXPORTER_READ_TIMEOUT": "x"}), io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "EXPORTER_READ_TIMEOUT") {
+		t.Errorf("bad EXPORTER_READ_TIMEOUT: err %v", err)
 	}
 }

@@ -2,6 +2,8 @@ package exporter
 
 import (
 	"fmt"
+	"io"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -135,5 +137,132 @@ func TestFailedPageFailsTheWholeRead(t *testing.T) {
 			api.setFault(nil)
 			h.wantCount(t, 1253, true)
 		})
+	}
+}
+
+// listPageJSON is a metadata-only list page with n items and the given
+// metadata fields (raw JSON, e.g. `"remainingItemCount":5`).
+func listPageJSON(n int, metadata string) string {
+	var b strings.Builder
+	b.WriteString(`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{` + metadata + `},"items":[`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"kind":"PartialObjectMetadata","metadata":{"name":"c-%d"}}`, i)
+	}
+	b.WriteString("]}\n")
+	return b.String()
+}
+
+// A count outside [0, MaxClaimCount] is a failed read, never published:
+// len(items) + remainingItemCount must not overflow into a negative (which
+// would send the HPA to its floor) or a plausible number. The largest count
+// the API could hold is still a count.
+func TestCountOutsideWhatTheAPICouldHoldIsAFailedRead(t *testing.T) {
+	rejected := map[string]string{
+		"overflows int64":     fmt.Sprint(int64(math.MaxInt64)),
+		"far above":           fmt.Sprint(int64(1) << 40),
+		"above MaxClaimCount": fmt.Sprint(int64(MaxClaimCount)), // plus the page's item
+		"negative":            "-5",
+	}
+	for name, remaining := range rejected {
+		t.Run(name, func(t *testing.T) {
+			api := newFakeAPI(t, testNS)
+			api.addClaims("claim", 3, nil)
+			h := newHarness(t, api, "", 5*time.Second)
+			h.wantCount(t, 3, true)
+			api.setFault(func(w http.ResponseWriter, _ *http.Request, _ int) bool {
+				io.WriteString(w, listPageJSON(1, `"continue":"x","remainingItemCount":`+remaining))
+				return true
+			})
+			if r := h.staleReason(t, 3); !strings.Contains(r, "remainingItemCount") || !strings.Contains(r, "not a count") {
+				t.Errorf("stale_reason = %q, want it to say the number is not a count", r)
+			}
+		})
+	}
+	t.Run("before any good read", func(t *testing.T) {
+		api := newFakeAPI(t, testNS)
+		api.setFault(func(w http.ResponseWriter, _ *http.Request, _ int) bool {
+			io.WriteString(w, listPageJSON(1, `"continue":"x","remainingItemCount":9223372036854775807`))
+			return true
+		})
+		h := newHarness(t, api, "", 5*time.Second)
+		if code, m := h.demand(t); code != http.StatusServiceUnavailable {
+			t.Errorf("/demand = %d %v, want 503", code, m)
+		}
+	})
+	t.Run("the largest count the API could hold is accepted", func(t *testing.T) {
+		api := newFakeAPI(t, testNS)
+		api.setFault(func(w http.ResponseWriter, _ *http.Request, _ int) bool {
+			io.WriteString(w, listPageJSON(1, fmt.Sprintf(`"continue":"x","remainingItemCount":%d`, MaxClaimCount-1)))
+			return true
+		})
+		h := newHarness(t, api, "", 5*time.Second)
+		h.wantCount(t, MaxClaimCount, true)
+	})
+}
+
+// A page that is larger than the body cap is asked for again with a smaller
+// limit: the count stays exact, one page held at a time stays small.
+func TestOversizedPageIsAskedForAgainSmaller(t *testing.T) {
+	api := newFakeAPI(t, testNS)
+	api.addClaims("claim", 1203, partOfLabels)
+	h := newHarness(t, api, testSelector, 5*time.Second)
+	h.client.maxPageBytes = 64 << 10 // a page of 500 claims is ~0.7 MB
+	h.wantCount(t, 1203, true)
+	var limits []string
+	for _, r := range api.recorded() {
+		limits = append(limits, r.Query.Get("limit"))
+	}
+	if limits[0] != "500" || limits[len(limits)-1] == "500" {
+		t.Errorf("limits asked = %v, want 500 first and smaller after", limits)
+	}
+}
+
+// A body over the cap fails the read, whether its length is announced or
+// not, and even at one item per page: the exporter never holds it whole.
+func TestBodyOverTheCapFailsTheRead(t *testing.T) {
+	huge := listPageJSON(maxPageBytes/50, "") // ~60 bytes per item: over 4 MiB
+	for _, announced := range []bool{true, false} {
+		t.Run(fmt.Sprintf("length announced %t", announced), func(t *testing.T) {
+			api := newFakeAPI(t, testNS)
+			api.addClaims("claim", 3, partOfLabels)
+			for _, selector := range []string{"", testSelector} {
+				h := newHarness(t, api, selector, 5*time.Second)
+				h.wantCount(t, 3, true)
+				api.setFault(func(w http.ResponseWriter, _ *http.Request, _ int) bool {
+					if announced {
+						w.Header().Set("Content-Length", fmt.Sprint(len(huge)))
+					}
+					io.WriteString(w, huge)
+					return true
+				})
+				if r := h.staleReason(t, 3); !strings.Contains(r, "larger than the exporter's cap") {
+					t.Errorf("selector %q: stale_reason = %q, want the body cap named", selector, r)
+				}
+				api.setFault(nil)
+			}
+		})
+	}
+}
+
+// A server that hands out a new continue token on every page is cut off at
+// maxRequestsPerRead requests, not at the time bound.
+func TestEndlessContinueTokensStopAtTheRequestCap(t *testing.T) {
+	api := newFakeAPI(t, testNS)
+	api.addClaims("claim", 3, partOfLabels)
+	h := newHarness(t, api, testSelector, 10*time.Second)
+	h.wantCount(t, 3, true)
+	before := len(api.recorded())
+	api.setFault(func(w http.ResponseWriter, _ *http.Request, n int) bool {
+		io.WriteString(w, listPageJSON(1, fmt.Sprintf(`"continue":"token-%d"`, n)))
+		return true
+	})
+	if r := h.staleReason(t, 3); !strings.Contains(r, fmt.Sprintf("more than %d requests", maxRequestsPerRead)) {
+		t.Errorf("stale_reason = %q, want the request cap named", r)
+	}
+	if n := len(api.recorded()) - before; n != maxRequestsPerRead {
+		t.Errorf("the read made %d requests, want the cap, %d", n, maxRequestsPerRead)
 	}
 }

@@ -23,6 +23,10 @@ const (
 
 var partOfLabels = map[string]string{"app.kubernetes.io/part-of": "warm-pool-autoscaling-keda"}
 
+// harnessScrapeDeadline is long so that a scrape always waits for its read:
+// these tests are about what a read yields. tracker_test covers the deadline.
+const harnessScrapeDeadline = time.Minute
+
 // harness wires the exporter's real client, counter, tracker and handler to a
 // fake API server, with the token in a file and the logs captured.
 type harness struct {
@@ -30,6 +34,7 @@ type harness struct {
 	tokenFile string
 	handler   http.Handler
 	logs      *syncBuffer
+	client    *apiClient
 }
 
 func newHarness(t *testing.T, api *fakeAPI, selector string, timeout time.Duration) *harness {
@@ -38,7 +43,7 @@ func newHarness(t *testing.T, api *fakeAPI, selector string, timeout time.Durati
 	if err := os.WriteFile(tokenFile, []byte(testToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{APIURL: api.URL, TokenFile: tokenFile, Namespace: api.namespace, Selector: selector, Timeout: timeout}
+	cfg := Config{APIURL: api.URL, TokenFile: tokenFile, Namespace: api.namespace, Selector: selector, ReadTimeout: timeout}
 	client, err := newAPIClient(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -46,8 +51,8 @@ func newHarness(t *testing.T, api *fakeAPI, selector string, timeout time.Durati
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	c := &counter{api: client, selector: selector}
-	tr := newTracker(context.Background(), c.count, timeout, log)
-	return &harness{api: api, tokenFile: tokenFile, handler: newHandler(tr, api.namespace, selector), logs: logs}
+	tr := newTracker(context.Background(), c.count, timeout, harnessScrapeDeadline, log)
+	return &harness{api: api, tokenFile: tokenFile, handler: newHandler(tr, api.namespace, selector), logs: logs, client: client}
 }
 
 func (h *harness) get(t *testing.T, path string) (int, string) {
@@ -116,6 +121,15 @@ func (s *syncBuffer) logLines(t *testing.T) []map[string]any {
 		out = append(out, m)
 	}
 	return out
+}
+
+// staleReason asserts a stale answer with the given count and returns its
+// stale_reason.
+func (h *harness) staleReason(t *testing.T, count int) string {
+	t.Helper()
+	m := h.wantCount(t, count, false)
+	r, _ := m["stale_reason"].(string)
+	return r
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -18,6 +18,33 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	return Serve(ctx, ln, cfg, log)
 }
 
+// httpTimeouts bound what one client may hold of the server.
+type httpTimeouts struct {
+	readHeader, read, write, idle time.Duration
+}
+
+// serverTimeouts: requests carry no body, so reading one takes the header's
+// time; a response takes at most the scrape deadline plus the writing; a
+// keep-alive connection (KEDA keeps one per trigger) may idle through a few
+// polling intervals (15 s by default) before it is closed.
+var serverTimeouts = httpTimeouts{
+	readHeader: 5 * time.Second,
+	read:       10 * time.Second,
+	write:      ScrapeDeadline + 10*time.Second,
+	idle:       2 * time.Minute,
+}
+
+func newHTTPServer(h http.Handler, t httpTimeouts) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: t.readHeader,
+		ReadTimeout:       t.read,
+		WriteTimeout:      t.write,
+		IdleTimeout:       t.idle,
+		MaxHeaderBytes:    16 << 10,
+	}
+}
+
 // Serve is Run on a listener the caller opened (tests pass one on port 0).
 func Serve(ctx context.Context, ln net.Listener, cfg Config, log *slog.Logger) error {
 	api, err := newAPIClient(cfg)
@@ -26,13 +53,11 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config, log *slog.Logger) e
 		return err
 	}
 	c := &counter{api: api, selector: cfg.Selector}
-	t := newTracker(ctx, c.count, cfg.Timeout, log)
-	srv := &http.Server{
-		Handler:           newHandler(t, cfg.Namespace, cfg.Selector),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
+	t := newTracker(ctx, c.count, cfg.ReadTimeout, ScrapeDeadline, log)
+	srv := newHTTPServer(newHandler(t, cfg.Namespace, cfg.Selector), serverTimeouts)
 	log.Info("serving", "listen", ln.Addr().String(), "api_url", cfg.APIURL, "namespace", cfg.Namespace,
-		"selector", cfg.Selector, "token_file", cfg.TokenFile, "ca_file", cfg.CAFile, "timeout", cfg.Timeout.String())
+		"selector", cfg.Selector, "token_file", cfg.TokenFile, "ca_file", cfg.CAFile,
+		"read_timeout", cfg.ReadTimeout.String(), "scrape_deadline", ScrapeDeadline.String())
 
 	shutdownDone := make(chan struct{})
 	go func() {

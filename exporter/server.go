@@ -35,7 +35,7 @@ type server struct {
 func newHandler(t *tracker, namespace, selector string) http.Handler {
 	s := &server{tracker: t, namespace: namespace, selector: selector}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /demand", s.demand)
+	mux.HandleFunc("GET "+DemandPath, s.demand)
 	mux.HandleFunc("GET /metrics", s.metrics)
 	mux.HandleFunc("GET /healthz", healthz)
 	return mux

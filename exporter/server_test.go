@@ -38,6 +38,9 @@ func TestAPIFaultsServeLastGoodCountStale(t *testing.T) {
 		"empty object": {func(w http.ResponseWriter, _ *http.Request) {
 			w.Write([]byte(`{}`))
 		}, "not with a list"},
+		"redirect": {func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, r.URL.RequestURI(), http.StatusFound) // a proxy in the way; never followed
+		}, "302"},
 		"html page": {func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/html")
 			w.Write([]byte("<html><body>502 Bad Gateway</body></html>"))
@@ -182,7 +185,7 @@ func TestConcurrentScrapesShareOneRead(t *testing.T) {
 		<-release
 		return 7, MethodRemainingItemCount, nil
 	}
-	tr := newTracker(context.Background(), count, time.Second, discardLogger())
+	tr := newTracker(context.Background(), count, time.Second, time.Minute, discardLogger())
 	var wg sync.WaitGroup
 	results := make(chan Snapshot, 10)
 	scrape := func() { defer wg.Done(); results <- tr.Scrape() }

@@ -2,10 +2,19 @@ package exporter
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 )
+
+// ScrapeDeadline is how long a scrape waits for a read before it answers with
+// the freshest count it has. It is below KEDA's default HTTP timeout (3 s), so
+// a hung or slow API reaches KEDA as a count, never as a timeout. The program
+// sets the ScaledObject trigger's timeout from its copy of this value
+// (contract.ExporterScrapeDeadline; the exporter ships as source and imports
+// nothing of the project), and contract/exporter_test.go holds the two equal.
+const ScrapeDeadline = 2 * time.Second
 
 // Snapshot is what one scrape publishes.
 type Snapshot struct {
@@ -13,21 +22,26 @@ type Snapshot struct {
 	Count    int64     // the count of the last successful read
 	Method   string    // how that count was obtained
 	ReadAt   time.Time // when that read completed
-	Fresh    bool      // this scrape's read succeeded
-	Err      string    // why this scrape's read failed ("" when Fresh)
+	Fresh    bool      // this scrape's read succeeded within the scrape deadline
+	Err      string    // why the count is not fresh ("" when Fresh)
 	Failures uint64    // failed reads since start
 }
 
-// tracker performs one read per scrape and remembers the last good count, so
-// that a failing read republishes it (stale) instead of a 0 that would look
-// like demand falling away. Scrapes that arrive while a read is in flight
-// share its result, so a burst of scrapers cannot multiply the API load.
+// tracker runs reads of the API and remembers the last good count, so that a
+// failing or slow read republishes it (stale) instead of a 0 that would look
+// like demand falling away.
+//
+// A scrape starts a read (or joins the one in flight: a burst of scrapers
+// cannot multiply the API load) and waits for it at most scrapeDeadline. The
+// read itself runs on, bounded by readTimeout, and its result serves the
+// scrapes after it, so a list slower than a scrape still moves the count.
 type tracker struct {
-	count   func(context.Context) (int64, string, error)
-	base    context.Context // cancelled on shutdown; not any one request's
-	timeout time.Duration
-	log     *slog.Logger
-	now     func() time.Time
+	count          func(context.Context) (int64, string, error)
+	base           context.Context // cancelled on shutdown; not any one request's
+	readTimeout    time.Duration
+	scrapeDeadline time.Duration
+	log            *slog.Logger
+	now            func() time.Time
 
 	mu       sync.Mutex
 	last     Snapshot // the state after the latest completed read
@@ -35,32 +49,62 @@ type tracker struct {
 }
 
 type flight struct {
-	done chan struct{}
-	snap Snapshot
+	done    chan struct{}
+	started time.Time
+	snap    Snapshot
 }
 
-func newTracker(ctx context.Context, count func(context.Context) (int64, string, error), timeout time.Duration, log *slog.Logger) *tracker {
-	return &tracker{count: count, base: ctx, timeout: timeout, log: log, now: time.Now}
+func newTracker(ctx context.Context, count func(context.Context) (int64, string, error), readTimeout, scrapeDeadline time.Duration, log *slog.Logger) *tracker {
+	return &tracker{count: count, base: ctx, readTimeout: readTimeout, scrapeDeadline: scrapeDeadline, log: log, now: time.Now}
 }
 
-// Scrape reads the API once (or joins the read in flight) and returns what to
-// publish.
+// Scrape returns what to publish: the result of the read it started or
+// joined if that read ends within the scrape deadline, else the last
+// completed read's state marked not fresh.
 func (t *tracker) Scrape() Snapshot {
 	t.mu.Lock()
-	if f := t.inflight; f != nil {
-		t.mu.Unlock()
-		<-f.done
-		return f.snap
+	f := t.inflight
+	if f == nil {
+		f = &flight{done: make(chan struct{}), started: t.now()}
+		t.inflight = f
+		go t.read(f)
 	}
-	f := &flight{done: make(chan struct{})}
-	t.inflight = f
 	t.mu.Unlock()
 
-	// The read is bounded by its own timeout, not by the request that started
-	// it: scrapers that joined it must not lose it when the first one leaves.
-	ctx, cancel := context.WithTimeout(t.base, t.timeout)
+	deadline := time.NewTimer(t.scrapeDeadline)
+	defer deadline.Stop()
+	select {
+	case <-f.done:
+		return f.snap
+	case <-deadline.C:
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	select {
+	case <-f.done: // finished while the lock was taken
+		return f.snap
+	default:
+	}
+	snap := t.last
+	snap.Fresh = false
+	snap.Err = fmt.Sprintf("a read of the API has been running for %s (scrape deadline %s, read bound %s); "+
+		"this is the last completed read's state", t.now().Sub(f.started).Round(time.Millisecond), t.scrapeDeadline, t.readTimeout)
+	if t.last.Err != "" {
+		snap.Err += ", which failed: " + t.last.Err
+	}
+	return snap
+}
+
+// read performs one bounded read and records its outcome. It runs on its own
+// context, not a request's: scrapers that joined it, and the next scrape that
+// uses its result, must not lose it when the first scraper leaves.
+func (t *tracker) read(f *flight) {
+	ctx, cancel := context.WithTimeout(t.base, t.readTimeout)
 	n, method, err := t.count(ctx)
 	cancel()
+	if err == nil && (n < 0 || n > MaxClaimCount) {
+		err = fmt.Errorf("the read produced %d, which is not a count of claims (0..%d)", n, MaxClaimCount)
+	}
 
 	t.mu.Lock()
 	prev := t.last
@@ -79,7 +123,6 @@ func (t *tracker) Scrape() Snapshot {
 	close(f.done)
 
 	t.logTransition(prev, next, err)
-	return next
 }
 
 // logTransition writes one line per failed read and one per change worth

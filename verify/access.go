@@ -6,6 +6,8 @@ import (
 
 	authzv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 // accessReview is one question to the API server about the exporter's
@@ -33,26 +35,26 @@ func (a accessReview) String() string {
 // accessReviews: get/list claims in its namespace, and nothing else a
 // compromised exporter could use.
 func accessReviews(ns string) []accessReview {
-	const ext = "extensions.agents.x-k8s.io"
+	const ext = contract.AgentSandboxExtensionsGroup
 	other := "default"
 	if ns == other {
 		other = "kube-system"
 	}
 	rs := []accessReview{
-		{"get", ext, "sandboxclaims", "", ns, true},
-		{"list", ext, "sandboxclaims", "", ns, true},
+		{"get", ext, contract.SandboxClaimsResource, "", ns, true},
+		{"list", ext, contract.SandboxClaimsResource, "", ns, true},
 	}
 	for _, v := range []string{"watch", "create", "update", "patch", "delete", "deletecollection"} {
-		rs = append(rs, accessReview{v, ext, "sandboxclaims", "", ns, false})
+		rs = append(rs, accessReview{v, ext, contract.SandboxClaimsResource, "", ns, false})
 	}
 	return append(rs,
-		accessReview{"list", ext, "sandboxclaims", "", "", false},
-		accessReview{"list", ext, "sandboxclaims", "", other, false},
+		accessReview{"list", ext, contract.SandboxClaimsResource, "", "", false},
+		accessReview{"list", ext, contract.SandboxClaimsResource, "", other, false},
 		accessReview{"get", "", "secrets", "", ns, false},
 		accessReview{"list", "", "secrets", "", ns, false},
 		accessReview{"list", "", "pods", "", ns, false},
-		accessReview{"get", ext, "sandboxwarmpools", "", ns, false},
-		accessReview{"update", ext, "sandboxwarmpools", "scale", ns, false},
+		accessReview{"get", ext, contract.SandboxWarmPoolsResource, "", ns, false},
+		accessReview{"update", ext, contract.SandboxWarmPoolsResource, "scale", ns, false},
 		accessReview{"create", "", "pods", "exec", ns, false},
 		accessReview{"impersonate", "", "serviceaccounts", "", ns, false},
 		accessReview{"impersonate", "", "users", "", "", false},

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -17,6 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 // Config is everything a run needs: stack outputs first, flags on top.
@@ -46,6 +50,10 @@ type Config struct {
 	OrdinaryPod string
 	ProbeURL    string
 	DownEach    bool
+	// Isolation is what the readings must show: isolationVM or isolationGVisor.
+	Isolation string
+	// WithoutStackLabel: the user says the namespace carries no stack label.
+	WithoutStackLabel bool
 
 	StepTimeout     time.Duration
 	AdoptionBound   time.Duration
@@ -64,16 +72,17 @@ type Config struct {
 // 15 s HPA sync period.
 func defaultConfig() Config {
 	return Config{
-		Namespace:       projectName,
-		Pool:            "warm-pool",
-		ScaledObject:    "warm-pool",
-		ExporterService: "claim-exporter",
-		ExporterSA:      "claim-exporter",
-		ExporterPath:    "demand",
-		LoadCap:         3,
+		Namespace:       contract.DefaultNamespace,
+		Pool:            contract.DefaultPoolName,
+		ScaledObject:    contract.ScaledObjectName,
+		ExporterService: contract.ExporterName,
+		ExporterSA:      contract.ExporterName,
+		ExporterPath:    strings.TrimPrefix(contract.DemandPath, "/"),
+		LoadCap:         contract.DefaultLoadCap,
 		Phase:           "all",
 		ProbeURL:        "https://aws.amazon.com",
 		DownEach:        true,
+		Isolation:       isolationVM,
 		StepTimeout:     90 * time.Second,
 		AdoptionBound:   time.Second,
 		AdoptionTimeout: 60 * time.Second,
@@ -116,7 +125,9 @@ Flags:
 	fs.StringVar(&c.OutputsFile, "outputs-file", "", "read stack outputs from this JSON file instead of running pulumi; \"none\" to use flags and defaults only")
 	fs.StringVar(&c.Stack, "stack", "", "Pulumi stack to read outputs from (passed to pulumi stack output --stack)")
 	fs.StringVar(&c.Namespace, "namespace", c.Namespace, "namespace the stack owns (output namespace)")
-	fs.StringVar(&c.StackLabel, "stack-label", "", "expected value of the namespace label "+labelStack+" (output stackLabel)")
+	fs.StringVar(&c.StackLabel, "stack-label", "", "expected value of the namespace label "+labelStack+" (output stackLabel); without it verify refuses to run")
+	fs.BoolVar(&c.WithoutStackLabel, "without-stack-label", false, "run with no stack label known, in a namespace that carries none (refused if it carries one: name it with --stack-label)")
+	fs.StringVar(&c.Isolation, "isolation", c.Isolation, "isolation the sandbox runtime must show: vm (EKS) or gvisor (the local stand-in) (output isolation)")
 	fs.StringVar(&c.Pool, "pool", c.Pool, "SandboxWarmPool name (output poolName)")
 	fs.StringVar(&c.ScaledObject, "scaled-object", c.ScaledObject, "ScaledObject name (output scaledObjectName)")
 	fs.StringVar(&c.ExporterService, "exporter-service", c.ExporterService, "exporter Service name, port 8080 (output exporterService)")
@@ -126,9 +137,9 @@ Flags:
 	fs.IntVar(&c.LoadCap, "load-cap", c.LoadCap, "most claims verify creates (demand-1..N); must be <= maxReplicaCount (output loadCap)")
 	fs.StringVar(&c.Phase, "phase", c.Phase, "demand, control or all")
 	fs.StringVar(&c.JSONPath, "json", "", "also write a machine-readable report to this file (\"-\" = stdout, text then goes to stderr)")
-	fs.BoolVar(&c.RequireExec, "require-exec", false, "treat 'exec impossible' (no kubelet) as FAIL instead of SKIP")
+	fs.BoolVar(&c.RequireExec, "require-exec", false, "treat a node without a kubelet (KWOK, or kubelet port 0) as FAIL instead of SKIP for the readings")
 	fs.StringVar(&c.OrdinaryPod, "ordinary-pod", "", "ordinary pod to compare the sandbox readings with (default: a running pod of the exporter Deployment)")
-	fs.StringVar(&c.ProbeURL, "probe-url", c.ProbeURL, "URL the no-network check tries to fetch from the claimed pod")
+	fs.StringVar(&c.ProbeURL, "probe-url", c.ProbeURL, "http(s) URL outside the pod that the no-network check requests from the claimed pod (/bin/httpprobe, else wget); an IP literal does not depend on name resolution")
 	fs.BoolVar(&c.DownEach, "down-stepwise", c.DownEach, "scale down one claim at a time, asserting each step (false: delete all claims at once)")
 	fs.DurationVar(&c.StepTimeout, "step-timeout", c.StepTimeout, "how long one scaling step may take (scale-down adds the HPA's stabilization window)")
 	fs.DurationVar(&c.AdoptionBound, "adoption-bound", c.AdoptionBound, "a claim must report Ready within this long after its create returned")
@@ -200,13 +211,52 @@ func (c *Config) validate() error {
 	if c.ControlK <= 0 {
 		return usageError{"--control-k must be positive"}
 	}
+	if _, ok := isolationMeaning[c.Isolation]; !ok {
+		return usageError{fmt.Sprintf("--isolation (or the isolation output) must be %s or %s, not %q", isolationVM, isolationGVisor, c.Isolation)}
+	}
+	if c.WithoutStackLabel && c.StackLabel != "" {
+		return usageError{fmt.Sprintf("--without-stack-label says no stack label is known, but the stack label is %q (from --stack-label or the stackLabel output); drop one of them", c.StackLabel)}
+	}
+	if err := checkProbeURL(c.ProbeURL); err != nil {
+		return usageError{"--probe-url: " + err.Error()}
+	}
 	return nil
+}
+
+// checkProbeURL wants an http(s) URL to a host outside the pod: a loopback
+// or unspecified host would be refused inside the pod itself and prove
+// nothing about its network.
+func checkProbeURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return err
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return fmt.Errorf("%q is not an http or https URL with a host", raw)
+	}
+	h := strings.ToLower(u.Hostname())
+	if a, err := netip.ParseAddr(h); (err == nil && (a.IsLoopback() || a.IsUnspecified())) || h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return fmt.Errorf("%q names the pod itself (%s): the request must go to a host outside the pod", raw, h)
+	}
+	return nil
+}
+
+// Isolations verify knows, and what the readings must show under each.
+const (
+	isolationVM     = contract.IsolationVM
+	isolationGVisor = contract.IsolationGVisor
+)
+
+var isolationMeaning = map[string]string{
+	isolationVM:     "a VM of its own, as EKS Nitro Sandboxes give: own kernel, fresh uptime, virtio disks, a DMI product name, no network",
+	isolationGVisor: "gVisor, the local stand-in: own kernel, fresh uptime, no network; virtio disks and DMI are a VM's readings, N/A here",
 }
 
 // stackOutputs is the subset of the contract's outputs verify uses.
 type stackOutputs struct {
 	Kubeconfig, Namespace, StackLabel, Pool, ScaledObject   string
 	ExporterSA, ExporterService, ExporterURL, ClaimSelector string
+	Isolation                                               string
 	Min, Max, LoadCap                                       *int
 }
 
@@ -269,6 +319,7 @@ func parseOutputs(raw []byte) (stackOutputs, error) {
 	str("exporterService", &o.ExporterService)
 	str("exporterUrl", &o.ExporterURL)
 	str("claimSelector", &o.ClaimSelector)
+	str("isolation", &o.Isolation)
 	num("minReplicas", &o.Min)
 	num("maxReplicas", &o.Max)
 	num("loadCap", &o.LoadCap)
@@ -290,6 +341,7 @@ func (o stackOutputs) applyTo(c *Config, set map[string]bool) {
 	s("exporter-service-account", o.ExporterSA, &c.ExporterSA)
 	s("exporter-service", o.ExporterService, &c.ExporterService)
 	s("claim-selector", o.ClaimSelector, &c.ClaimSelector)
+	s("isolation", o.Isolation, &c.Isolation)
 	// exporterUrl is the in-cluster URL KEDA uses; it is not reachable from
 	// here, so only its path is taken (the proxy path), never the host.
 	if p := urlPath(o.ExporterURL); p != "" {
@@ -349,8 +401,11 @@ func restConfig(c Config) (*rest.Config, string, error) {
 }
 
 // guardNamespace refuses a namespace this stack does not own: verify creates
-// and deletes claims and removes a ScaledObject there.
-func guardNamespace(ctx context.Context, kube kubernetes.Interface, ns, stackLabel string) (string, error) {
+// and deletes claims and removes a ScaledObject there. The stack label must
+// match; with none known the user must say so (--without-stack-label), and
+// then a namespace that carries a stack label, another stack's or not, is
+// still refused.
+func guardNamespace(ctx context.Context, kube kubernetes.Interface, ns, stackLabel string, withoutStackLabel bool) (string, error) {
 	n, err := kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 	if err != nil {
 		return "", usageError{fmt.Sprintf("refusing to run: cannot read namespace %s: %v", ns, err)}
@@ -360,15 +415,23 @@ func guardNamespace(ctx context.Context, kube kubernetes.Interface, ns, stackLab
 		return "", usageError{fmt.Sprintf("refusing to run: namespace %s is not labelled %s=%s (it has %s=%q), so it is not this stack's",
 			ns, labelManagedBy, projectName, labelManagedBy, l[labelManagedBy])}
 	}
-	if stackLabel != "" && l[labelStack] != stackLabel {
+	got, labelled := l[labelStack]
+	switch {
+	case stackLabel != "" && got != stackLabel:
 		return "", usageError{fmt.Sprintf("refusing to run: namespace %s has %s=%q, not this stack's %q",
-			ns, labelStack, l[labelStack], stackLabel)}
+			ns, labelStack, got, stackLabel)}
+	case stackLabel == "" && labelled:
+		return "", usageError{fmt.Sprintf("refusing to run: the stack label is not known (no stackLabel output, no --stack-label) and namespace %s is labelled %s=%q, which may be another stack's; if it is yours, run with --stack-label %s",
+			ns, labelStack, got, got)}
+	case stackLabel == "" && !withoutStackLabel:
+		return "", usageError{fmt.Sprintf("refusing to run: the stack label is not known (no stackLabel output, no --stack-label), so verify cannot tell whose namespace %s is; name it with --stack-label, or pass --without-stack-label to run in this namespace, which carries no %s label",
+			ns, labelStack)}
 	}
 	ev := fmt.Sprintf("namespace %s is labelled %s=%s", ns, labelManagedBy, projectName)
 	if stackLabel != "" {
 		ev += fmt.Sprintf(" and %s=%s", labelStack, stackLabel)
 	} else {
-		ev += " (no stackLabel known, so the stack label was not checked)"
+		ev += fmt.Sprintf(" and carries no %s label (--without-stack-label)", labelStack)
 	}
 	return ev, nil
 }

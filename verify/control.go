@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 // hpaName is the HPA KEDA creates for a ScaledObject.
@@ -151,7 +153,7 @@ func (r *Runner) controlRestore(ctx context.Context, oldUID any) error {
 			}
 			got = hpaNames(hs)
 			for i := range hs {
-				if owned, _ := ownedByScaledObject(&hs[i], r.cfg.ScaledObject); owned && hs[i].Spec.ScaleTargetRef.Kind == "SandboxWarmPool" {
+				if owned, _ := ownedByScaledObject(&hs[i], r.cfg.ScaledObject); owned && hs[i].Spec.ScaleTargetRef.Kind == contract.SandboxWarmPoolKind {
 					return true, got, nil
 				}
 			}

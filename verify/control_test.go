@@ -173,7 +173,7 @@ func TestControlInterruptRestores(t *testing.T) {
 }
 
 // --phase all: demand, then the control sized from the measured scale-up.
-// Its output is the README's sample run.
+// Its output is the sample run in verify/README.md.
 func TestAllPhases(t *testing.T) {
 	c := newCluster(t)
 	c.kwok = true // as on the local control plane: readings SKIP

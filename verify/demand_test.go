@@ -159,18 +159,84 @@ func TestReadingsSkipOnKWOK(t *testing.T) {
 	}
 }
 
-// An exec that cannot reach a kubelet is SKIP (FAIL with --require-exec); an
-// exec that is refused is FAIL, never SKIP.
+// Only a node without a kubelet makes the readings SKIP (FAIL with
+// --require-exec), decided from the node before any exec. On a node with a
+// kubelet every exec failure FAILs with its error, whatever the error says:
+// "connection refused" from a reachable kubelet is not "no kubelet".
 func TestReadingsExecFailures(t *testing.T) {
+	dialErr := errors.New("error dialing backend: dial tcp 10.0.0.9:10250: connect: connection refused")
 	cases := []struct {
-		name    string
-		err     error
-		require bool
-		want    Status
+		name       string
+		noEndpoint bool
+		err        error
+		require    bool
+		want       Status
+		execs      bool // exec was tried
 	}{
-		{"no kubelet", errors.New("error dialing backend: dial tcp 10.0.0.9:10250: connect: connection refused"), false, Skip},
-		{"no kubelet, --require-exec", errors.New("error dialing backend: dial tcp 10.0.0.9:10250: connect: connection refused"), true, Fail},
-		{"refused", errors.New(`pods "x" is forbidden: User "dev" cannot create resource "pods/exec"`), false, Fail},
+		{"node publishes no kubelet endpoint", true, dialErr, false, Skip, false},
+		{"node publishes no kubelet endpoint, --require-exec", true, dialErr, true, Fail, false},
+		{"kubelet there, dial refused", false, dialErr, false, Fail, true},
+		{"kubelet there, runtime error that says connection refused", false, errors.New(`Internal error occurred: error executing command in container: failed to exec in container: rpc error: code = Unknown desc = dial unix /run/containerd/s/abc: connect: connection refused`), false, Fail, true},
+		{"kubelet there, no route to host", false, errors.New("error dialing backend: dial tcp 10.0.0.9:10250: connect: no route to host"), false, Fail, true},
+		{"refused by RBAC", false, errors.New(`pods "x" is forbidden: User "dev" cannot create resource "pods/exec"`), false, Fail, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t)
+			c.noKubeletEndpoint = tc.noEndpoint
+			c.start()
+			cfg := testConfig()
+			cfg.Phase = "demand"
+			cfg.RequireExec = tc.require
+			ex := &fakeExec{err: tc.err}
+			code, rep, out := runWith(t, context.Background(), c, cfg, ex, fakeDemand{c: c})
+			for _, rc := range readingChecks {
+				if got := status(t, rep, rc.name); got != tc.want {
+					t.Errorf("%s: %s, want %s\n%s", rc.name, got, tc.want, out)
+				}
+			}
+			if (ex.calls.Load() > 0) != tc.execs {
+				t.Errorf("exec tried %d time(s), want tried=%t", ex.calls.Load(), tc.execs)
+			}
+			if tc.want == Fail && (code != 1 || !strings.Contains(out, tc.err.Error()) && tc.execs) {
+				t.Errorf("exit %d; a FAIL must carry the exec's error\n%s", code, out)
+			}
+		})
+	}
+}
+
+// The isolation the stack declares decides how the readings are judged.
+// gVisor's readings pass under --isolation gvisor with the VM-only ones N/A
+// (printed with the reading, not counted as passes) and fail under vm; a
+// runc pool, which gives no isolation, FAILs the kernel and uptime checks
+// under either.
+func TestReadingsByIsolation(t *testing.T) {
+	cases := []struct {
+		name      string
+		iso       string
+		ex        *fakeExec
+		want      map[string]Status
+		exit      int
+		evidences []string
+	}{
+		{"gVisor declared gvisor", isolationGVisor, gvisorExec(), map[string]Status{
+			"exec into the claimed pod works": Pass, "runs its own kernel": Pass, "booted after the pod": Pass,
+			"virtio block devices": NA, "DMI product name": NA,
+			"only loopback": Pass, "no default route": Pass, "an outbound request fails": Pass,
+		}, 0, []string{"N/A the claimed pod sees virtio block devices: /sys/block is empty", "No such file or directory", "2 not applicable, not counted as passed", "a loopback route"}},
+		{"gVisor declared vm", isolationVM, gvisorExec(), map[string]Status{
+			"virtio block devices": Fail, "DMI product name": Fail, "runs its own kernel": Pass,
+		}, 1, nil},
+		{"runc declared gvisor", isolationGVisor, runcExec(), map[string]Status{
+			"runs its own kernel": Fail, "booted after the pod": Fail, "virtio block devices": Fail, "DMI product name": NA,
+			"only loopback": Pass, "an outbound request fails": Pass,
+		}, 1, []string{"it shares the node's kernel", "this kernel was up before the pod existed"}},
+		{"runc declared vm", isolationVM, runcExec(), map[string]Status{
+			"runs its own kernel": Fail, "booted after the pod": Fail, "virtio block devices": Fail, "DMI product name": Fail,
+		}, 1, nil},
+		{"VM declared vm (blueprint)", isolationVM, blueprintExec(), map[string]Status{
+			"runs its own kernel": Pass, "booted after the pod": Pass, "virtio block devices": Pass, "DMI product name": Pass,
+		}, 0, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -178,21 +244,44 @@ func TestReadingsExecFailures(t *testing.T) {
 			c.start()
 			cfg := testConfig()
 			cfg.Phase = "demand"
-			cfg.RequireExec = tc.require
-			_, rep, out := runWith(t, context.Background(), c, cfg, &fakeExec{err: tc.err}, fakeDemand{c: c})
-			for _, rc := range readingChecks {
-				cs := rep.find(rc.name)
-				if len(cs) == 0 {
-					t.Fatalf("no check %q\n%s", rc.name, out)
-				}
-				for _, ch := range cs {
-					if ch.Status == Pass {
-						t.Errorf("%s passed without a reading", rc.name)
-					}
+			cfg.Isolation = tc.iso
+			code, rep, out := runWith(t, context.Background(), c, cfg, tc.ex, fakeDemand{c: c})
+			for name, want := range tc.want {
+				if got := status(t, rep, name); got != want {
+					t.Errorf("%s: %s, want %s", name, got, want)
 				}
 			}
-			if got := status(t, rep, "exec into the claimed pod works"); got != tc.want {
-				t.Errorf("exec check %s, want %s\n%s", got, tc.want, out)
+			if code != tc.exit {
+				t.Errorf("exit %d, want %d: %v", code, tc.exit, rep.Failures())
+			}
+			for _, e := range tc.evidences {
+				if !strings.Contains(out, e) {
+					t.Errorf("output lacks %q", e)
+				}
+			}
+			t.Log("\n" + out)
+		})
+	}
+}
+
+// Without an ordinary pod the kernel is compared with the node's reported
+// kernel release instead of being skipped.
+func TestKernelAgainstTheNodeWithoutAnOrdinaryPod(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ex   *fakeExec
+		want Status
+	}{{"gVisor", gvisorExec(), Pass}, {"runc", runcExec(), Fail}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t)
+			c.start()
+			_ = c.kube.AppsV1().Deployments(testNS).Delete(context.Background(), "claim-exporter", metav1DeleteOptions())
+			cfg := testConfig()
+			cfg.Phase = "demand"
+			cfg.Isolation = isolationGVisor
+			_, rep, out := runWith(t, context.Background(), c, cfg, tc.ex, fakeDemand{c: c})
+			if got := status(t, rep, "runs its own kernel"); got != tc.want || !strings.Contains(out, "status.nodeInfo.kernelVersion") {
+				t.Fatalf("kernel check %s, want %s\n%s", got, tc.want, out)
 			}
 		})
 	}
@@ -226,5 +315,42 @@ func TestScaleUpRefusesExistingClaim(t *testing.T) {
 	got, err := c.dyn.Resource(gvrClaim).Namespace(testNS).Get(context.Background(), "demand-2", metav1GetOptions())
 	if err != nil || got.GetLabels()["owner"] != "someone" {
 		t.Fatalf("the other user's demand-2 was touched: %v %v", err, got)
+	}
+}
+
+// With minReplicaCount 0 the floor is 0, read from the ScaledObject (its HPA
+// says 1): the baseline expects 0, and a first claim on the empty pool is a
+// cold start by design, so the adoption checks are N/A with the reason and
+// the readings, not a FAIL for the wrong reason. A claim adopted warm anyway
+// is judged as usual.
+func TestZeroFloor(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cold bool
+		want Status
+	}{{"cold start", true, NA}, {"adopted warm anyway", false, Pass}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t)
+			c.min = 0
+			c.cold.Store(tc.cold)
+			c.start()
+			cfg := testConfig()
+			cfg.Phase = "demand"
+			code, rep, out := runWith(t, context.Background(), c, cfg, blueprintExec(), fakeDemand{c: c})
+			if code != 0 {
+				t.Fatalf("exit %d: %v\n%s", code, rep.Failures(), out)
+			}
+			for _, name := range []string{"the claim adopted a pre-booted sandbox", "the pod predates the claim", "the claim reported Ready within the bound"} {
+				if got := status(t, rep, name); got != tc.want {
+					t.Errorf("%s: %s, want %s", name, got, tc.want)
+				}
+			}
+			if status(t, rep, "the pool holds the floor") != Pass || rep.ScaleUp[0].Expected != 0 {
+				t.Errorf("the floor must be the ScaledObject's 0: %+v", rep.ScaleUp[0])
+			}
+			if tc.cold && !strings.Contains(out, "minReplicaCount is 0, so the pool held no warm sandbox") {
+				t.Errorf("the N/A must say why\n%s", out)
+			}
+		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/httpstream"
@@ -68,29 +67,20 @@ func (e remoteExecer) Exec(ctx context.Context, ns, pod, container string, cmd [
 	return res
 }
 
-// execImpossible recognises an exec that could not reach a kubelet at all
-// (a KWOK node, a node without a kubelet): the reading was never taken, so
-// the checks it feeds are SKIP, not PASS and not a refused exec.
-func execImpossible(err error) (bool, string) {
-	if err == nil {
-		return false, ""
-	}
-	msg := strings.ToLower(err.Error())
-	for _, p := range []string{"error dialing backend", "no kubelet", "connection refused", "no route to host", "no agent available"} {
-		if strings.Contains(msg, p) {
-			return true, "exec could not reach a kubelet (" + strings.TrimSpace(err.Error()) + ")"
-		}
-	}
-	return false, ""
-}
-
-// kwokNode recognises a KWOK simulated node, where no kubelet serves exec.
-func kwokNode(n *corev1.Node) (bool, string) {
+// noKubelet says whether a node has no kubelet to serve exec, from the node
+// object alone: a KWOK simulated node (annotation kwok.x-k8s.io/node=fake), or
+// a node that publishes no kubelet endpoint (daemonEndpoints port 0). Only
+// then are the readings SKIP; an exec that fails on any other node is a FAIL
+// with its error, whatever the error says.
+func noKubelet(n *corev1.Node) (bool, string) {
 	if n == nil {
 		return false, ""
 	}
-	if v, ok := n.Annotations[annoKwokNode]; ok {
+	if v := n.Annotations[annoKwokNode]; v == "fake" {
 		return true, "node " + n.Name + " is a KWOK simulated node (annotation " + annoKwokNode + "=" + v + "): no kubelet serves exec there"
+	}
+	if n.Status.DaemonEndpoints.KubeletEndpoint.Port == 0 {
+		return true, "node " + n.Name + " publishes no kubelet endpoint (status.daemonEndpoints.kubeletEndpoint.Port is 0): no kubelet serves exec there"
 	}
 	return false, ""
 }

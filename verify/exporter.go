@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 // DemandReading is what the exporter served at GET /demand.
@@ -91,11 +94,11 @@ type proxyDemand struct {
 
 func newProxyDemand(kube kubernetes.Interface, ns, svc, path string) proxyDemand {
 	return proxyDemand{kube: kube, ns: ns, svc: svc, path: path,
-		proxyPath: fmt.Sprintf("/api/v1/namespaces/%s/services/http:%s:8080/proxy/%s", ns, svc, path)}
+		proxyPath: fmt.Sprintf("/api/v1/namespaces/%s/services/http:%s:%d/proxy/%s", ns, svc, contract.ExporterPort, path)}
 }
 
 func (p proxyDemand) Read(ctx context.Context) (DemandReading, error) {
-	body, err := p.kube.CoreV1().Services(p.ns).ProxyGet("http", p.svc, "8080", p.path, nil).DoRaw(ctx)
+	body, err := p.kube.CoreV1().Services(p.ns).ProxyGet("http", p.svc, strconv.Itoa(contract.ExporterPort), p.path, nil).DoRaw(ctx)
 	if err != nil {
 		// DoRaw turns a non-2xx answer (the exporter's 503) into an error.
 		return DemandReading{}, fmt.Errorf("GET %s: %w", p.proxyPath, err)

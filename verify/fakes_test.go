@@ -39,17 +39,18 @@ type cluster struct {
 	max  int64
 
 	// knobs for the reject side
-	keda          atomic.Bool // the HPA follows demand while the ScaledObject exists
-	rogue         atomic.Bool // something moves the pool even without a ScaledObject
-	cold          atomic.Bool // claims get cold-created sandboxes
-	freshPods     atomic.Bool // adopted pods are created after the claim
-	readyDelay    time.Duration
-	stuckAt       int64 // when > 0, the HPA never goes above this
-	kwok          bool
-	denyAll       bool            // SubjectAccessReviews answer allowed=false to everything
-	allowExtra    map[string]bool // "verb resource ns" the exporter is wrongly allowed
-	sarErr        bool
-	hpaMetricType autoscalingv2.MetricTargetType
+	keda              atomic.Bool // the HPA follows demand while the ScaledObject exists
+	rogue             atomic.Bool // something moves the pool even without a ScaledObject
+	cold              atomic.Bool // claims get cold-created sandboxes
+	freshPods         atomic.Bool // adopted pods are created after the claim
+	readyDelay        time.Duration
+	stuckAt           int64 // when > 0, the HPA never goes above this
+	kwok              bool
+	noKubeletEndpoint bool            // the node publishes kubelet port 0
+	denyAll           bool            // SubjectAccessReviews answer allowed=false to everything
+	allowExtra        map[string]bool // "verb resource ns" the exporter is wrongly allowed
+	sarErr            bool
+	hpaMetricType     autoscalingv2.MetricTargetType
 
 	noGC      atomic.Bool // the HPA outlives its ScaledObject
 	noKEDA    atomic.Bool // KEDA does not create an HPA for a new ScaledObject
@@ -75,9 +76,15 @@ func nsObj(labels map[string]string) *corev1.Namespace {
 // start builds the clients and runs the simulator until the test ends.
 func (c *cluster) start(extraDyn ...runtime.Object) {
 	c.t.Helper()
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}
+	// A node with a kubelet publishes its endpoint; KWOK's carry the annotation.
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}, Status: corev1.NodeStatus{
+		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: 10250}},
+		NodeInfo:        corev1.NodeSystemInfo{KernelVersion: "6.18.56"}}}
 	if c.kwok {
 		node.Annotations = map[string]string{annoKwokNode: "fake"}
+	}
+	if c.noKubeletEndpoint {
+		node.Status.DaemonEndpoints.KubeletEndpoint.Port = 0
 	}
 	exporterDep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "claim-exporter", Namespace: testNS},
 		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "claim-exporter"}}}}
@@ -154,7 +161,8 @@ func (c *cluster) syncHPA(ctx context.Context) {
 	exists := err == nil
 	switch {
 	case ok && !exists && !c.noKEDA.Load():
-		minR := int32(c.min)
+		// KEDA never sets the HPA's minimum below 1.
+		minR := int32(max(1, c.min))
 		win := int32(0)
 		avg := resource.MustParse("1")
 		h := &autoscalingv2.HorizontalPodAutoscaler{
@@ -339,19 +347,50 @@ func (f *fakeExec) Exec(_ context.Context, _, pod, _ string, cmd []string) ExecR
 func blueprintExec() *fakeExec {
 	ok := func(s string) ExecResult { return ExecResult{Stdout: s} }
 	return &fakeExec{answers: map[string]ExecResult{
-		"sandbox uname -rv":                                     ok("6.18.54 #1 SMP PREEMPT_DYNAMIC Thu Oct 22 17:38:11 UTC 2026\n"),
-		"sandbox cat /proc/uptime":                              ok("126.76 123.80\n"),
-		"sandbox ls /sys/block":                                 ok("dm-0\nvda\nvdb\nvdc\n"),
-		"sandbox cat /sys/class/dmi/id/product_name":            ok("c8a.enclave\n"),
-		"sandbox ip -o addr show":                               ok(bpAddr),
-		"sandbox ip route show default":                         ok(""),
-		"sandbox ip -6 route show default":                      ok(""),
-		"sandbox wget -T 5 -O /dev/null https://aws.amazon.com": {Stderr: "wget: bad address 'aws.amazon.com'\n", ExitCode: 1},
-		"ordinary uname -rv":                                    ok("6.18.56 #2 SMP PREEMPT_DYNAMIC Fri Oct 30 22:32:37 UTC 2026\n"),
-		"ordinary cat /proc/uptime":                             ok("14680.50 27278.87\n"),
-		"ordinary ls /sys/block":                                ok("dm-0 nvme0n1 nvme1n1 nvme2n1 zram0\n"),
-		"ordinary cat /sys/class/dmi/id/product_name":           ok("c6a.large\n"),
+		"sandbox uname -rv":                           ok("6.18.54 #1 SMP PREEMPT_DYNAMIC Thu Oct 22 17:38:11 UTC 2026\n"),
+		"sandbox cat /proc/uptime":                    ok("126.76 123.80\n"),
+		"sandbox ls /sys/block":                       ok("dm-0\nvda\nvdb\nvdc\n"),
+		"sandbox cat /sys/class/dmi/id/product_name":  ok("c8a.enclave\n"),
+		"sandbox ip -o addr show":                     ok(bpAddr),
+		"sandbox ip -4 route show default":            ok(""),
+		"sandbox ip -6 route show default":            ok(""),
+		requestKey("https://aws.amazon.com"):          {Stdout: "request tool: wget\n", Stderr: "wget: bad address 'aws.amazon.com'\n", ExitCode: 1},
+		"ordinary uname -rv":                          ok("6.18.56 #2 SMP PREEMPT_DYNAMIC Fri Oct 30 22:32:37 UTC 2026\n"),
+		"ordinary cat /proc/uptime":                   ok("14680.50 27278.87\n"),
+		"ordinary ls /sys/block":                      ok("dm-0 nvme0n1 nvme1n1 nvme2n1 zram0\n"),
+		"ordinary cat /sys/class/dmi/id/product_name": ok("c6a.large\n"),
 	}}
+}
+
+// requestKey is fakeExec's key for the outbound request from the claimed pod.
+func requestKey(url string) string { return "sandbox " + strings.Join(requestCommand(url), " ") }
+
+// gvisorExec answers as a gVisor sandbox on the local real node does
+// (REAL_NODE.md's table): its own kernel and uptime, no block device, no
+// DMI tables, loopback routes listed despite the filter, no network.
+func gvisorExec() *fakeExec {
+	f := blueprintExec()
+	f.answers["sandbox uname -rv"] = ExecResult{Stdout: "4.19.0-gvisor #1 SMP Sun Jan 10 15:06:54 PST 2016\n"}
+	f.answers["sandbox cat /proc/uptime"] = ExecResult{Stdout: "3.71 3.52\n"}
+	f.answers["sandbox ls /sys/block"] = ExecResult{}
+	f.answers["sandbox cat /sys/class/dmi/id/product_name"] = ExecResult{Stderr: "cat: can't open '/sys/class/dmi/id/product_name': No such file or directory\n", ExitCode: 1}
+	f.answers["sandbox ip -6 route show default"] = ExecResult{Stdout: "::1 dev lo metric 256\n"}
+	f.answers[requestKey("https://aws.amazon.com")] = ExecResult{Stdout: "request tool: /bin/httpprobe\n",
+		Stderr: `Get "https://aws.amazon.com": dial tcp: lookup aws.amazon.com on 127.0.0.1:53: read udp 127.0.0.1:43775->127.0.0.1:53: read: connection refused` + "\n", ExitCode: 1}
+	return f
+}
+
+// runcExec answers as a runc pod (no isolation) does: the node's kernel and
+// uptime, the node's disks, a loopback-only CNI, no network.
+func runcExec() *fakeExec {
+	f := blueprintExec()
+	f.answers["sandbox uname -rv"] = f.answers["ordinary uname -rv"]
+	f.answers["sandbox cat /proc/uptime"] = f.answers["ordinary cat /proc/uptime"]
+	f.answers["sandbox ls /sys/block"] = f.answers["ordinary ls /sys/block"]
+	f.answers["sandbox cat /sys/class/dmi/id/product_name"] = ExecResult{Stderr: "cat: can't open '/sys/class/dmi/id/product_name': No such file or directory\n", ExitCode: 1}
+	f.answers[requestKey("https://aws.amazon.com")] = ExecResult{Stdout: "request tool: /bin/httpprobe\n",
+		Stderr: "Get \"https://aws.amazon.com\": dial tcp 1.1.1.1:443: connect: network is unreachable\n", ExitCode: 1}
+	return f
 }
 
 const bpAddr = `1: lo    inet 127.0.0.1/8 scope host lo\       valid_lft forever preferred_lft forever
@@ -406,7 +445,7 @@ func (s *syncBuffer) String() string {
 // status returns the status of the single check whose name contains sub.
 func status(t *testing.T, rep *Report, sub string) Status {
 	t.Helper()
-	cs := rep.find(sub)
+	cs := rep.Find(sub)
 	if len(cs) == 0 {
 		t.Fatalf("no check named like %q", sub)
 	}
@@ -420,3 +459,4 @@ func status(t *testing.T, rep *Report, sub string) Status {
 
 func metav1CreateOptions() metav1.CreateOptions { return metav1.CreateOptions{} }
 func metav1GetOptions() metav1.GetOptions       { return metav1.GetOptions{} }
+func metav1DeleteOptions() metav1.DeleteOptions { return metav1.DeleteOptions{} }

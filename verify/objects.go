@@ -5,15 +5,17 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 // The custom resources verify reads and writes through the dynamic client, so
 // it needs no generated clients for agent-sandbox or KEDA.
 var (
-	gvrPool         = schema.GroupVersionResource{Group: "extensions.agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxwarmpools"}
-	gvrClaim        = schema.GroupVersionResource{Group: "extensions.agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxclaims"}
-	gvrSandbox      = schema.GroupVersionResource{Group: "agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxes"}
-	gvrScaledObject = schema.GroupVersionResource{Group: "keda.sh", Version: "v1alpha1", Resource: "scaledobjects"}
+	gvrPool         = schema.GroupVersionResource{Group: contract.AgentSandboxExtensionsGroup, Version: contract.AgentSandboxVersion, Resource: contract.SandboxWarmPoolsResource}
+	gvrClaim        = schema.GroupVersionResource{Group: contract.AgentSandboxExtensionsGroup, Version: contract.AgentSandboxVersion, Resource: contract.SandboxClaimsResource}
+	gvrSandbox      = schema.GroupVersionResource{Group: contract.AgentSandboxGroup, Version: contract.AgentSandboxVersion, Resource: contract.SandboxesResource}
+	gvrScaledObject = schema.GroupVersionResource{Group: contract.KedaGroup, Version: contract.KedaVersion, Resource: contract.ScaledObjectsResource}
 )
 
 // listKinds lets the dynamic fake list these resources in tests.
@@ -25,15 +27,15 @@ var listKinds = map[schema.GroupVersionResource]string{
 }
 
 const (
-	projectName    = "warm-pool-autoscaling-keda"
-	labelManagedBy = "app.kubernetes.io/managed-by"
-	labelStack     = "warm-pool-autoscaling-keda/stack"
-	labelPartOf    = "app.kubernetes.io/part-of"
-	labelCreatedBy = "warm-pool-autoscaling-keda/created-by"
+	projectName    = contract.ProjectName
+	labelManagedBy = contract.ManagedByLabel
+	labelStack     = contract.StackLabel
+	labelPartOf    = contract.PartOfLabel
+	labelCreatedBy = contract.ProjectName + "/created-by"
 	createdByValue = "verify"
 
-	labelLaunchType = "agents.x-k8s.io/launch-type"
-	annoPodName     = "agents.x-k8s.io/pod-name"
+	labelLaunchType = contract.LaunchTypeLabel
+	annoPodName     = contract.PodNameAnnotation
 	annoKwokNode    = "kwok.x-k8s.io/node"
 )
 
@@ -44,8 +46,8 @@ func demandClaimName(i int) string { return fmt.Sprintf("demand-%d", i) }
 // pool reference, nothing that would force a cold start (env, volumes).
 func newDemandClaim(ns, name, pool string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "extensions.agents.x-k8s.io/v1beta1",
-		"kind":       "SandboxClaim",
+		"apiVersion": contract.AgentSandboxExtensionsAPIVersion,
+		"kind":       contract.SandboxClaimKind,
 		"metadata": map[string]any{
 			"name":      name,
 			"namespace": ns,

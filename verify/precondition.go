@@ -8,6 +8,9 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 // defaultDownStabilization is kube-controller-manager's default scale-down
@@ -45,7 +48,7 @@ func ownedByScaledObject(h *autoscalingv2.HorizontalPodAutoscaler, so string) (b
 	var seen []string
 	for _, o := range h.OwnerReferences {
 		seen = append(seen, fmt.Sprintf("%s %s/%s", o.APIVersion, o.Kind, o.Name))
-		if o.Kind == "ScaledObject" && o.Name == so && strings.HasPrefix(o.APIVersion, "keda.sh/") {
+		if o.Kind == contract.ScaledObjectKind && o.Name == so && strings.HasPrefix(o.APIVersion, contract.KedaGroup+"/") {
 			return true, fmt.Sprintf("ownerReferences[kind=ScaledObject].name=%s (uid %s)", o.Name, o.UID)
 		}
 	}
@@ -74,16 +77,24 @@ func (r *Runner) precondition(ctx context.Context) error {
 
 	ref := h.Spec.ScaleTargetRef
 	r.rep.Judge(ph, "the HPA scales the SandboxWarmPool itself",
-		ref.Kind == "SandboxWarmPool" && strings.HasPrefix(ref.APIVersion, "extensions.agents.x-k8s.io/"),
+		ref.Kind == contract.SandboxWarmPoolKind && strings.HasPrefix(ref.APIVersion, contract.AgentSandboxExtensionsGroup+"/"),
 		fmt.Sprintf("scaleTargetRef apiVersion=%s kind=%s name=%s", ref.APIVersion, ref.Kind, ref.Name))
 	owned, ev := ownedByScaledObject(h, r.cfg.ScaledObject)
 	r.rep.Judge(ph, "the HPA is owned by the ScaledObject", owned, ev+fmt.Sprintf(" (want scaledobject/%s)", r.cfg.ScaledObject))
 
-	r.min = 1
-	if h.Spec.MinReplicas != nil {
-		r.min = int64(*h.Spec.MinReplicas)
+	// The floor and ceiling are the ScaledObject's own: KEDA never sets the
+	// HPA's minReplicas below 1, so with minReplicaCount 0 the HPA's says 1.
+	soMin, soMax, bev, err := r.scaledObjectBounds(ctx)
+	if err != nil {
+		r.rep.Fail(ph, "the ScaledObject's bounds are readable", err.Error())
+		return errStop
 	}
-	r.max = int64(h.Spec.MaxReplicas)
+	r.min, r.max = soMin, soMax
+	hpaMin := int64(1)
+	if h.Spec.MinReplicas != nil {
+		hpaMin = int64(*h.Spec.MinReplicas)
+	}
+	r.rep.Printf("%s; its HPA has minReplicas=%d maxReplicas=%d (KEDA sets the HPA's minimum to at least 1)", bev, hpaMin, h.Spec.MaxReplicas)
 	r.downWindow = defaultDownStabilization
 	if b := h.Spec.Behavior; b != nil && b.ScaleDown != nil && b.ScaleDown.StabilizationWindowSeconds != nil {
 		r.downWindow = time.Duration(*b.ScaleDown.StabilizationWindowSeconds) * time.Second
@@ -97,14 +108,75 @@ func (r *Runner) precondition(ctx context.Context) error {
 	if r.cfg.OutputsMin != 0 || r.cfg.OutputsMax != 0 {
 		outs = fmt.Sprintf("; stack outputs minReplicas=%d maxReplicas=%d", r.cfg.OutputsMin, r.cfg.OutputsMax)
 	}
-	r.rep.Printf("ScaledObject bounds (from its HPA): minReplicaCount=%d maxReplicaCount=%d, scale-down stabilization %s (load generator cap: %d claims%s)",
+	r.rep.Printf("ScaledObject bounds: minReplicaCount=%d maxReplicaCount=%d, scale-down stabilization %s (load generator cap: %d claims%s)",
 		r.min, r.max, r.downWindow, r.cfg.LoadCap, outs)
+	if r.min == 0 {
+		r.rep.Printf("minReplicaCount is 0: with no claims the pool scales to zero, so there is no warm sandbox at rest and the first claim is a cold start by design; the adoption checks are N/A unless that claim is adopted warm anyway")
+	}
 	r.rep.Judge(ph, "the load verify generates is within the bound", int64(r.cfg.LoadCap) <= r.max,
 		fmt.Sprintf("load cap %d claims, maxReplicaCount %d", r.cfg.LoadCap, r.max))
-	if !owned || !ok || int64(r.cfg.LoadCap) > r.max || ref.Kind != "SandboxWarmPool" {
+	moves := true
+	if ok {
+		// Without a step above the floor every step reads "unchanged" and the
+		// control's flat line is what the pool would do anyway: no proof.
+		floor, top := r.expected(0), r.expected(r.cfg.LoadCap)
+		moves = top > floor
+		verdict := "above the floor, so the load can show a scaling decision"
+		if !moves {
+			verdict = "not above the floor, so no step of this run could show a scaling decision (and the control's flat line would prove nothing); raise maxReplicas and --load-cap, or lower targetValue"
+		}
+		r.rep.Judge(ph, "the load can move the pool", moves,
+			fmt.Sprintf("at the load cap the HPA would want clamp(ceil(%d/%g)=%d, %d, %d)=%d warm sandboxes, at 0 claims %d: %s",
+				r.cfg.LoadCap, r.target, r.ceil(r.cfg.LoadCap), r.min, r.max, top, floor, verdict))
+	}
+	if !owned || !ok || !moves || int64(r.cfg.LoadCap) > r.max || ref.Kind != contract.SandboxWarmPoolKind {
 		return errStop
 	}
 	return nil
+}
+
+// scaledObjectBounds reads minReplicaCount and maxReplicaCount from the
+// ScaledObject, with KEDA's defaults (0 and 100) when they are absent.
+func (r *Runner) scaledObjectBounds(ctx context.Context) (int64, int64, string, error) {
+	so, err := r.dyn.Resource(gvrScaledObject).Namespace(r.cfg.Namespace).Get(ctx, r.cfg.ScaledObject, metav1.GetOptions{})
+	if err != nil {
+		return 0, 0, "", fmt.Errorf("reading scaledobject/%s: %w", r.cfg.ScaledObject, err)
+	}
+	read := func(key string, def int64) (int64, string, error) {
+		v, found, err := unstructured.NestedFieldNoCopy(so.Object, "spec", key)
+		if err != nil || !found || v == nil {
+			return def, fmt.Sprintf("%s=%d (absent: KEDA's default)", key, def), nil
+		}
+		var n int64
+		switch x := v.(type) {
+		case int64:
+			n = x
+		case int32:
+			n = int64(x)
+		case int:
+			n = int64(x)
+		case float64:
+			n = int64(x)
+			if float64(n) != x {
+				return 0, "", fmt.Errorf("scaledobject/%s spec.%s is %v, not a whole number", r.cfg.ScaledObject, key, x)
+			}
+		default:
+			return 0, "", fmt.Errorf("scaledobject/%s spec.%s is %v (%T), not a number", r.cfg.ScaledObject, key, v, v)
+		}
+		return n, fmt.Sprintf("%s=%d", key, n), nil
+	}
+	lo, loEv, err := read("minReplicaCount", 0)
+	if err != nil {
+		return 0, 0, "", err
+	}
+	hi, hiEv, err := read("maxReplicaCount", 100)
+	if err != nil {
+		return 0, 0, "", err
+	}
+	if lo < 0 || hi < 1 || lo > hi {
+		return 0, 0, "", fmt.Errorf("scaledobject/%s has minReplicaCount=%d maxReplicaCount=%d: not bounds a pool can follow", r.cfg.ScaledObject, lo, hi)
+	}
+	return lo, hi, fmt.Sprintf("scaledobject/%s spec: %s %s", r.cfg.ScaledObject, loEv, hiEv), nil
 }
 
 // averageValueTarget reads the HPA's single external metric: AverageValue

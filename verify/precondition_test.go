@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -16,9 +17,26 @@ func TestPrecondition(t *testing.T) {
 		mutate   func(h *autoscalingv2.HorizontalPodAutoscaler)
 		loadCap  int
 		noHPA    bool
+		bounds   *[2]int64 // the ScaledObject's min and max (default 1, 3)
+		soMutate func(so map[string]any)
 		wantFail string // "" = all pass
+		wantMin  int64
 	}{
-		{name: "KEDA's HPA on the pool"},
+		{name: "KEDA's HPA on the pool", wantMin: 1},
+		// KEDA's HPA says minReplicas 1 here; the floor is the ScaledObject's 0.
+		{name: "minReplicaCount 0", bounds: &[2]int64{0, 3}, wantMin: 0},
+		{name: "bounds absent: KEDA's defaults 0 and 100", soMutate: func(so map[string]any) {
+			delete(so, "minReplicaCount")
+			delete(so, "maxReplicaCount")
+		}, wantMin: 0},
+		{name: "min = max = 1: the load cannot move the pool", bounds: &[2]int64{1, 1}, loadCap: 1, wantFail: "the load can move the pool"},
+		{name: "min = max = 3: the load cannot move the pool", bounds: &[2]int64{3, 3}, wantFail: "the load can move the pool"},
+		{name: "target above the load cap", mutate: func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			five := resource.MustParse("5")
+			h.Spec.Metrics[0].External.Target.AverageValue = &five
+		}, wantFail: "the load can move the pool"},
+		{name: "ScaledObject bounds unreadable", soMutate: func(so map[string]any) { so["minReplicaCount"] = "one" }, wantFail: "the ScaledObject's bounds are readable"},
+		{name: "ScaledObject min above max", soMutate: func(so map[string]any) { so["minReplicaCount"] = int64(5) }, wantFail: "the ScaledObject's bounds are readable"},
 		{name: "no HPA", noHPA: true, wantFail: "an HPA targets the pool"},
 		{name: "targets a Deployment of the same name", mutate: func(h *autoscalingv2.HorizontalPodAutoscaler) {
 			h.Spec.ScaleTargetRef.Kind, h.Spec.ScaleTargetRef.APIVersion = "Deployment", "apps/v1"
@@ -33,8 +51,22 @@ func TestPrecondition(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCluster(t)
+			if tc.bounds != nil {
+				c.min, c.max = tc.bounds[0], tc.bounds[1]
+			}
 			c.start()
 			ctx := context.Background()
+			if tc.soMutate != nil {
+				so, err := c.dyn.Resource(gvrScaledObject).Namespace(testNS).Get(ctx, "warm-pool", metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				spec := so.Object["spec"].(map[string]any)
+				tc.soMutate(spec)
+				if _, err := c.dyn.Resource(gvrScaledObject).Namespace(testNS).Update(ctx, so, metav1.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
 			hpas := c.kube.AutoscalingV2().HorizontalPodAutoscalers(testNS)
 			if tc.noHPA {
 				c.noKEDA.Store(true)
@@ -62,7 +94,11 @@ func TestPrecondition(t *testing.T) {
 				if err != nil || !rep.OK() {
 					t.Fatalf("%v %v\n%s", err, rep.Failures(), buf.String())
 				}
-				if r.min != 1 || r.max != 3 || r.target != 1 || r.downWindow != 0 {
+				wantMax := int64(3)
+				if tc.soMutate != nil {
+					wantMax = 100
+				}
+				if r.min != tc.wantMin || r.max != wantMax || r.target != 1 || r.downWindow != 0 {
 					t.Fatalf("bounds read wrong: min %d max %d target %g window %s", r.min, r.max, r.target, r.downWindow)
 				}
 				return

@@ -65,15 +65,7 @@ func (r *Runner) ceil(n int) int64 {
 	return c
 }
 
-func (r *Runner) addStep(dir string, s Step) {
-	r.rep.mu.Lock()
-	defer r.rep.mu.Unlock()
-	if dir == "up" {
-		r.rep.ScaleUp = append(r.rep.ScaleUp, s)
-	} else {
-		r.rep.ScaleDown = append(r.rep.ScaleDown, s)
-	}
-}
+func (r *Runner) addStep(dir string, s Step) { r.rep.AddStep(dir, s) }
 
 func joinInts(v []int64) string {
 	if len(v) == 0 {

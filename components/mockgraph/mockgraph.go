@@ -38,6 +38,9 @@ type Recorder struct {
 	Absent map[string]bool
 	// Zones answers aws:getAvailabilityZones.
 	Zones []string
+	// ServedVersions answers a read of a CustomResourceDefinition (by name) with these
+	// versions served; New fills in what current agent-sandbox and KEDA releases serve.
+	ServedVersions map[string][]string
 
 	mu        sync.Mutex
 	resources []Resource
@@ -45,7 +48,14 @@ type Recorder struct {
 
 // New returns a recorder for project/stack.
 func New() *Recorder {
-	return &Recorder{Absent: map[string]bool{}, Zones: []string{"us-west-2a", "us-west-2b", "us-west-2c"}}
+	return &Recorder{Absent: map[string]bool{}, Zones: []string{"us-west-2a", "us-west-2b", "us-west-2c"},
+		ServedVersions: map[string][]string{
+			"sandboxes.agents.x-k8s.io":                   {"v1beta1", "v1alpha1"},
+			"sandboxtemplates.extensions.agents.x-k8s.io": {"v1beta1", "v1alpha1"},
+			"sandboxwarmpools.extensions.agents.x-k8s.io": {"v1beta1", "v1alpha1"},
+			"sandboxclaims.extensions.agents.x-k8s.io":    {"v1beta1", "v1alpha1"},
+			"scaledobjects.keda.sh":                       {"v1alpha1"},
+		}}
 }
 
 // Options is what pulumi.RunErr needs.
@@ -72,6 +82,19 @@ func (r *Recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.P
 	r.mu.Unlock()
 
 	outputs := args.Inputs.Copy()
+	if rec.Read && args.TypeToken == "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition" {
+		var versions []resource.PropertyValue
+		for _, v := range r.ServedVersions[rec.ID] {
+			versions = append(versions, resource.NewProperty(resource.PropertyMap{
+				"name": resource.NewProperty(v), "served": resource.NewProperty(true), "storage": resource.NewProperty(len(versions) == 0),
+			}))
+		}
+		// A version the CRD still lists but no longer serves, as an upgraded install keeps it.
+		versions = append(versions, resource.NewProperty(resource.PropertyMap{
+			"name": resource.NewProperty("v0old"), "served": resource.NewProperty(false), "storage": resource.NewProperty(false),
+		}))
+		outputs["spec"] = resource.NewProperty(resource.PropertyMap{"versions": resource.NewProperty(versions)})
+	}
 	if args.TypeToken == "eks:index:Cluster" {
 		outputs["kubeconfigJson"] = resource.NewProperty(`{"apiVersion":"v1","kind":"Config"}`)
 	}

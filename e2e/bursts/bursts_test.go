@@ -30,13 +30,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/components"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
 )
 
 // The simulated cold start of a VM-isolated sandbox: uniform in (5 s, 6 s],
 // the blueprint's measured 5-6 s.
-var bootDelay = BootDelay{Boot: 6 * time.Second, RuntimeClassName: components.RuntimeClassName}
+var bootDelay = BootDelay{Boot: 6 * time.Second, RuntimeClassName: contract.RuntimeClassName}
 
 // hpaSync is EKS's HPA sync period, the one every policy runs under.
 const hpaSync = 15 * time.Second
@@ -154,7 +154,7 @@ func BenchmarkBursts(b *testing.B) {
 		waitPoolReady(b, ctx, c, p)
 		if p.Autoscaled() {
 			waitFor(b, ctx, p.Name+": KEDA's HPA", 2*time.Minute, func(ctx context.Context) (bool, error) {
-				_, err := c.Client.AutoscalingV2().HorizontalPodAutoscalers(p.Namespace()).Get(ctx, "keda-hpa-"+components.ScaledObjectName, metav1.GetOptions{})
+				_, err := c.Client.AutoscalingV2().HorizontalPodAutoscalers(p.Namespace()).Get(ctx, "keda-hpa-"+contract.ScaledObjectName, metav1.GetOptions{})
 				return err == nil, nil
 			})
 		}
@@ -255,7 +255,7 @@ func replay(ctx context.Context, c *localcluster.Cluster, rec *Recorder, tr *Tra
 				u := &unstructured.Unstructured{Object: map[string]any{
 					"apiVersion": claimGVR.GroupVersion().String(), "kind": "SandboxClaim",
 					"metadata": map[string]any{"name": ev.name},
-					"spec":     map[string]any{"warmPoolRef": map[string]any{"name": components.DefaultPoolName}},
+					"spec":     map[string]any{"warmPoolRef": map[string]any{"name": contract.DefaultPoolName}},
 				}}
 				rec.Creating(ns, ev.name, time.Now())
 				if _, err := claims.Create(ctx, u, metav1.CreateOptions{}); err != nil {
@@ -285,7 +285,7 @@ func progress(ctx context.Context, c *localcluster.Cluster, policies []Policy, t
 			at := time.Since(start)
 			var parts []string
 			for _, p := range policies {
-				u, err := c.Dynamic.Resource(localcluster.SandboxWarmPoolGVR).Namespace(p.Namespace()).Get(ctx, components.DefaultPoolName, metav1.GetOptions{})
+				u, err := c.Dynamic.Resource(localcluster.SandboxWarmPoolGVR).Namespace(p.Namespace()).Get(ctx, contract.DefaultPoolName, metav1.GetOptions{})
 				if err != nil {
 					parts = append(parts, p.Name+"=?")
 					continue
@@ -303,7 +303,7 @@ func progress(ctx context.Context, c *localcluster.Cluster, policies []Policy, t
 
 func waitPoolReady(b *testing.B, ctx context.Context, c *localcluster.Cluster, p Policy) {
 	waitFor(b, ctx, p.Name+": the pool Ready at its size", 3*time.Minute, func(ctx context.Context) (bool, error) {
-		u, err := c.Dynamic.Resource(localcluster.SandboxWarmPoolGVR).Namespace(p.Namespace()).Get(ctx, components.DefaultPoolName, metav1.GetOptions{})
+		u, err := c.Dynamic.Resource(localcluster.SandboxWarmPoolGVR).Namespace(p.Namespace()).Get(ctx, contract.DefaultPoolName, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
@@ -318,10 +318,10 @@ func waitPoolReady(b *testing.B, ctx context.Context, c *localcluster.Cluster, p
 // test does, and waits until it serves a count.
 func startExporter(b *testing.B, ctx context.Context, c *localcluster.Cluster, work, bin, ns, addr string) *exec.Cmd {
 	exp := int64(3 * 3600)
-	tr, err := c.Client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, components.ExporterName,
+	tr, err := c.Client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, contract.ExporterName,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &exp}}, metav1.CreateOptions{})
 	if err != nil {
-		b.Fatalf("TokenRequest for %s/%s: %v", ns, components.ExporterName, err)
+		b.Fatalf("TokenRequest for %s/%s: %v", ns, contract.ExporterName, err)
 	}
 	tokenFile := filepath.Join(work, ns+".token")
 	if err := os.WriteFile(tokenFile, []byte(tr.Status.Token), 0o600); err != nil {

@@ -14,7 +14,9 @@ import (
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/components"
 	"github.com/warmpool/warm-pool-autoscaling-keda/components/mockgraph"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/exporter"
+	"github.com/warmpool/warm-pool-autoscaling-keda/program"
 )
 
 // Policy is one way of sizing the warm pool. Every policy gets its own
@@ -40,7 +42,7 @@ func (p Policy) Namespace() string { return "bursts-" + p.Name }
 // Policies are the ones the benchmark compares: fixed pools at the floor, at
 // a size that covers a burst and its successor, and at the maximum; the
 // ScaledObject as the program deploys it by default; and the headroom policy
-// at two settings. floor and maxReplicas bound every autoscaled pool.
+// at three settings. floor and maxReplicas bound every autoscaled pool.
 func Policies(floor, maxReplicas int) []Policy {
 	return []Policy{
 		{Name: "fixed-floor", Fixed: floor, How: fmt.Sprintf("fixed pool of %d (the floor)", floor)},
@@ -49,6 +51,7 @@ func Policies(floor, maxReplicas int) []Policy {
 		{Name: "blueprint", Config: map[string]string{}, How: "ScaledObject as deployed: ceil(claims/1)"},
 		{Name: "headroom-3", Config: map[string]string{"headroom": "3"}, How: "headroom 3: ceil(claims/1)+3"},
 		{Name: "headroom-5", Config: map[string]string{"headroom": "5"}, How: "headroom 5: ceil(claims/1)+5"},
+		{Name: "headroom-6", Config: map[string]string{"headroom": "6"}, How: "headroom 6: ceil(claims/1)+6"},
 	}
 }
 
@@ -77,7 +80,8 @@ var kinds = []struct {
 }
 
 // Render runs the program's components under Pulumi mocks with the
-// program's own config loading (defaults and validation included) and
+// program's own config loading (defaults and validation included), wired as
+// program.Run wires them, and
 // returns the objects they declare for policy p: the namespace, template and
 // pool; for an autoscaled policy also the exporter's ServiceAccount, Role and
 // RoleBinding and the ScaledObject. shared holds the config keys every
@@ -100,7 +104,7 @@ func Render(p Policy, shared map[string]string, exporterURL string) (*Objects, e
 	}
 	full := map[string]string{}
 	for k, v := range cfg {
-		full[components.ConfigNamespace+":"+k] = v
+		full[contract.ProjectName+":"+k] = v
 	}
 	b, err := json.Marshal(full)
 	if err != nil {
@@ -118,13 +122,13 @@ func Render(p Policy, shared map[string]string, exporterURL string) (*Objects, e
 	}()
 	rec := mockgraph.New()
 	err = pulumi.RunErr(func(ctx *pulumi.Context) error {
-		c, err := components.LoadConfig(ctx)
+		c, err := program.LoadConfig(ctx)
 		if err != nil {
 			return err
 		}
 		pool, err := components.NewWarmPool(ctx, "warm-pool", &components.WarmPoolArgs{
 			Namespace: c.Namespace, StackLabelValue: c.StackLabelValue(), TemplateName: c.TemplateName,
-			PoolName: c.PoolName, InitialReplicas: c.MinReplicas, RuntimeClassName: components.RuntimeClassName,
+			PoolName: c.PoolName, InitialReplicas: c.MinReplicas, RuntimeClassName: contract.RuntimeClassName,
 		})
 		if err != nil || p.Fixed > 0 {
 			return err
@@ -139,13 +143,13 @@ func Render(p Policy, shared map[string]string, exporterURL string) (*Objects, e
 			return err
 		}
 		_, err = components.NewAutoscaler(ctx, "autoscaler", &components.AutoscalerArgs{
-			Namespace: pool.NamespaceName, Name: components.ScaledObjectName, PoolName: c.PoolName,
+			Namespace: pool.NamespaceName, Name: contract.ScaledObjectName, PoolName: c.PoolName,
 			MinReplicas: c.MinReplicas, MaxReplicas: c.MaxReplicas, TargetValue: c.TargetValue,
 			ActivationTargetValue: c.ActivationTargetValue, PollingInterval: c.PollingInterval,
 			URL: pulumi.String(c.ExporterURL), FallbackReplicas: c.FallbackReplicas, Headroom: c.Headroom,
 		})
 		return err
-	}, rec.Options(components.ConfigNamespace, "bursts"))
+	}, rec.Options(contract.ProjectName, "bursts"))
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", p.Name, err)
 	}

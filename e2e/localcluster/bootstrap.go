@@ -17,11 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-)
 
-// RuntimeClassName is the runtime class EKS Auto Mode provides; the local
-// control plane's stand-in schedules its pods onto the simulated nodes.
-const RuntimeClassName = "isolated-sandbox"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+)
 
 // SandboxNodeLabel marks the simulated nodes the runtime class schedules to.
 const SandboxNodeLabel = "warm-pool-autoscaling-keda.local/sandbox-capable"
@@ -45,7 +43,7 @@ func (c *Cluster) bootstrap(ctx context.Context, p *pki, nodes int) error {
 	objs = append(objs,
 		map[string]any{
 			"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
-			"metadata": map[string]any{"name": RuntimeClassName},
+			"metadata": map[string]any{"name": contract.RuntimeClassName},
 			// The handler names nothing real: no kubelet runs here.
 			"handler":    "local-simulated",
 			"scheduling": map[string]any{"nodeSelector": map[string]any{SandboxNodeLabel: "true"}},
@@ -70,13 +68,24 @@ func (c *Cluster) bootstrap(ctx context.Context, p *pki, nodes int) error {
 			},
 		},
 	)
+	if c.without["keda"] {
+		objs = objs[:nodes+1] // KEDA's namespace, Service and APIService: nothing would serve them
+	}
+	if c.realNodes > 0 {
+		// The RuntimeClass is gVisor on the real nodes instead.
+		objs = append(objs[:nodes], append(realNodeObjects(), objs[nodes+1:]...)...)
+	}
 	for _, o := range objs {
 		if err := c.apply(ctx, &unstructured.Unstructured{Object: o}); err != nil {
 			return err
 		}
 	}
 	var crdNames []string
-	for _, dir := range []string{filepath.Join(c.Binaries.DataDir("agent-sandbox"), "crds"), filepath.Join(c.Binaries.DataDir("keda"), "crds")} {
+	crdDirs := []string{filepath.Join(c.Binaries.DataDir("agent-sandbox"), "crds")}
+	if !c.without["keda"] {
+		crdDirs = append(crdDirs, filepath.Join(c.Binaries.DataDir("keda"), "crds"))
+	}
+	for _, dir := range crdDirs {
 		names, err := c.applyCRDs(ctx, dir)
 		if err != nil {
 			return err
@@ -88,7 +97,7 @@ func (c *Cluster) bootstrap(ctx context.Context, p *pki, nodes int) error {
 
 func fakeNode(name string, i int) map[string]any {
 	resources := map[string]any{"cpu": "32", "memory": "256Gi", "pods": "110", "ephemeral-storage": "500Gi"}
-	cidr := fmt.Sprintf("10.244.%d.0/24", i)
+	cidr := kwokPodCIDROf(i)
 	return map[string]any{
 		"apiVersion": "v1", "kind": "Node",
 		"metadata": map[string]any{

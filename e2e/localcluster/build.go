@@ -15,7 +15,10 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 // A tool is one upstream program (or several from one module) that the local
@@ -33,6 +36,13 @@ type tool struct {
 	// data copies files the programs need at run time (CRDs, stages) out of
 	// the upstream module into the cache entry.
 	data func(moduleDir, dataDir string) error
+	// tags are the build tags (go build -tags).
+	tags string
+	// patches are files in the tool's folder, unified diffs (-p1) applied to a
+	// scratch copy of the upstream module, which the build then uses through a
+	// replace directive in a copy of go.mod: the committed go.mod stays as it is
+	// and the module cache is never written.
+	patches []string
 }
 
 type command struct {
@@ -41,19 +51,34 @@ type command struct {
 }
 
 const (
-	kubernetesVersion = "v1.36.3"
-	kedaVersion       = "v2.21.0"
-	agentSandboxVer   = "v0.5.6"
-	pulumiVersion     = "v3.274.1"
+	// The pins live in contract.Pins, beside the program's, with why they differ.
+	kubernetesVersion = contract.KubernetesModule
+	kedaVersion       = contract.KedaModule
+	agentSandboxVer   = contract.AgentSandboxModule
+	pulumiVersion     = contract.PulumiModule
+	// The real nodes' runtime pins are the local control plane's alone.
+	containerdVersion = "v2.4.2"
+	// gvisorVersion is what the module proxy resolved gvisor.dev/gvisor@latest
+	// to (gVisor tags no Go module releases; its "go" branch is the module).
+	gvisorVersion = "v0.0.0-20260905035102-160fafc42237"
 	// ProviderVersion is the version the Kubernetes provider reports, and the
 	// one the Pulumi program's SDK (pulumi-kubernetes/sdk/v4 v4.32.0) asks for.
-	ProviderVersion = "4.32.0"
+	ProviderVersion = contract.PulumiKubernetesProvider
 )
+
+// Without a version, clients cannot parse the server's and refuse it; the
+// node's binaries get the same, so the kubelet reports v1.36.3.
+var kubernetesLdflags = []string{
+	"-X k8s.io/component-base/version.gitVersion=" + kubernetesVersion,
+	"-X k8s.io/component-base/version.gitMajor=1",
+	"-X k8s.io/component-base/version.gitMinor=36",
+	"-X k8s.io/component-base/version.gitTreeState=clean",
+}
 
 func tools() []tool {
 	return []tool{
 		{
-			dir: "etcd", module: "go.etcd.io/etcd/server/v3", version: "v3.6.16",
+			dir: "etcd", module: "go.etcd.io/etcd/server/v3", version: contract.EtcdModule,
 			commands: []command{{"go.etcd.io/etcd/server/v3", "etcd"}},
 		},
 		{
@@ -63,16 +88,10 @@ func tools() []tool {
 				{"k8s.io/kubernetes/cmd/kube-controller-manager", "kube-controller-manager"},
 				{"k8s.io/kubernetes/cmd/kube-scheduler", "kube-scheduler"},
 			},
-			// Without a version, clients cannot parse the server's and refuse it.
-			ldflags: []string{
-				"-X k8s.io/component-base/version.gitVersion=" + kubernetesVersion,
-				"-X k8s.io/component-base/version.gitMajor=1",
-				"-X k8s.io/component-base/version.gitMinor=36",
-				"-X k8s.io/component-base/version.gitTreeState=clean",
-			},
+			ldflags: kubernetesLdflags,
 		},
 		{
-			dir: "kwok", module: "sigs.k8s.io/kwok", version: "v0.8.0",
+			dir: "kwok", module: "sigs.k8s.io/kwok", version: contract.KwokModule,
 			commands: []command{{"sigs.k8s.io/kwok/cmd/kwok", "kwok"}},
 			data:     copyKwokStages,
 		},
@@ -89,6 +108,34 @@ func tools() []tool {
 			},
 			ldflags: []string{"-X github.com/kedacore/keda/v2/version.Version=" + strings.TrimPrefix(kedaVersion, "v")},
 			data:    copyGlob("config/crd/bases/*.yaml", "crds"),
+		},
+		{
+			dir: "kubernetes-node", module: "k8s.io/kubernetes", version: kubernetesVersion,
+			commands: []command{
+				{"k8s.io/kubernetes/cmd/kubelet", "kubelet"},
+				{"k8s.io/kubernetes/cmd/kube-proxy", "kube-proxy"},
+			},
+			ldflags: kubernetesLdflags,
+		},
+		{
+			dir: "containerd", module: "github.com/containerd/containerd/v2", version: containerdVersion,
+			commands: []command{
+				{"github.com/containerd/containerd/v2/cmd/containerd", "containerd"},
+				{"github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2", "containerd-shim-runc-v2"},
+				{"github.com/containerd/containerd/v2/cmd/ctr", "ctr"},
+			},
+			// The snapshotters that need cgo or kernel headers are left out;
+			// overlayfs and native remain.
+			tags:    "no_btrfs no_devmapper no_zfs",
+			ldflags: []string{"-X github.com/containerd/containerd/v2/version.Version=" + containerdVersion},
+		},
+		{
+			dir: "gvisor", module: "gvisor.dev/gvisor", version: gvisorVersion,
+			commands: []command{
+				{"gvisor.dev/gvisor/runsc", "runsc"},
+				{"gvisor.dev/gvisor/shim", "containerd-shim-runsc-v1"},
+			},
+			patches: []string{"shim-oom-score-permission.patch"},
 		},
 		{
 			dir: "pulumi", module: "github.com/pulumi/pulumi/pkg/v3", version: pulumiVersion,
@@ -150,7 +197,9 @@ func toolsDir() (string, error) {
 // and the Kubernetes provider, which only the Pulumi runs need.
 var (
 	ControlPlaneTools = []string{"etcd", "kubernetes", "kwok", "agent-sandbox", "keda"}
-	PulumiTools       = []string{"pulumi", "pulumi-kubernetes"}
+	// NodeTools are what a real node runs (Options.RealNodes).
+	NodeTools   = []string{"kubernetes-node", "containerd", "gvisor"}
+	PulumiTools = []string{"pulumi", "pulumi-kubernetes"}
 )
 
 // EnsureBinaries builds the named tools (all when none is named) that are not
@@ -203,6 +252,16 @@ func ensureTool(ctx context.Context, t tool, toolDir, cacheRoot, goVersion strin
 	if _, err := os.Stat(filepath.Join(entry, ".complete")); err == nil {
 		return entry, nil
 	}
+	// One build per entry at a time: a second build (another test, `localcluster
+	// build` in another shell) would otherwise wipe the first one's scratch entry.
+	unlock, err := lockEntry(entry, t.dir, progress)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if _, err := os.Stat(filepath.Join(entry, ".complete")); err == nil {
+		return entry, nil // built by whoever held the lock
+	}
 	moduleDir, err := output(ctx, toolDir, "go", "list", "-mod=readonly", "-m", "-f", "{{.Dir}}", t.module)
 	if err == nil && moduleDir == "" {
 		// The module is not downloaded yet: fetch exactly what go.sum names.
@@ -225,11 +284,19 @@ func ensureTool(ctx context.Context, t tool, toolDir, cacheRoot, goVersion strin
 			return "", fmt.Errorf("preparing %s: %w", t.dir, err)
 		}
 	}
+	modfile := ""
+	if len(t.patches) > 0 {
+		if modfile, err = patchedModule(t, toolDir, moduleDir, filepath.Join(tmp, "src")); err != nil {
+			return "", fmt.Errorf("patching %s: %w", t.dir, err)
+		}
+	}
 	for _, c := range t.commands {
-		if err := buildCommand(ctx, t, c, toolDir, filepath.Join(tmp, "bin", c.binary), progress); err != nil {
+		if err := buildCommand(ctx, t, c, toolDir, modfile, filepath.Join(tmp, "bin", c.binary), progress); err != nil {
 			return "", err
 		}
 	}
+	// The patched copy was only needed for the build.
+	_ = os.RemoveAll(filepath.Join(tmp, "src"))
 	if t.data != nil {
 		if err := t.data(moduleDir, filepath.Join(tmp, "data")); err != nil {
 			return "", fmt.Errorf("copying run-time data of %s: %w", t.dir, err)
@@ -242,7 +309,7 @@ func ensureTool(ctx context.Context, t tool, toolDir, cacheRoot, goVersion strin
 	return entry, os.Rename(tmp, entry)
 }
 
-func buildCommand(ctx context.Context, t tool, c command, toolDir, out string, progress io.Writer) error {
+func buildCommand(ctx context.Context, t tool, c command, toolDir, modfile, out string, progress io.Writer) error {
 	start := time.Now()
 	fmt.Fprintf(progress, "building %s (%s %s)\n", c.binary, t.module, t.version)
 	done := make(chan struct{})
@@ -260,6 +327,12 @@ func buildCommand(ctx context.Context, t tool, c command, toolDir, out string, p
 		}
 	}()
 	args := []string{"build", "-mod=readonly", "-o", out}
+	if modfile != "" {
+		args = append(args, "-modfile="+modfile)
+	}
+	if t.tags != "" {
+		args = append(args, "-tags", t.tags)
+	}
 	if len(t.ldflags) > 0 {
 		args = append(args, "-ldflags", strings.Join(t.ldflags, " "))
 	}
@@ -283,6 +356,10 @@ func buildCommand(ctx context.Context, t tool, c command, toolDir, out string, p
 func cacheKey(t tool, toolDir, goVersion string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n%s\n%s\n%q\n%q\n", t.module, t.version, goVersion, t.ldflags, t.commands)
+	// Only when set, so that the keys of tools without tags stay as they were.
+	if t.tags != "" {
+		fmt.Fprintf(h, "tags %q\n", t.tags)
+	}
 	files, err := filepath.Glob(filepath.Join(toolDir, "*"))
 	if err != nil {
 		return "", err
@@ -290,7 +367,7 @@ func cacheKey(t tool, toolDir, goVersion string) (string, error) {
 	sort.Strings(files)
 	for _, f := range files {
 		name := filepath.Base(f)
-		if name != "go.mod" && name != "go.sum" && !strings.HasSuffix(name, ".go") {
+		if name != "go.mod" && name != "go.sum" && !strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, ".patch") {
 			continue // generated files (the provider's schema) follow from these
 		}
 		b, err := os.ReadFile(f)
@@ -412,4 +489,24 @@ func tail(s string, n int) string {
 		return s
 	}
 	return "..." + s[len(s)-n:]
+}
+
+// lockEntry takes an exclusive lock on entry's lock file, saying so when it has
+// to wait; the lock goes with the process, so a killed build never leaves it held.
+func lockEntry(entry, name string, progress io.Writer) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(entry), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(entry+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		fmt.Fprintf(progress, "waiting for another build of %s to finish (%s)\n", name, entry+".lock")
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("locking the cache entry of %s: %w", name, err)
+		}
+	}
+	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }

@@ -1,11 +1,14 @@
 package localcluster
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -127,5 +130,69 @@ func TestTeardownKillsOnlyTheProcessItStarted(t *testing.T) {
 	}
 	if alive(ours) {
 		t.Fatal("our process survived teardown")
+	}
+}
+
+// safeBuffer is a bytes.Buffer two goroutines may use.
+type safeBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestASecondBuildWaitsForTheFirstAndReusesItsEntry(t *testing.T) {
+	src, cache := t.TempDir(), t.TempDir()
+	writeToolModule(t, src, "")
+	// A module that cannot be built: if the waiting build builds, it fails.
+	tl := tool{dir: "x", module: "example.local/does-not-exist", version: "v0.0.1", commands: []command{{"example.local/does-not-exist", "x"}}}
+	key, _ := cacheKey(tl, src, "go1.26.8")
+	entry := filepath.Join(cache, "x-v0.0.1-"+key)
+	unlock, err := lockEntry(entry, "x", io.Discard) // the first build
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progress safeBuffer
+	type result struct {
+		entry string
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		e, err := ensureTool(context.Background(), tl, src, cache, "go1.26.8", &progress)
+		done <- result{e, err}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(progress.String(), "waiting for another build of x") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the second build did not wait for the first; its progress: %q", progress.String())
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("the second build ran while the first held the entry: %+v", r)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	// The first build completes its entry and lets go.
+	if err := os.MkdirAll(entry, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(entry, ".complete"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	r := <-done
+	if r.err != nil || r.entry != entry {
+		t.Fatalf("after waiting, the second build did not reuse the first's entry: entry %q, err %v", r.entry, r.err)
 	}
 }

@@ -32,8 +32,13 @@ type Options struct {
 	// StateDir holds certificates, kubeconfigs, etcd data and every process's
 	// log. Empty: a new temporary directory, removed by Stop.
 	StateDir string
-	// Nodes is the number of simulated (KWOK) nodes; default 1.
+	// Nodes is the number of simulated (KWOK) nodes; default 1, or 0 with
+	// real nodes.
 	Nodes int
+	// RealNodes is the number of real nodes (realnode.go): a kubelet with
+	// containerd, runc and gVisor each, pods that really run. Needs root; the
+	// Debian packages they use are installed when missing. Default 0.
+	RealNodes int
 	// HPASyncPeriod is kube-controller-manager's
 	// --horizontal-pod-autoscaler-sync-period; default 15s, as on EKS.
 	HPASyncPeriod time.Duration
@@ -49,7 +54,8 @@ type Options struct {
 	KwokStages func(defaults []byte) ([]byte, error)
 	// Without names components not to start: "agent-sandbox-controller"
 	// (its CRDs stay, so claims are inert objects: for load tests of the API
-	// server), "keda" (operator and adapter).
+	// server), "keda" (operator and adapter, and then neither its CRDs nor
+	// its APIService, and its tool is not built).
 	Without []string
 }
 
@@ -70,12 +76,16 @@ type Cluster struct {
 	Client  kubernetes.Interface
 	Dynamic dynamic.Interface
 
-	procs       []*process
-	without     map[string]bool
-	kwokStages  func([]byte) ([]byte, error)
-	ports       ports
-	removeState bool
-	progress    io.Writer
+	procs     []*process
+	without   map[string]bool
+	realNodes int
+	ledger    *hostLedger
+	// nodeProgramDir holds the node's own programs (its CNI plugin).
+	nodeProgramDir string
+	ports          ports
+	removeState    bool
+	progress       io.Writer
+	kwokStages     func([]byte) ([]byte, error)
 }
 
 type ports struct {
@@ -84,6 +94,7 @@ type ports struct {
 	sandboxMetrics, sandboxHealth         int
 	kedaMetrics, kedaHealth, kedaGRPC     int
 	adapterSecure, adapterMetrics         int
+	kubeProxyHealth, kubeProxyMetrics     int
 	controllerManager, scheduler, profile int
 }
 
@@ -95,17 +106,23 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if opts.Progress == nil {
 		opts.Progress = os.Stderr
 	}
-	if opts.Nodes <= 0 {
+	if opts.RealNodes < 0 || opts.RealNodes > maxRealNodes {
+		return nil, fmt.Errorf("RealNodes is %d: want 0..%d", opts.RealNodes, maxRealNodes)
+	}
+	if opts.Nodes < 0 || opts.Nodes > maxKWOKNodes {
+		return nil, fmt.Errorf("Nodes is %d: want 0..%d (each simulated node gets a /24 of %s)", opts.Nodes, maxKWOKNodes, kwokPodCIDR)
+	}
+	if opts.Nodes == 0 && opts.RealNodes == 0 {
 		opts.Nodes = 1
 	}
 	if opts.HPASyncPeriod <= 0 {
 		opts.HPASyncPeriod = 15 * time.Second
 	}
-	bins, err := EnsureBinaries(ctx, opts.Progress, ControlPlaneTools...)
+	bins, err := EnsureBinaries(ctx, opts.Progress, neededTools(opts.Without)...)
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{StateDir: opts.StateDir, Binaries: bins, HPASyncPeriod: opts.HPASyncPeriod, progress: opts.Progress, without: map[string]bool{}, kwokStages: opts.KwokStages}
+	c := &Cluster{StateDir: opts.StateDir, Binaries: bins, HPASyncPeriod: opts.HPASyncPeriod, progress: opts.Progress, without: map[string]bool{}, realNodes: opts.RealNodes, kwokStages: opts.KwokStages}
 	for _, w := range opts.Without {
 		if w != "agent-sandbox-controller" && w != "keda" {
 			return nil, fmt.Errorf("unknown component %q in Without (known: agent-sandbox-controller, keda)", w)
@@ -136,8 +153,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("%w\n(logs of every process are in %s)", err, filepath.Join(c.StateDir, "logs"))
-			_ = stopProcesses(c.procs, 5*time.Second)
-			c.procs = nil
+			_ = c.teardown()
 		}
 	}()
 	began := time.Now()
@@ -149,16 +165,18 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, fmt.Errorf("making certificates: %w", err)
 	}
 	c.CAFile = p.path(clusterCA + ".crt")
-	c.APIServerURL = "https://127.0.0.1:" + strconv.Itoa(c.ports.apiserver)
+	c.APIServerURL = "https://" + c.apiServerAddress() + ":" + strconv.Itoa(c.ports.apiserver)
 
 	steps := []struct {
 		what string
 		run  func(context.Context, *pki) error
 	}{
+		{"the host network for real nodes", c.prepareRealNodesStep},
 		{"etcd and kube-apiserver", c.startAPIServer},
 		{"kube-controller-manager and kube-scheduler", c.startControllers},
 		{"simulated nodes, runtime class, CRDs and KEDA's APIService", func(ctx context.Context, p *pki) error { return c.bootstrap(ctx, p, opts.Nodes) }},
 		{"KWOK, agent-sandbox and KEDA", c.startAddons},
+		{"real nodes", c.startRealNodesStep},
 		{"the whole chain to be ready", func(ctx context.Context, _ *pki) error {
 			return c.waitReady(ctx, !opts.SkipWarmPoolCheck && !c.without["agent-sandbox-controller"])
 		}},
@@ -187,7 +205,7 @@ func Attach(stateDir string) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no local control plane in %s: %w", abs, err)
 	}
-	c := &Cluster{StateDir: abs, procs: procs, Kubeconfig: filepath.Join(abs, "kubeconfig"), progress: os.Stderr}
+	c := &Cluster{StateDir: abs, procs: procs, Kubeconfig: filepath.Join(abs, "kubeconfig"), progress: os.Stderr, realNodes: countRealNodes(abs)}
 	if err := c.connect(); err != nil {
 		return nil, err
 	}
@@ -208,15 +226,31 @@ func (c *Cluster) Running() (bool, []string) {
 // Stop kills exactly the processes this control plane started and, for a
 // temporary state directory, removes it.
 func (c *Cluster) Stop() error {
+	errs := c.teardown()
+	if errs == nil && c.removeState {
+		return os.RemoveAll(c.StateDir)
+	}
+	return errs
+}
+
+// teardown stops the processes and undoes what real nodes did to the machine.
+func (c *Cluster) teardown() error {
+	if c.realNodes > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		c.stopRealNodes(ctx)
+		cancel()
+	}
 	errs := stopProcesses(c.procs, 10*time.Second)
 	c.procs = nil
+	if c.realNodes > 0 && len(errs) == 0 {
+		if err := cleanHost(c.StateDir, c.Binaries.pathOrEmpty("kube-proxy")); err != nil {
+			errs = append(errs, err)
+		} else if err := releaseOwner(c.StateDir); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if len(errs) == 0 {
 		_ = os.Remove(filepath.Join(c.StateDir, processesFile))
-		if c.removeState {
-			if err := os.RemoveAll(c.StateDir); err != nil {
-				errs = append(errs, err)
-			}
-		}
 	}
 	return errors.Join(errs...)
 }
@@ -257,6 +291,7 @@ func (c *Cluster) allocatePorts() error {
 		&c.ports.sandboxMetrics, &c.ports.sandboxHealth, &c.ports.kedaMetrics, &c.ports.kedaHealth,
 		&c.ports.kedaGRPC, &c.ports.adapterSecure, &c.ports.adapterMetrics,
 		&c.ports.controllerManager, &c.ports.scheduler, &c.ports.profile,
+		&c.ports.kubeProxyHealth, &c.ports.kubeProxyMetrics,
 	}
 	// Hold every listener until all are chosen, so no two ports coincide.
 	var held []net.Listener

@@ -84,8 +84,8 @@ func TestControlPlane(t *testing.T) {
 
 	t.Run("a warm pool of 2 is Ready, a claim adopts a warm sandbox and the pool replenishes", func(t *testing.T) {
 		ns := newNamespace(t, c, "pool")
-		createObject(t, c, SandboxTemplateGVR, ns, TestSandboxTemplate("tmpl"))
-		createObject(t, c, SandboxWarmPoolGVR, ns, TestWarmPool("pool", "tmpl", 2))
+		createObject(t, c, SandboxTemplateGVR, ns, sandboxTemplate("tmpl"))
+		createObject(t, c, SandboxWarmPoolGVR, ns, warmPool("pool", "tmpl", 2))
 		waitPoolReady(t, ctx, c, ns, "pool", 2)
 		before := sandboxNames(t, c, ns)
 

@@ -60,7 +60,8 @@ func (p *pki) generate() error {
 		clusterCA: {
 			{name: apiServerCert, cn: "kube-apiserver", server: true,
 				dnsNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
-				ips:      append(loop, net.ParseIP("10.96.0.1"))},
+				// The kubernetes Service's address, and the host's on the pod network.
+				ips: append(loop, net.ParseIP(kubernetesServiceIP), net.ParseIP(hostPodAddress))},
 			// system:masters: the operator of this local cluster, and the upstream
 			// controllers whose RBAC would come from charts we do not install.
 			{name: "admin", cn: "local-admin", orgs: []string{"system:masters"}, client: true},

@@ -2,7 +2,9 @@ package localcluster
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -11,16 +13,18 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 // GVRs of the agent-sandbox extension resources (v1beta1 only: the local CRDs
 // have no conversion webhook).
 var (
-	SandboxTemplateGVR = schema.GroupVersionResource{Group: "extensions.agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxtemplates"}
-	SandboxWarmPoolGVR = schema.GroupVersionResource{Group: "extensions.agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxwarmpools"}
-	SandboxClaimGVR    = schema.GroupVersionResource{Group: "extensions.agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxclaims"}
-	SandboxGVR         = schema.GroupVersionResource{Group: "agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxes"}
-	ScaledObjectGVR    = schema.GroupVersionResource{Group: "keda.sh", Version: "v1alpha1", Resource: "scaledobjects"}
+	SandboxTemplateGVR = schema.GroupVersionResource{Group: contract.AgentSandboxExtensionsGroup, Version: contract.AgentSandboxVersion, Resource: contract.SandboxTemplatesResource}
+	SandboxWarmPoolGVR = schema.GroupVersionResource{Group: contract.AgentSandboxExtensionsGroup, Version: contract.AgentSandboxVersion, Resource: contract.SandboxWarmPoolsResource}
+	SandboxClaimGVR    = schema.GroupVersionResource{Group: contract.AgentSandboxExtensionsGroup, Version: contract.AgentSandboxVersion, Resource: contract.SandboxClaimsResource}
+	SandboxGVR         = schema.GroupVersionResource{Group: contract.AgentSandboxGroup, Version: contract.AgentSandboxVersion, Resource: contract.SandboxesResource}
+	ScaledObjectGVR    = schema.GroupVersionResource{Group: contract.KedaGroup, Version: contract.KedaVersion, Resource: contract.ScaledObjectsResource}
 )
 
 const readyCheckNamespace = "localcluster-ready-check"
@@ -78,7 +82,7 @@ func (c *Cluster) checkWarmPool(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	for _, o := range []map[string]any{TestSandboxTemplate("check"), TestWarmPool("check", "check", 1)} {
+	for _, o := range []map[string]any{sandboxTemplate("check"), warmPool("check", "check", 1)} {
 		u := &unstructured.Unstructured{Object: o}
 		u.SetNamespace(readyCheckNamespace)
 		gvr := SandboxTemplateGVR
@@ -99,18 +103,18 @@ func (c *Cluster) checkWarmPool(ctx context.Context) error {
 	})
 }
 
-// TestSandboxTemplate is a minimal template in the shape the product uses:
-// runtime class isolated-sandbox, no network, a pinned busybox.
-func TestSandboxTemplate(name string) map[string]any {
+// sandboxTemplate is a minimal template in the shape the product uses:
+// runtime class isolated-sandbox, no network, the warm pods' image.
+func sandboxTemplate(name string) map[string]any {
 	return map[string]any{
-		"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxTemplate",
+		"apiVersion": contract.AgentSandboxExtensionsAPIVersion, "kind": contract.SandboxTemplateKind,
 		"metadata": map[string]any{"name": name},
 		"spec": map[string]any{"podTemplate": map[string]any{
 			"metadata": map[string]any{"annotations": map[string]any{"sandbox.amazonaws.com/network-isolated": "true"}},
 			"spec": map[string]any{
-				"runtimeClassName": RuntimeClassName,
+				"runtimeClassName": contract.RuntimeClassName,
 				"containers": []any{map[string]any{
-					"name": "agent", "image": "public.ecr.aws/docker/library/busybox:1.36",
+					"name": "agent", "image": contract.WarmPodImage,
 					"command": []any{"sleep", "infinity"},
 				}},
 			},
@@ -118,10 +122,10 @@ func TestSandboxTemplate(name string) map[string]any {
 	}
 }
 
-// TestWarmPool is a SandboxWarmPool of the given size on template.
-func TestWarmPool(name, template string, replicas int64) map[string]any {
+// warmPool is a SandboxWarmPool of the given size on template.
+func warmPool(name, template string, replicas int64) map[string]any {
 	return map[string]any{
-		"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxWarmPool",
+		"apiVersion": contract.AgentSandboxExtensionsAPIVersion, "kind": contract.SandboxWarmPoolKind,
 		"metadata": map[string]any{"name": name},
 		"spec":     map[string]any{"replicas": replicas, "sandboxTemplateRef": map[string]any{"name": template}},
 	}
@@ -172,4 +176,34 @@ func (c *Cluster) proc(name string) *process {
 		}
 	}
 	return nil
+}
+
+// waitHTTP polls url until it answers 200, failing early if proc exits.
+func waitHTTP(ctx context.Context, proc *process, url string, tlsCfg *tls.Config, timeout time.Duration) error {
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg}}
+	deadline := time.Now().Add(timeout)
+	var last string
+	for {
+		if proc != nil && proc.exited() {
+			return fmt.Errorf("%s exited while waiting for %s (see its log)", proc.name, url)
+		}
+		resp, err := client.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = resp.Status
+		} else {
+			last = err.Error()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready after %s: %s", url, timeout, last)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }

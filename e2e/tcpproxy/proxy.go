@@ -123,8 +123,11 @@ type countingWriter struct {
 	n *atomic.Int64
 }
 
+// Write counts before forwarding: a client that has read the bytes must find
+// them counted (counting after the write raced the client's next look).
 func (c countingWriter) Write(b []byte) (int, error) {
+	c.n.Add(int64(len(b)))
 	n, err := c.w.Write(b)
-	c.n.Add(int64(n))
+	c.n.Add(int64(n - len(b))) // uncount what was not delivered
 	return n, err
 }

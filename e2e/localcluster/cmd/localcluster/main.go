@@ -3,7 +3,10 @@
 //	go run ./e2e/localcluster/cmd/localcluster up     # build what is missing, start, print KUBECONFIG
 //	go run ./e2e/localcluster/cmd/localcluster env    # print KUBECONFIG=... of the running one
 //	go run ./e2e/localcluster/cmd/localcluster down   # stop exactly its processes, remove its state
-//	go run ./e2e/localcluster/cmd/localcluster build  # only build (or find) the tools
+//	go run ./e2e/localcluster/cmd/localcluster build  # only build (or find) the tools (or: build gvisor containerd)
+//	go run ./e2e/localcluster/cmd/localcluster prereqs  # install the Debian packages real nodes need (root, apt-get)
+//
+// `up --real-nodes 1` adds a real node: kubelet, containerd, runc, gVisor.
 package main
 
 import (
@@ -13,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -27,7 +31,8 @@ func main() {
 	verb := os.Args[1]
 	fs := flag.NewFlagSet(verb, flag.ExitOnError)
 	state := fs.String("state", "", "state directory (default: <cache>/clusters/default)")
-	nodes := fs.Int("nodes", 1, "number of simulated (KWOK) nodes")
+	nodes := fs.Int("nodes", 0, "number of simulated (KWOK) nodes (default 1, or 0 with real nodes)")
+	realNodes := fs.Int("real-nodes", 0, "number of real nodes (kubelet, containerd, runc, gVisor; needs root)")
 	hpaSync := fs.Duration("hpa-sync-period", 15*time.Second, "kube-controller-manager --horizontal-pod-autoscaler-sync-period (EKS uses 15s)")
 	_ = fs.Parse(os.Args[2:])
 	if *state == "" {
@@ -41,12 +46,18 @@ func main() {
 	defer stop()
 	switch verb {
 	case "build":
-		if _, err := localcluster.EnsureBinaries(ctx, os.Stderr); err != nil {
+		// Named tools only (e.g. `build gvisor containerd`), or all of them.
+		if _, err := localcluster.EnsureBinaries(ctx, os.Stderr, fs.Args()...); err != nil {
 			fail(err)
 		}
-		fmt.Println("all tools are built")
+		fmt.Println("tools are built")
+	case "prereqs":
+		if err := localcluster.EnsureNodePrereqs(ctx, os.Stderr); err != nil {
+			fail(err)
+		}
+		fmt.Println("real nodes' packages are installed:", strings.Join(localcluster.NodePrereqPackages(), " "))
 	case "up":
-		c, err := localcluster.Start(ctx, localcluster.Options{StateDir: *state, Nodes: *nodes, HPASyncPeriod: *hpaSync})
+		c, err := localcluster.Start(ctx, localcluster.Options{StateDir: *state, Nodes: *nodes, RealNodes: *realNodes, HPASyncPeriod: *hpaSync})
 		if err != nil {
 			fail(err)
 		}
@@ -81,7 +92,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: localcluster up|env|down|build [--state DIR] [--nodes N] [--hpa-sync-period 15s]")
+	fmt.Fprintln(os.Stderr, "usage: localcluster up|env|down|build|prereqs [--state DIR] [--nodes N] [--real-nodes N] [--hpa-sync-period 15s] [tool...]")
 }
 
 func fail(err error) {

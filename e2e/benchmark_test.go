@@ -1,9 +1,9 @@
-package main
+package e2e
 
 // Benchmarks on the local control plane. They are measurements, not tests:
 // run them with
 //
-//	go test -run '^$' -bench . -benchtime 1x -timeout 60m .
+//	go test -run '^$' -bench . -benchtime 1x -timeout 60m ./e2e/
 //
 // (E2E_HPA_SYNC_PERIOD sets the HPA sync period; 15s, EKS's, by default.)
 // Each demand change comes at a random phase of the HPA's sync period, so the
@@ -13,7 +13,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -27,12 +26,12 @@ import (
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/tcpproxy"
 )
@@ -49,9 +48,9 @@ func BenchmarkReactionLatency(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
 	defer cancel()
 	sync := hpaSyncPeriod(b)
-	e := newE2EEnv(b, ctx, sync)
-	e.up(ctx)
-	e.startExporterWithToken(ctx)
+	e := newEnv(b, ctx, sync)
+	e.up(ctx, b)
+	e.startExporterWithToken(ctx, b)
 	claims := []string{"bench-1", "bench-2", "bench-3"}
 	var up, down []time.Duration
 	b.ResetTimer()
@@ -62,16 +61,16 @@ func BenchmarkReactionLatency(b *testing.B) {
 			time.Sleep(time.Duration(rand.Int64N(int64(sync))))
 			start := time.Now()
 			for _, n := range claims {
-				e.createClaim(ctx, n)
+				e.createClaim(ctx, b, n)
 			}
-			e.waitSpecReplicas(ctx, 3, 3*time.Minute)
+			e.waitSpecReplicas(ctx, b, 3, 3*time.Minute)
 			up = append(up, time.Since(start))
 			time.Sleep(time.Duration(rand.Int64N(int64(sync))))
 			start = time.Now()
 			for _, n := range claims {
-				e.deleteClaim(ctx, n)
+				e.deleteClaim(ctx, b, n)
 			}
-			e.waitSpecReplicas(ctx, 1, 3*time.Minute)
+			e.waitSpecReplicas(ctx, b, 1, 3*time.Minute)
 			down = append(down, time.Since(start))
 			fmt.Fprintf(os.Stderr, "trial %d: up %s, down %s\n", trial+1, up[len(up)-1].Round(10*time.Millisecond), down[len(down)-1].Round(10*time.Millisecond))
 		}
@@ -101,7 +100,7 @@ func BenchmarkExporterAt10000Claims(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
 	defer cancel()
 	work := b.TempDir()
-	c, err := localcluster.Start(ctx, localcluster.Options{StateDir: filepath.Join(work, "cluster"), Progress: newLogWriter(b),
+	c, err := localcluster.Start(ctx, localcluster.Options{StateDir: filepath.Join(work, "cluster"), Progress: framework.NewLogWriter(b),
 		Without: []string{"agent-sandbox-controller", "keda"}})
 	if err != nil {
 		b.Fatal(err)
@@ -121,10 +120,10 @@ func BenchmarkExporterAt10000Claims(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer proxy.Close()
-	exporterBin := goBuild(b, work, "./exporter/cmd/claim-exporter")
+	exporterBin := goBuild(b, work, framework.Module+"/exporter/cmd/claim-exporter")
 
 	scrape := func(b *testing.B, addr string) {
-		code, body := httpGet(b, "http://"+addr+"/demand")
+		code, body := framework.HTTPGet("http://" + addr + "/demand")
 		if code != http.StatusOK {
 			b.Fatalf("exporter answered %d: %s", code, body)
 		}
@@ -136,15 +135,15 @@ func BenchmarkExporterAt10000Claims(b *testing.B) {
 		b.Run(path.name, func(b *testing.B) {
 			addr := freeAddr(b)
 			cmd := exec.Command(exporterBin, "--api-url", "https://"+proxy.Addr(), "--token-file", tokenFile,
-				"--ca-file", c.CAFile, "--namespace", ns, "--selector", path.selector, "--listen", addr, "--timeout", "60s")
+				"--ca-file", c.CAFile, "--namespace", ns, "--selector", path.selector, "--listen", addr, "--read-timeout", "60s")
 			cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 			if err := cmd.Start(); err != nil {
 				b.Fatal(err)
 			}
 			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-			waitFor(b, ctx, "the exporter to count "+strconv.Itoa(claims), time.Minute, func(context.Context) (bool, error) {
-				code, body := httpGet(b, "http://"+addr+"/demand")
-				return code == http.StatusOK && containsCount(body, claims), nil
+			framework.Eventually(b, ctx, "the exporter to count "+strconv.Itoa(claims), time.Minute, func(context.Context) (bool, error) {
+				d, err := framework.Demand("http://" + addr + "/demand")
+				return err == nil && d.ActiveClaims == claims, err
 			})
 			before := proxy.BytesFromTarget()
 			b.ResetTimer()
@@ -158,7 +157,7 @@ func BenchmarkExporterAt10000Claims(b *testing.B) {
 	b.Run("full-list(the blueprint's request)", func(b *testing.B) {
 		client := benchHTTPClient(b, c.CAFile)
 		req := func() {
-			r, _ := http.NewRequest(http.MethodGet, "https://"+proxy.Addr()+"/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/"+ns+"/sandboxclaims", nil)
+			r, _ := http.NewRequest(http.MethodGet, "https://"+proxy.Addr()+"/apis/"+contract.AgentSandboxExtensionsAPIVersion+"/namespaces/"+ns+"/"+contract.SandboxClaimsResource, nil)
 			r.Header.Set("Authorization", "Bearer "+token)
 			resp, err := client.Do(r)
 			if err != nil {
@@ -186,30 +185,29 @@ func benchNamespace(b *testing.B, ctx context.Context, c *localcluster.Cluster, 
 	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	waitFor(b, ctx, "the default ServiceAccount", 30*time.Second, func(ctx context.Context) (bool, error) {
+	framework.Eventually(b, ctx, "the default ServiceAccount", 30*time.Second, func(ctx context.Context) (bool, error) {
 		_, err := c.Client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
-		return err == nil, nil
+		return err == nil, err
 	})
-	if _, err := c.Client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "claim-exporter"}}, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: contract.ExporterName}}, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "claim-exporter"}, Rules: []rbacv1.PolicyRule{{
-		APIGroups: []string{"extensions.agents.x-k8s.io"}, Resources: []string{"sandboxclaims"}, Verbs: []string{"get", "list"}}}}
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: contract.ExporterName}, Rules: []rbacv1.PolicyRule{{
+		APIGroups: []string{contract.AgentSandboxExtensionsGroup}, Resources: []string{contract.SandboxClaimsResource}, Verbs: []string{"get", "list"}}}}
 	if _, err := c.Client.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "claim-exporter"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "claim-exporter"},
-		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "claim-exporter", Namespace: ns}}}
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: contract.ExporterName},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: contract.ExporterName},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: contract.ExporterName, Namespace: ns}}}
 	if _, err := c.Client.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	exp := int64(3600)
-	tr, err := c.Client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "claim-exporter", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &exp}}, metav1.CreateOptions{})
+	token, err := framework.Token(ctx, c.Client, ns, contract.ExporterName)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return tr.Status.Token
+	return token
 }
 
 // createClaims creates n claims with a few parallel writers; each is created
@@ -220,11 +218,7 @@ func createClaims(b *testing.B, ctx context.Context, c *localcluster.Cluster, ns
 	for w := 0; w < writers; w++ {
 		go func(w int) {
 			for i := w; i < n; i += writers {
-				u := &unstructured.Unstructured{Object: map[string]any{
-					"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxClaim",
-					"metadata": map[string]any{"name": fmt.Sprintf("claim-%05d", i), "labels": map[string]any{"bench": "claim"}},
-					"spec":     map[string]any{"warmPoolRef": map[string]any{"name": "warm-pool"}},
-				}}
+				u := framework.NewClaim(fmt.Sprintf("claim-%05d", i), contract.DefaultPoolName, map[string]any{"bench": "claim"})
 				if _, err := c.Dynamic.Resource(localcluster.SandboxClaimGVR).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
 					errs <- err
 					return
@@ -238,11 +232,6 @@ func createClaims(b *testing.B, ctx context.Context, c *localcluster.Cluster, ns
 			b.Fatal(err)
 		}
 	}
-}
-
-func containsCount(body string, n int) bool {
-	var d demandDoc
-	return json.Unmarshal([]byte(body), &d) == nil && d.ActiveClaims == int64(n)
 }
 
 // benchHTTPClient is a plain Go client trusting the cluster CA: the same

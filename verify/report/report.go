@@ -1,4 +1,7 @@
-package main
+// Package report is verify's report: every check with its evidence, the demand steps and the
+// control window, printed as they happen and written as JSON (--json). The end-to-end test
+// decodes that JSON into these types, so the contract is compiled on both sides.
+package report
 
 import (
 	"encoding/json"
@@ -8,13 +11,17 @@ import (
 	"sync"
 )
 
-// Status is a check's outcome. SKIP is never counted as a pass.
+// Status is a check's outcome. SKIP and N/A are never counted as passes.
 type Status string
 
 const (
 	Pass Status = "PASS"
 	Fail Status = "FAIL"
 	Skip Status = "SKIP"
+	// NA: the check does not apply to what was declared (a VM-only reading
+	// under --isolation gvisor, adoption at a zero floor); the reading that
+	// was taken is printed with it.
+	NA Status = "N/A"
 )
 
 // Check is one named assertion with the evidence it read.
@@ -58,9 +65,14 @@ type Report struct {
 	Passed                 int            `json:"passed"`
 	Failed                 int            `json:"failed"`
 	Skipped                int            `json:"skipped"`
+	NotApplicable          int            `json:"notApplicable"`
+	// Refused is why verify refused to run (exit 2); nothing was touched then.
+	Refused  string `json:"refused,omitempty"`
+	ExitCode int    `json:"exitCode"`
 }
 
-func newReport(out io.Writer) *Report { return &Report{out: out} }
+// New makes a report that prints to out as checks are added.
+func New(out io.Writer) *Report { return &Report{out: out} }
 
 // Section prints a phase heading in the blueprint's "== i/n title ==" form.
 func (r *Report) Section(i, n int, title string) {
@@ -85,6 +97,8 @@ func (r *Report) add(phase, name string, s Status, evidence string) {
 		r.Failed++
 	case Skip:
 		r.Skipped++
+	case NA:
+		r.NotApplicable++
 	}
 	fmt.Fprintf(r.out, "%s %s: %s\n", s, name, evidence)
 }
@@ -92,6 +106,18 @@ func (r *Report) add(phase, name string, s Status, evidence string) {
 func (r *Report) Pass(phase, name, evidence string) { r.add(phase, name, Pass, evidence) }
 func (r *Report) Fail(phase, name, evidence string) { r.add(phase, name, Fail, evidence) }
 func (r *Report) Skip(phase, name, evidence string) { r.add(phase, name, Skip, evidence) }
+func (r *Report) NA(phase, name, evidence string)   { r.add(phase, name, NA, evidence) }
+
+// AddStep records one demand step of the scale-up ("up") or the scale-down ("down").
+func (r *Report) AddStep(direction string, s Step) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if direction == "up" {
+		r.ScaleUp = append(r.ScaleUp, s)
+	} else {
+		r.ScaleDown = append(r.ScaleDown, s)
+	}
+}
 
 // Judge records PASS when ok, else FAIL, with the same evidence either way.
 func (r *Report) Judge(phase, name string, ok bool, evidence string) {
@@ -111,6 +137,9 @@ func (r *Report) FinalLine() string {
 	fmt.Fprintf(&b, "%d/%d checks passed", r.Passed, r.Passed+r.Failed)
 	if r.Skipped > 0 {
 		fmt.Fprintf(&b, " (%d skipped, not counted as passed)", r.Skipped)
+	}
+	if r.NotApplicable > 0 {
+		fmt.Fprintf(&b, " (%d not applicable, not counted as passed)", r.NotApplicable)
 	}
 	if r.Failed > 0 {
 		fmt.Fprintf(&b, "; %d FAILED", r.Failed)
@@ -138,8 +167,8 @@ func (r *Report) Failures() []string {
 	return out
 }
 
-// find returns the checks whose name contains sub.
-func (r *Report) find(sub string) []Check {
+// Find returns the checks whose name contains sub.
+func (r *Report) Find(sub string) []Check {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []Check
@@ -157,7 +186,3 @@ func (r *Report) JSON() ([]byte, error) {
 	defer r.mu.Unlock()
 	return json.MarshalIndent(r, "", "  ")
 }
-
-func i64(v int64) *int64     { return &v }
-func f64(v float64) *float64 { return &v }
-func secs(v float64) string  { return fmt.Sprintf("%.3fs", v) }

@@ -23,6 +23,13 @@ var readingChecks = []struct{ phase, name string }{
 	{"no-network", "an outbound request fails"},
 }
 
+// failReadings reports every reading as FAIL with one reason.
+func (r *Runner) failReadings(reason string) {
+	for _, c := range readingChecks {
+		r.rep.Fail(c.phase, c.name, reason)
+	}
+}
+
 // skipReadings reports every reading as not taken. With --require-exec it
 // is a FAIL instead: the user asked for the readings to be proven.
 func (r *Runner) skipReadings(reason string) {
@@ -40,7 +47,7 @@ func (r *Runner) execIn(ctx context.Context, pod string, cmd ...string) ExecResu
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.ExecTimeout)
 	defer cancel()
 	res := r.exec.Exec(ctx, r.cfg.Namespace, pod, "", cmd)
-	line := fmt.Sprintf("$ exec %s -- %s", pod, strings.Join(cmd, " "))
+	line := fmt.Sprintf("$ exec %s -- %s", pod, shellWords(cmd))
 	switch {
 	case res.Err != nil:
 		r.rep.Printf("%s\n  exec error: %v", line, res.Err)
@@ -63,27 +70,25 @@ func (r *Runner) readings(ctx context.Context) error {
 		return nil
 	}
 	if pod.Spec.NodeName == "" {
-		for _, c := range readingChecks {
-			r.rep.Fail(c.phase, c.name, fmt.Sprintf("pod/%s has no node, though its claim is Ready", pod.Name))
-		}
+		r.failReadings(fmt.Sprintf("pod/%s has no node, though its claim is Ready", pod.Name))
 		return nil
 	}
 	node, err := r.kube.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{})
 	if err != nil {
-		for _, c := range readingChecks {
-			r.rep.Fail(c.phase, c.name, fmt.Sprintf("reading node/%s: %v", pod.Spec.NodeName, err))
-		}
+		r.failReadings(fmt.Sprintf("reading node/%s: %v", pod.Spec.NodeName, err))
 		return nil
 	}
-	if fake, why := kwokNode(node); fake {
+	if none, why := noKubelet(node); none {
 		r.skipReadings(why)
 		return nil
 	}
 
+	r.rep.Printf("expected isolation: %s (%s)", r.cfg.Isolation, isolationMeaning[r.cfg.Isolation])
 	r.rep.Printf("the claimed pod (%s), in a sandbox:", pod.Name)
 	uname := r.execIn(ctx, pod.Name, "uname", "-rv")
-	if impossible, why := execImpossible(uname.Err); impossible {
-		r.skipReadings(why)
+	if uname.Err != nil {
+		// The node has a kubelet, so a failed exec is a fault, not a SKIP.
+		r.failReadings(fmt.Sprintf("exec into pod/%s on node/%s failed, so nothing was read: %v", pod.Name, node.Name, uname.Err))
 		return nil
 	}
 	r.judge("sandbox", "exec into the claimed pod works", judgeExecWorks(uname))
@@ -102,27 +107,37 @@ func (r *Runner) readings(ctx context.Context) error {
 		p := r.execIn(ctx, ordinary, "cat", "/sys/class/dmi/id/product_name")
 		oUname, oProduct = &u, &p
 	}
-	if oUname == nil {
-		r.rep.Skip("sandbox", "the claimed pod runs its own kernel", "no ordinary pod to compare with: "+why)
+	nodeKernel := node.Status.NodeInfo.KernelVersion
+	if oUname == nil && nodeKernel == "" {
+		r.rep.Skip("sandbox", "the claimed pod runs its own kernel", "no ordinary pod to compare with ("+why+") and node/"+node.Name+" reports no status.nodeInfo.kernelVersion")
 	} else {
-		r.judge("sandbox", "the claimed pod runs its own kernel", judgeKernel(uname, *oUname))
+		if oUname == nil {
+			r.rep.Printf("no ordinary pod to compare with (%s): node/%s reports kernel %s", why, node.Name, nodeKernel)
+		}
+		r.judge("sandbox", "the claimed pod runs its own kernel", judgeKernel(uname, oUname, nodeKernel))
 	}
 	r.judge("sandbox", "the guest booted after the pod was created", judgeUptime(uptime, podAge))
-	r.judge("sandbox", "the claimed pod sees virtio block devices", judgeBlockDevices(block))
-	r.judge("sandbox", "the DMI product name is the sandbox's own", judgeProductName(product, oProduct))
+	r.judge("sandbox", "the claimed pod sees virtio block devices", judgeBlockDevices(block, r.cfg.Isolation))
+	r.judge("sandbox", "the DMI product name is the sandbox's own", judgeProductName(product, oProduct, r.cfg.Isolation))
 
 	r.rep.Printf("the claimed pod is network-isolated, so there is no network to restrict:")
 	addr := r.execIn(ctx, pod.Name, "ip", "-o", "addr", "show")
 	r.judge("no-network", "only loopback has an address", judgeLoopbackOnly(addr))
-	v4 := r.execIn(ctx, pod.Name, "ip", "route", "show", "default")
+	v4 := r.execIn(ctx, pod.Name, "ip", "-4", "route", "show", "default")
 	v6 := r.execIn(ctx, pod.Name, "ip", "-6", "route", "show", "default")
 	r.judge("no-network", "no default route in either family", judgeNoDefaultRoute(v4, v6))
-	req := r.execIn(ctx, pod.Name, "wget", "-T", "5", "-O", "/dev/null", r.cfg.ProbeURL)
+	req := r.execIn(ctx, pod.Name, requestCommand(r.cfg.ProbeURL)...)
 	r.judge("no-network", "an outbound request fails", judgeRequestFails(req))
 	return nil
 }
 
-func (r *Runner) judge(phase, name string, v verdict) { r.rep.Judge(phase, name, v.OK, v.Why) }
+func (r *Runner) judge(phase, name string, v verdict) {
+	if v.NA {
+		r.rep.NA(phase, name, v.Why)
+		return
+	}
+	r.rep.Judge(phase, name, v.OK, v.Why)
+}
 
 // ordinaryPod names a running, non-sandboxed pod to compare with: the flag,
 // else a running pod of the exporter's Deployment. "" and why when none.
@@ -146,7 +161,7 @@ func (r *Runner) ordinaryPod(ctx context.Context) (string, string) {
 		if p.Status.Phase == corev1.PodRunning && p.Spec.RuntimeClassName == nil && p.DeletionTimestamp == nil {
 			node, err := r.kube.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
 			if err == nil {
-				if fake, why := kwokNode(node); fake {
+				if none, why := noKubelet(node); none {
 					return "", why
 				}
 			}
@@ -154,4 +169,17 @@ func (r *Runner) ordinaryPod(ctx context.Context) (string, string) {
 		}
 	}
 	return "", fmt.Sprintf("no running pod matches %s", labels.Set(dep.Spec.Selector.MatchLabels))
+}
+
+// shellWords prints a command as a shell would take it: a word with spaces
+// or quotes in single quotes.
+func shellWords(cmd []string) string {
+	w := make([]string, len(cmd))
+	for i, c := range cmd {
+		if strings.ContainsAny(c, " \t\n'\"$;|&") {
+			c = "'" + strings.ReplaceAll(c, "'", `'\''`) + "'"
+		}
+		w[i] = c
+	}
+	return strings.Join(w, " ")
 }

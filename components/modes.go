@@ -1,0 +1,10 @@
+package components
+
+// Modes, spelled as the config takes them.
+const (
+	ModeCreate   = "create"
+	ModeExisting = "existing"
+	ModeRequire  = "require"
+	ModeInstall  = "install"
+	ModeAdopt    = "adopt"
+)

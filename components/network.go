@@ -1,0 +1,178 @@
+package components
+
+import (
+	"fmt"
+
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/ec2"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+type network struct {
+	vpcID            pulumi.StringOutput
+	privateSubnetIDs pulumi.StringArrayOutput
+	// egress is everything the private subnets' way out needs (gateways, routes, public subnets):
+	// the cluster depends on it, so it exists before the nodes and is deleted after them.
+	egress []pulumi.Resource
+}
+
+const networkAZs = 2
+
+// newNetwork builds a two-AZ VPC: public subnets (tagged for internet-facing load balancers)
+// with an internet gateway, private subnets (tagged for internal ones, where Auto Mode puts
+// nodes) behind one NAT gateway. One NAT keeps a demo cheap; it is a single-AZ egress point.
+func newNetwork(ctx *pulumi.Context, name, clusterName string, parent pulumi.Resource) (*network, error) {
+	zones, err := aws.GetAvailabilityZones(ctx, &aws.GetAvailabilityZonesArgs{State: pulumi.StringRef("available")}, pulumi.Parent(parent))
+	if err != nil {
+		return nil, fmt.Errorf("listing availability zones: %w", err)
+	}
+	if len(zones.Names) < networkAZs {
+		return nil, fmt.Errorf("the region has %d available zone(s); EKS needs %d: pick another aws:region or set vpcId and privateSubnetIds", len(zones.Names), networkAZs)
+	}
+	var egress []pulumi.Resource
+	b := networkBuilder{ctx: ctx, name: name, clusterName: clusterName, zones: zones.Names[:networkAZs], child: pulumi.Parent(parent), egress: &egress}
+
+	vpc, err := ec2.NewVpc(ctx, name+"-vpc", &ec2.VpcArgs{
+		CidrBlock:          pulumi.String("10.0.0.0/16"),
+		EnableDnsHostnames: pulumi.Bool(true),
+		EnableDnsSupport:   pulumi.Bool(true),
+		Tags:               b.tags(clusterName, nil),
+	}, b.child)
+	if err != nil {
+		return nil, err
+	}
+	igw, err := ec2.NewInternetGateway(ctx, name+"-igw", &ec2.InternetGatewayArgs{
+		VpcId: vpc.ID(), Tags: b.tags(clusterName, nil),
+	}, b.child)
+	if err != nil {
+		return nil, err
+	}
+	b.out(igw)
+	firstPublic, err := b.publicSubnets(vpc, igw)
+	if err != nil {
+		return nil, err
+	}
+	nat, err := b.natGateway(firstPublic, igw)
+	if err != nil {
+		return nil, err
+	}
+	privateIDs, err := b.privateSubnets(vpc, nat)
+	if err != nil {
+		return nil, err
+	}
+	return &network{
+		vpcID:            vpc.ID().ToStringOutput(),
+		privateSubnetIDs: privateIDs.ToStringArrayOutput(),
+		egress:           egress,
+	}, nil
+}
+
+// networkBuilder makes the network's parts, named and tagged alike.
+type networkBuilder struct {
+	ctx         *pulumi.Context
+	name        string
+	clusterName string
+	zones       []string
+	child       pulumi.ResourceOption
+	egress      *[]pulumi.Resource
+}
+
+// out records a part of the private subnets' way out.
+func (b networkBuilder) out(rs ...pulumi.Resource) { *b.egress = append(*b.egress, rs...) }
+
+func (b networkBuilder) tags(n string, extra map[string]string) pulumi.StringMap {
+	m := pulumi.StringMap{"Name": pulumi.String(n), "kubernetes.io/cluster/" + b.clusterName: pulumi.String("shared")}
+	for k, v := range extra {
+		m[k] = pulumi.String(v)
+	}
+	return m
+}
+
+// publicSubnets makes one public subnet per zone, routed to the internet gateway; the cluster is
+// not given them (its subnets are where Auto Mode launches nodes).
+func (b networkBuilder) publicSubnets(vpc *ec2.Vpc, igw *ec2.InternetGateway) (*ec2.Subnet, error) {
+	routes, err := ec2.NewRouteTable(b.ctx, b.name+"-public", &ec2.RouteTableArgs{
+		VpcId:  vpc.ID(),
+		Routes: ec2.RouteTableRouteArray{ec2.RouteTableRouteArgs{CidrBlock: pulumi.String("0.0.0.0/0"), GatewayId: igw.ID()}},
+		Tags:   b.tags(b.clusterName+"-public", nil),
+	}, b.child)
+	if err != nil {
+		return nil, err
+	}
+	b.out(routes)
+	var first *ec2.Subnet
+	for i, az := range b.zones {
+		public, err := ec2.NewSubnet(b.ctx, fmt.Sprintf("%s-public-%d", b.name, i), &ec2.SubnetArgs{
+			VpcId:               vpc.ID(),
+			AvailabilityZone:    pulumi.String(az),
+			CidrBlock:           pulumi.Sprintf("10.0.%d.0/24", 200+i),
+			MapPublicIpOnLaunch: pulumi.Bool(true),
+			Tags:                b.tags(fmt.Sprintf("%s-public-%s", b.clusterName, az), map[string]string{"kubernetes.io/role/elb": "1"}),
+		}, b.child)
+		if err != nil {
+			return nil, err
+		}
+		association, err := ec2.NewRouteTableAssociation(b.ctx, fmt.Sprintf("%s-public-%d", b.name, i), &ec2.RouteTableAssociationArgs{
+			SubnetId: public.ID(), RouteTableId: routes.ID(),
+		}, b.child)
+		if err != nil {
+			return nil, err
+		}
+		b.out(public, association)
+		if first == nil {
+			first = public
+		}
+	}
+	return first, nil
+}
+
+// natGateway is the private subnets' one way out, in the first public subnet.
+func (b networkBuilder) natGateway(public *ec2.Subnet, igw *ec2.InternetGateway) (*ec2.NatGateway, error) {
+	eip, err := ec2.NewEip(b.ctx, b.name+"-nat", &ec2.EipArgs{Domain: pulumi.String("vpc"), Tags: b.tags(b.clusterName+"-nat", nil)}, b.child)
+	if err != nil {
+		return nil, err
+	}
+	nat, err := ec2.NewNatGateway(b.ctx, b.name+"-nat", &ec2.NatGatewayArgs{
+		AllocationId: eip.ID(), SubnetId: public.ID(), Tags: b.tags(b.clusterName+"-nat", nil),
+	}, b.child, pulumi.DependsOn([]pulumi.Resource{igw}))
+	if err != nil {
+		return nil, err
+	}
+	b.out(eip, nat)
+	return nat, nil
+}
+
+// privateSubnets makes one private subnet per zone, routed through the NAT gateway.
+func (b networkBuilder) privateSubnets(vpc *ec2.Vpc, nat *ec2.NatGateway) (pulumi.StringArray, error) {
+	routes, err := ec2.NewRouteTable(b.ctx, b.name+"-private", &ec2.RouteTableArgs{
+		VpcId:  vpc.ID(),
+		Routes: ec2.RouteTableRouteArray{ec2.RouteTableRouteArgs{CidrBlock: pulumi.String("0.0.0.0/0"), NatGatewayId: nat.ID()}},
+		Tags:   b.tags(b.clusterName+"-private", nil),
+	}, b.child)
+	if err != nil {
+		return nil, err
+	}
+	b.out(routes)
+	var ids pulumi.StringArray
+	for i, az := range b.zones {
+		// /18 each: Auto Mode gives every pod a VPC address.
+		private, err := ec2.NewSubnet(b.ctx, fmt.Sprintf("%s-private-%d", b.name, i), &ec2.SubnetArgs{
+			VpcId:            vpc.ID(),
+			AvailabilityZone: pulumi.String(az),
+			CidrBlock:        pulumi.Sprintf("10.0.%d.0/18", 64*i),
+			Tags:             b.tags(fmt.Sprintf("%s-private-%s", b.clusterName, az), map[string]string{"kubernetes.io/role/internal-elb": "1"}),
+		}, b.child)
+		if err != nil {
+			return nil, err
+		}
+		association, err := ec2.NewRouteTableAssociation(b.ctx, fmt.Sprintf("%s-private-%d", b.name, i), &ec2.RouteTableAssociationArgs{
+			SubnetId: private.ID(), RouteTableId: routes.ID(),
+		}, b.child)
+		if err != nil {
+			return nil, err
+		}
+		b.out(association)
+		ids = append(ids, private.ID().ToStringOutput())
+	}
+	return ids, nil
+}

@@ -1,0 +1,117 @@
+package contract
+
+import "strings"
+
+// Upstream versions and images the project pins. Pins lists each one once, as the Pulumi program
+// deploys it and as the local control plane (e2e/localcluster) runs it; where the two differ,
+// the entry says why, and pins_test.go fails when they differ without a reason or when a pin
+// here disagrees with the go.mod that builds it.
+const (
+	// AgentSandboxRelease is the agent-sandbox release whose manifest the program installs.
+	AgentSandboxRelease = "v1.0.10"
+	// AgentSandboxModule is the agent-sandbox Go module the local control plane builds.
+	AgentSandboxModule = "v0.5.6"
+
+	KedaChartVersion = "2.21.0"
+	KedaModule       = "v2.21.0"
+
+	// KubernetesVersion is the EKS version (MAJOR.MINOR): Nitro Sandboxes need 1.36 or newer.
+	KubernetesVersion = "1.36"
+	KubernetesModule  = "v1.36.3"
+
+	// PulumiModule is the Pulumi engine and CLI the local control plane builds; the program's
+	// SDK (root go.mod) is the same version.
+	PulumiModule = "v3.274.1"
+	// PulumiKubernetesProvider is the provider version the program's SDK asks for
+	// (pulumi-kubernetes/sdk/v4 v4.32.0) and the version the locally built provider reports.
+	PulumiKubernetesProvider = "4.32.0"
+
+	EtcdModule = "v3.6.16"
+	KwokModule = "v0.8.0"
+
+	// WarmPodImage is what a warm sandbox runs (it only has to stay up).
+	WarmPodImage = "public.ecr.aws/docker/library/busybox:1.36.1"
+	// ExporterGoImage runs the exporter from source; the patch release the module is built with.
+	ExporterGoImage = "public.ecr.aws/docker/library/golang:1.26.8-alpine"
+)
+
+// Pin is one pinned upstream piece.
+type Pin struct {
+	Name string
+	// Program is the version the Pulumi program deploys or builds against; "" when it has none.
+	Program string
+	// ProgramModule, when set, is the module of the root go.mod that Program is the version of.
+	ProgramModule string
+	// LocalControlPlane is the version the local control plane runs; "" when it runs none.
+	LocalControlPlane string
+	// LocalModule and LocalToolDir, when set: e2e/localcluster/tools/<LocalToolDir>/go.mod
+	// requires LocalModule at LocalControlPlane.
+	LocalModule  string
+	LocalToolDir string
+	// Why the two differ; required when they do.
+	Why string
+}
+
+// Pins is the one list of every pin.
+var Pins = []Pin{
+	{
+		Name: "agent-sandbox", Program: AgentSandboxRelease, LocalControlPlane: AgentSandboxModule,
+		LocalModule: "sigs.k8s.io/agent-sandbox", LocalToolDir: "agent-sandbox",
+		Why: "the local control plane builds the controller from its Go module, and the Go module proxy serves " +
+			"sigs.k8s.io/agent-sandbox v0.5.6 but not v1.0.10 (403, not available); the program installs the v1.0.10 " +
+			"release manifest. Both serve every extensions.agents.x-k8s.io resource as v1beta1, and the warm pool's " +
+			"selector came out the same as the blueprint shows for v1.0.10",
+	},
+	{
+		Name: "KEDA", Program: KedaChartVersion, LocalControlPlane: KedaModule,
+		LocalModule: "github.com/kedacore/keda/v2", LocalToolDir: "keda",
+	},
+	{
+		Name: "Kubernetes", Program: KubernetesVersion, LocalControlPlane: KubernetesModule,
+		LocalModule: "k8s.io/kubernetes", LocalToolDir: "kubernetes",
+	},
+	{
+		Name: "Pulumi engine and SDK", Program: PulumiModule, ProgramModule: "github.com/pulumi/pulumi/sdk/v3",
+		LocalControlPlane: PulumiModule, LocalModule: "github.com/pulumi/pulumi/pkg/v3", LocalToolDir: "pulumi",
+	},
+	{
+		// The local provider is built from a pseudo-version of provider/v4 (the published module
+		// tags lag the releases) with the release's version linked in; see e2e/localcluster/build.go.
+		Name: "Pulumi Kubernetes provider", Program: PulumiKubernetesProvider, ProgramModule: "github.com/pulumi/pulumi-kubernetes/sdk/v4",
+		LocalControlPlane: PulumiKubernetesProvider,
+	},
+	{Name: "warm pod image", Program: WarmPodImage, LocalControlPlane: WarmPodImage},
+	{
+		Name: "exporter's Go image", Program: ExporterGoImage,
+		Why: "locally the exporter runs as a process built by the host's Go, not in a pod",
+	},
+	{
+		Name: "etcd", LocalControlPlane: EtcdModule, LocalModule: "go.etcd.io/etcd/server/v3", LocalToolDir: "etcd",
+		Why: "EKS runs its own control plane; the program deploys none",
+	},
+	{
+		Name: "KWOK", LocalControlPlane: KwokModule, LocalModule: "sigs.k8s.io/kwok", LocalToolDir: "kwok",
+		Why: "simulated nodes exist only on the local control plane",
+	},
+}
+
+// SameVersion reports whether two pins name the same version, to the precision of the less
+// precise one: "2.21.0" and "v2.21.0" are the same, and so are "1.36" and "v1.36.3". Image
+// references (with a ':') must be equal: busybox:1.36 and busybox:1.36.1 are two images.
+func SameVersion(a, b string) bool {
+	if strings.Contains(a, ":") || strings.Contains(b, ":") {
+		return a == b
+	}
+	a, b = trimV(a), trimV(b)
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return a == b || (a != "" && len(b) > len(a) && b[:len(a)] == a && b[len(a)] == '.')
+}
+
+func trimV(s string) string {
+	if len(s) > 1 && s[0] == 'v' && s[1] >= '0' && s[1] <= '9' {
+		return s[1:]
+	}
+	return s
+}

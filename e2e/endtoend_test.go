@@ -1,0 +1,350 @@
+package e2e
+
+// The end-to-end test: the product run exactly as a user runs it, against a
+// local control plane (real kube-apiserver, controller-manager with the HPA,
+// KEDA, agent-sandbox; KWOK nodes instead of kubelets), with the real Pulumi
+// CLI and Kubernetes provider running the program (program.Run) inline.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/events"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optdestroy"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
+	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
+)
+
+func TestEndToEnd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 70*time.Minute)
+	defer cancel()
+	e := newEnv(t, ctx, hpaSyncPeriod(t))
+	verifyBin := goBuild(t, e.work, framework.Module+"/verify")
+	adopted := snapshotSharedInstalls(t, ctx, e.cluster)
+
+	steps := []struct {
+		name string
+		run  func(context.Context, *testing.T)
+	}{
+		{"pulumi up creates the stack and its outputs are what verify reads", func(ctx context.Context, t *testing.T) { e.up(ctx, t) }},
+		{"the exporter runs with a TokenRequest token of its ServiceAccount", func(ctx context.Context, t *testing.T) { e.startExporterWithToken(ctx, t) }},
+		{"verify passes every check that needs no kubelet and skips the exec ones", func(ctx context.Context, t *testing.T) { e.verify(ctx, t, verifyBin) }},
+		{"pulumi up under load leaves spec.replicas to the HPA", e.upUnderLoad},
+		{"faults: exporter stopped, API unreachable at restart, token rotated", e.faults},
+		{"bad input fails preview and up with its message and creates nothing", e.badInput},
+		{"pulumi destroy removes everything in order and leaves shared installs alone", func(ctx context.Context, t *testing.T) { e.destroy(ctx, t, adopted) }},
+	}
+	for _, s := range steps {
+		if !t.Run(s.name, func(t *testing.T) { s.run(ctx, t) }) {
+			t.Logf("control plane logs: %s", filepath.Join(e.cluster.StateDir, "logs"))
+			t.Fatalf("stopping after %q failed", s.name)
+		}
+	}
+}
+
+func (e *env) verify(ctx context.Context, t *testing.T, verifyBin string) {
+	reportPath := filepath.Join(e.work, "verify-report.json")
+	cmd := exec.CommandContext(ctx, verifyBin, "--outputs-file", filepath.Join(e.work, "outputs.json"),
+		"--kubeconfig", e.cluster.Kubeconfig, "--exporter-url", e.demandURL(),
+		"--phase", "all", "--json", reportPath)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	t.Logf("verify (%s):\n%s", time.Since(start).Round(time.Second), out)
+	if err != nil {
+		t.Fatalf("verify exited with %v", err)
+	}
+	b, err := os.ReadFile(reportPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("verify's JSON report: %v", err)
+	}
+	if rep.Failed != 0 || rep.Passed == 0 {
+		t.Errorf("verify report: %d passed, %d failed", rep.Passed, rep.Failed)
+	}
+	for _, c := range rep.Checks {
+		if c.Status == report.Skip && !strings.Contains(strings.ToLower(c.Evidence+c.Name), "exec") && !strings.Contains(strings.ToLower(c.Evidence), "kubelet") {
+			t.Errorf("check %q was skipped for a reason other than exec/kubelet: %s", c.Name, c.Evidence)
+		}
+	}
+	wantUp := []int{0, 1, 2, 3}
+	var gotUp []int
+	for _, s := range rep.ScaleUp {
+		gotUp = append(gotUp, s.Claims)
+		if s.SpecReplicas == nil || *s.SpecReplicas != s.Expected || s.LatencySeconds == nil {
+			t.Errorf("scale-up step at %d claims: spec.replicas %v, expected %d, latency %v", s.Claims, s.SpecReplicas, s.Expected, s.LatencySeconds)
+		}
+	}
+	if fmt.Sprint(gotUp) != fmt.Sprint(wantUp) {
+		t.Errorf("scale-up steps drove claims %v, want %v", gotUp, wantUp)
+	}
+	if len(rep.ScaleDown) == 0 || rep.ScaleDown[len(rep.ScaleDown)-1].Claims != 0 {
+		t.Errorf("scale-down did not end at 0 claims: %+v", rep.ScaleDown)
+	}
+	if rep.Control == nil || rep.Control.Readings == 0 || rep.Control.WindowSeconds <= 0 {
+		t.Errorf("no control window in the report: %+v", rep.Control)
+	}
+}
+
+// upUnderLoad re-runs up (without and with --refresh) while the HPA holds
+// the pool above its floor: the pool must stay there.
+func (e *env) upUnderLoad(ctx context.Context, t *testing.T) {
+	claims := []string{"load-1", "load-2", "load-3"}
+	for _, n := range claims {
+		e.createClaim(ctx, t, n)
+	}
+	defer e.deleteClaims(ctx, t, claims)
+	e.waitSpecReplicas(ctx, t, 3, 2*time.Minute)
+	prev, err := e.stack.Preview(ctx)
+	if err != nil {
+		t.Fatalf("preview under load: %v", err)
+	}
+	for op, n := range prev.ChangeSummary {
+		if op != "same" && op != "read" && n > 0 { // reads are the adopt-mode checks of shared installs
+			t.Errorf("preview under load plans %d %q: want no change (%v)", n, op, prev.ChangeSummary)
+		}
+	}
+	for _, refresh := range []bool{false, true} {
+		opts := []optup.Option{optup.ProgressStreams(framework.NewLogWriter(t))}
+		if refresh {
+			opts = append(opts, optup.Refresh())
+		}
+		res, err := e.stack.Up(ctx, opts...)
+		if err != nil {
+			t.Fatalf("pulumi up (refresh=%v) under load: %v", refresh, err)
+		}
+		t.Logf("up (refresh=%v) under load: %v", refresh, res.Summary.ResourceChanges)
+		n, err := e.specReplicas(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != 3 {
+			t.Fatalf("after pulumi up (refresh=%v) under load spec.replicas=%d, want 3 (the HPA's)", refresh, n)
+		}
+	}
+	e.consistently(ctx, t, "spec.replicas stays 3 after the re-runs", 2*e.cluster.HPASyncPeriod, func(n int64) bool { return n == 3 })
+}
+
+func (e *env) faults(ctx context.Context, t *testing.T) {
+	claims := []string{"fault-1", "fault-2", "fault-3"}
+	for _, n := range claims {
+		e.createClaim(ctx, t, n)
+	}
+	defer e.deleteClaims(ctx, t, claims)
+	e.waitSpecReplicas(ctx, t, 3, 2*time.Minute)
+	e.waitDemand(ctx, t, 3, true, time.Minute)
+
+	// KEDA's fallback holds the pool after 3 failed reads (pollingInterval 5s);
+	// watch well past that and past two HPA syncs.
+	outage := 3*5*time.Second + 3*e.cluster.HPASyncPeriod
+	t.Run("exporter stopped: the pool does not shrink", func(t *testing.T) {
+		e.stopExporter()
+		e.consistently(ctx, t, "spec.replicas holds 3 with the exporter down", outage, func(n int64) bool { return n >= 3 })
+		e.startExporter(t)
+		e.waitDemand(ctx, t, 3, true, time.Minute)
+	})
+	t.Run("exporter restarted while the API is unreachable: no count, never 0", func(t *testing.T) {
+		e.apiProxy.Cut()
+		e.stopExporter()
+		e.startExporter(t)
+		deadline := time.Now().Add(15 * time.Second)
+		for time.Now().Before(deadline) {
+			code, body := framework.HTTPGet(e.demandURL())
+			if code == http.StatusOK || strings.Contains(body, contract.DemandField) {
+				t.Fatalf("with no successful read yet the exporter answered %d %s", code, body)
+			}
+			if code, _ := framework.HTTPGet("http://" + e.exporterAddr + "/healthz"); code != http.StatusOK {
+				t.Fatalf("/healthz answered %d during the API outage (it must not depend on the API)", code)
+			}
+			time.Sleep(time.Second)
+		}
+		e.consistently(ctx, t, "spec.replicas holds 3 while the exporter has no count", outage, func(n int64) bool { return n >= 3 })
+		e.apiProxy.Restore()
+		e.waitDemand(ctx, t, 3, true, time.Minute)
+	})
+	t.Run("token file rotated: the new token is used, the old one is revoked", func(t *testing.T) {
+		writeFileAtomic(t, e.tokenFile, e.boundToken(ctx, t, "exporter-token-2"))
+		// Revoke the first token by deleting the object it is bound to.
+		if err := e.cluster.Client.CoreV1().Secrets(e.ns).Delete(ctx, "exporter-token-1", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		framework.Eventually(t, ctx, "the API server to reject the first token", 30*time.Second, func(ctx context.Context) (bool, error) {
+			return e.tokenRejected(e.firstToken), nil
+		})
+		before := time.Now()
+		framework.Eventually(t, ctx, "a fresh read after the rotation", 30*time.Second, func(ctx context.Context) (bool, error) {
+			d, err := framework.Demand(e.demandURL())
+			if err != nil || !d.Fresh {
+				return false, err
+			}
+			at, _ := time.Parse(time.RFC3339Nano, d.ReadAt)
+			return at.After(before.Add(-time.Second)) && d.ActiveClaims == 3, nil
+		})
+	})
+}
+
+func (e *env) badInput(ctx context.Context, t *testing.T) {
+	cases := []struct {
+		name    string
+		change  map[string]string
+		message string
+	}{
+		{"min above max", map[string]string{"minReplicas": "4", "maxReplicas": "3"}, "minReplicas"},
+		{"negative bound", map[string]string{"minReplicas": "-1"}, "minReplicas"},
+		{"load cap above max", map[string]string{"loadCap": "5"}, "loadCap"},
+		{"unknown cluster mode", map[string]string{"clusterMode": "borrow"}, "clusterMode"},
+		{"unknown KEDA mode", map[string]string{"kedaMode": "upgrade"}, "kedaMode"},
+		{"empty kubeconfig in existing mode", map[string]string{"kubeconfig": ""}, "kubeconfig"},
+		{"invalid namespace name", map[string]string{"namespace": "Bad_Name"}, "namespace"},
+		{"non-numeric target", map[string]string{"targetValue": "one"}, "targetValue"},
+		{"old Kubernetes for a new cluster", map[string]string{"clusterMode": "create", "kubernetesVersion": "1.31"}, "kubernetesVersion"},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := map[string]string{}
+			for k, v := range e.config {
+				cfg[k] = v
+			}
+			// A namespace of its own, so anything created would be found.
+			cfg["namespace"] = fmt.Sprintf("bad-input-%d", i)
+			for k, v := range tc.change {
+				cfg[k] = v
+			}
+			st, err := framework.NewStack(ctx, filepath.Join(e.work, "pulumi"), fmt.Sprintf("bad-%d", i), cfg, framework.NewLogWriter(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, perr := st.Preview(ctx, optpreview.ProgressStreams(framework.NewLogWriter(t)))
+			_, uerr := st.Up(ctx)
+			for what, err := range map[string]error{"preview": perr, "up": uerr} {
+				if err == nil {
+					t.Errorf("%s succeeded with %v", what, tc.change)
+				} else if !strings.Contains(err.Error(), tc.message) {
+					t.Errorf("%s failed without naming %q: %v", what, tc.message, lastLines(err.Error(), 8))
+				}
+			}
+			dep, err := st.Export(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var state struct{ Resources []struct{ Type string } }
+			_ = json.Unmarshal(dep.Deployment, &state)
+			for _, r := range state.Resources {
+				if r.Type != "pulumi:pulumi:Stack" && !strings.HasPrefix(r.Type, "pulumi:providers:") {
+					t.Errorf("the failed up left resource %s in the stack", r.Type)
+				}
+			}
+			if name := cfg["namespace"]; name != "Bad_Name" {
+				if _, err := e.cluster.Client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+					t.Errorf("namespace %s exists after a failed up (err %v)", name, err)
+				}
+			}
+			_ = st.Workspace().RemoveStack(ctx, st.Name())
+		})
+	}
+}
+
+// sharedInstall is what must be identical before and after destroy.
+type sharedInstall map[string]string
+
+func snapshotSharedInstalls(t testing.TB, ctx context.Context, c *localcluster.Cluster) sharedInstall {
+	s := sharedInstall{}
+	crds, err := c.Dynamic.Resource(localcluster.CRDGVR).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, crd := range crds.Items {
+		g, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+		if strings.HasSuffix(g, contract.AgentSandboxGroup) || strings.HasSuffix(g, contract.KedaGroup) {
+			s["crd/"+crd.GetName()] = string(crd.GetUID()) + "@" + crd.GetResourceVersion()
+		}
+	}
+	ns, err := c.Client.CoreV1().Namespaces().Get(ctx, contract.KedaNamespace, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s["namespace/"+contract.KedaNamespace] = string(ns.UID)
+	rc, err := c.Client.NodeV1().RuntimeClasses().Get(ctx, contract.RuntimeClassName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s["runtimeclass/"+rc.Name] = string(rc.UID) + "@" + rc.ResourceVersion
+	return s
+}
+
+func (e *env) destroy(ctx context.Context, t *testing.T, before sharedInstall) {
+	evs := make(chan events.EngineEvent)
+	var order []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range evs {
+			if o := ev.ResOutputsEvent; o != nil && o.Metadata.Op == "delete" {
+				order = append(order, o.Metadata.Type+"::"+urnName(o.Metadata.URN))
+			}
+		}
+	}()
+	if _, err := e.stack.Destroy(ctx, optdestroy.ProgressStreams(framework.NewLogWriter(t)), optdestroy.EventStreams(evs)); err != nil {
+		t.Fatalf("pulumi destroy: %v", err)
+	}
+	<-done
+	t.Logf("delete order: %v", order)
+	pos := func(substr string) int {
+		for i, o := range order {
+			if strings.Contains(o, substr) {
+				return i
+			}
+		}
+		t.Errorf("nothing matching %q was deleted", substr)
+		return -1
+	}
+	so, dep, pool, tmpl, ns := pos(contract.ScaledObjectKind), pos("apps/v1:Deployment"), pos(contract.SandboxWarmPoolKind), pos(contract.SandboxTemplateKind), pos("core/v1:Namespace")
+	if !(so < dep && pool < tmpl && tmpl < ns && dep < ns) {
+		t.Errorf("unsafe delete order: ScaledObject %d, exporter Deployment %d, pool %d, template %d, namespace %d", so, dep, pool, tmpl, ns)
+	}
+	framework.Eventually(t, ctx, "namespace "+e.ns+" to be gone", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		_, err := e.cluster.Client.CoreV1().Namespaces().Get(ctx, e.ns, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+	after := snapshotSharedInstalls(t, ctx, e.cluster)
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("shared install %s changed: %s -> %s", k, v, after[k])
+		}
+	}
+	if ok, dead := e.cluster.Running(); !ok {
+		t.Errorf("shared controllers stopped: %v", dead)
+	}
+	a, err := e.cluster.Dynamic.Resource(localcluster.APIServiceGVR).Get(ctx, "v1beta1.external.metrics.k8s.io", metav1.GetOptions{})
+	if err != nil || !localcluster.ConditionTrue(a, "Available") {
+		t.Errorf("KEDA's APIService is not Available after destroy (%v)", err)
+	}
+}
+
+func urnName(urn string) string {
+	if i := strings.LastIndex(urn, "::"); i >= 0 {
+		return urn[i+2:]
+	}
+	return urn
+}

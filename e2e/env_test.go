@@ -1,0 +1,288 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/pulumirun"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/tcpproxy"
+)
+
+// env is one end-to-end run: a local control plane and everything the product needs beside it.
+// Its methods take the t of the (sub)test that calls them.
+type env struct {
+	cluster  *localcluster.Cluster
+	work     string
+	stack    *pulumirun.Stack
+	config   map[string]string
+	outputs  framework.Outputs
+	ns, pool string
+
+	apiProxy     *tcpproxy.Proxy
+	exporterBin  string
+	exporterAddr string
+	exporter     *exec.Cmd
+	tokenFile    string
+	firstToken   string // revoked by the rotation fault
+}
+
+// hpaSyncPeriod is the HPA controller's sync period for the run: EKS's 15s
+// unless E2E_HPA_SYNC_PERIOD says otherwise.
+func hpaSyncPeriod(t testing.TB) time.Duration {
+	if v := os.Getenv("E2E_HPA_SYNC_PERIOD"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("E2E_HPA_SYNC_PERIOD=%q: %v", v, err)
+		}
+		return d
+	}
+	return 15 * time.Second
+}
+
+// newEnv starts a local control plane and prepares everything the product
+// needs beside it (the exporter binary, the cuttable path to the API server,
+// the Pulumi stack in existing/require/adopt/adopt modes); the caller runs up.
+func newEnv(t testing.TB, ctx context.Context, hpaSync time.Duration) *env {
+	if os.Getenv(localcluster.SkipEnv) == "1" {
+		t.Skipf("%s=1: the local control plane was not started; this proves nothing", localcluster.SkipEnv)
+	}
+	e := &env{work: t.TempDir()}
+	c, err := localcluster.Start(ctx, localcluster.Options{StateDir: filepath.Join(e.work, "cluster"), HPASyncPeriod: hpaSync, Progress: framework.NewLogWriter(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.cluster = c
+	t.Cleanup(func() {
+		e.stopExporter()
+		if t.Failed() {
+			if b, err := os.ReadFile(filepath.Join(e.work, "exporter.log")); err == nil {
+				t.Logf("exporter log (last 3000 bytes):\n%s", lastBytes(string(b), 3000))
+			}
+			t.Logf("control plane logs: %s", filepath.Join(c.StateDir, "logs"))
+		}
+		if err := c.Stop(); err != nil {
+			t.Errorf("stopping the control plane: %v", err)
+		}
+	})
+	e.exporterBin = goBuild(t, e.work, framework.Module+"/exporter/cmd/claim-exporter")
+	apiURL, _ := url.Parse(c.APIServerURL)
+	if e.apiProxy, err = tcpproxy.Start(apiURL.Host); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.apiProxy.Close() })
+	e.exporterAddr = freeAddr(t)
+	kubeconfig, err := os.ReadFile(c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.config = framework.LocalStackConfig(kubeconfig, "http://"+e.exporterAddr+"/demand")
+	if e.stack, err = framework.NewStack(ctx, filepath.Join(e.work, "pulumi"), "e2e", e.config, framework.NewLogWriter(t)); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// up runs pulumi up and checks the outputs verify reads; the pool starts at its floor.
+func (e *env) up(ctx context.Context, t testing.TB) {
+	out, err := framework.Up(ctx, e.stack, framework.NewLogWriter(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.outputs = out
+	for _, k := range out.Missing() {
+		t.Errorf("stack output %q is missing (verify reads it)", k)
+	}
+	if !out.Secret["kubeconfig"] {
+		t.Errorf("the kubeconfig output is not a secret")
+	}
+	e.ns, e.pool = out.String("namespace"), out.String("poolName")
+	if got := out.String("exporterUrl"); got != e.config["exporterUrl"] {
+		t.Errorf("exporterUrl output %q, want the configured %q", got, e.config["exporterUrl"])
+	}
+	if err := out.WriteFile(filepath.Join(e.work, "outputs.json")); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := e.cluster.Client.CoreV1().Namespaces().Get(ctx, e.ns, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("namespace %s after up: %v", e.ns, err)
+	}
+	t.Logf("namespace %s labels %v", e.ns, ns.Labels)
+	e.waitSpecReplicas(ctx, t, 1, 2*time.Minute)
+}
+
+// startExporterWithToken runs the exporter as a local process with a real
+// token of its ServiceAccount, through the cuttable proxy to the API server.
+func (e *env) startExporterWithToken(ctx context.Context, t testing.TB) {
+	e.tokenFile = filepath.Join(e.work, "exporter-token")
+	e.firstToken = e.boundToken(ctx, t, "exporter-token-1")
+	writeFileAtomic(t, e.tokenFile, e.firstToken)
+	e.startExporter(t)
+	e.waitDemand(ctx, t, 0, true, time.Minute)
+}
+
+func (e *env) startExporter(t testing.TB) {
+	cmd := exec.Command(e.exporterBin,
+		"--api-url", "https://"+e.apiProxy.Addr(), "--token-file", e.tokenFile, "--ca-file", e.cluster.CAFile,
+		"--namespace", e.ns, "--listen", e.exporterAddr)
+	logf, err := os.OpenFile(filepath.Join(e.work, "exporter.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	e.exporter = cmd
+	framework.Eventually(t, context.Background(), "the exporter's /healthz", 20*time.Second, func(context.Context) (bool, error) {
+		code, body := framework.HTTPGet("http://" + e.exporterAddr + "/healthz")
+		if code == 0 {
+			return false, fmt.Errorf("%s", body)
+		}
+		return code == 200, nil
+	})
+}
+
+func (e *env) stopExporter() {
+	if e.exporter != nil && e.exporter.Process != nil {
+		_ = e.exporter.Process.Kill()
+		_ = e.exporter.Wait()
+		e.exporter = nil
+	}
+}
+
+// boundToken is a token of the exporter's ServiceAccount bound to a Secret of that name, so
+// deleting the Secret revokes it.
+func (e *env) boundToken(ctx context.Context, t testing.TB, secret string) string {
+	tok, err := framework.BoundToken(ctx, e.cluster.Client, e.ns, e.outputs.String("exporterServiceAccount"), secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func (e *env) tokenRejected(token string) bool {
+	cfg := rest.AnonymousClientConfig(e.cluster.Config)
+	cfg.BearerToken = token
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return false
+	}
+	_, err = cs.Discovery().ServerVersion()
+	return apierrors.IsUnauthorized(err)
+}
+
+func (e *env) demandURL() string { return "http://" + e.exporterAddr + "/demand" }
+
+func (e *env) waitDemand(ctx context.Context, t testing.TB, n int64, fresh bool, timeout time.Duration) {
+	framework.Eventually(t, ctx, fmt.Sprintf("the exporter to serve active_claims=%d fresh=%v", n, fresh), timeout, func(context.Context) (bool, error) {
+		d, err := framework.Demand(e.demandURL())
+		return err == nil && d.ActiveClaims == n && d.Fresh == fresh, err
+	})
+}
+
+func (e *env) createClaim(ctx context.Context, t testing.TB, name string) {
+	if err := framework.CreateClaim(ctx, e.cluster.Dynamic, e.ns, name, e.pool); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// deleteClaims deletes claims by exact name and waits for the pool's floor.
+func (e *env) deleteClaims(ctx context.Context, t testing.TB, names []string) {
+	for _, n := range names {
+		e.deleteClaim(ctx, t, n)
+	}
+	e.waitSpecReplicas(ctx, t, 1, 2*time.Minute)
+}
+
+func (e *env) deleteClaim(ctx context.Context, t testing.TB, name string) {
+	if err := framework.DeleteClaim(ctx, e.cluster.Dynamic, e.ns, name); err != nil {
+		t.Error(err)
+	}
+}
+
+// specReplicas reads the pool's spec.replicas; a failed read is an error, never a value.
+func (e *env) specReplicas(ctx context.Context) (int64, error) {
+	u, err := e.cluster.Dynamic.Resource(localcluster.SandboxWarmPoolGVR).Namespace(e.ns).Get(ctx, e.pool, metav1.GetOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("reading pool %s/%s: %w", e.ns, e.pool, err)
+	}
+	n, found, err := unstructured.NestedInt64(u.Object, "spec", "replicas")
+	if !found || err != nil {
+		return 0, fmt.Errorf("pool %s/%s has no spec.replicas (%v)", e.ns, e.pool, err)
+	}
+	return n, nil
+}
+
+func (e *env) waitSpecReplicas(ctx context.Context, t testing.TB, want int64, timeout time.Duration) {
+	framework.Eventually(t, ctx, fmt.Sprintf("spec.replicas=%d", want), timeout, func(ctx context.Context) (bool, error) {
+		n, err := e.specReplicas(ctx)
+		return err == nil && n == want, err
+	})
+}
+
+// consistently reads spec.replicas every second for the whole window and fails at the first
+// reading ok rejects (or that cannot be read).
+func (e *env) consistently(ctx context.Context, t testing.TB, what string, window time.Duration, ok func(int64) bool) {
+	framework.Consistently(t, ctx, what, window, func(ctx context.Context) (bool, string, error) {
+		n, err := e.specReplicas(ctx)
+		return ok(n), fmt.Sprintf("spec.replicas=%d", n), err
+	})
+}
+
+// --- small helpers over the framework, failing t ---------------------------
+
+func goBuild(t testing.TB, dir, pkg string) string {
+	bin, err := framework.GoBuild(framework.NewLogWriter(t), dir, pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+func freeAddr(t testing.TB) string {
+	a, err := framework.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func writeFileAtomic(t testing.TB, path, content string) {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func lastBytes(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,90 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// PollInterval is how often Eventually reads.
+const PollInterval = 250 * time.Millisecond
+
+// Eventually reads until read says done or timeout passes, and fails t then, naming what it
+// waited for. A read error does not end the wait (the API server or the exporter may be
+// restarting): it is retried, and the last one is reported if the wait times out.
+func Eventually(t testing.TB, ctx context.Context, what string, timeout time.Duration, read func(context.Context) (bool, error)) {
+	t.Helper()
+	if err := eventually(ctx, timeout, PollInterval, read); err != nil {
+		t.Fatalf("waiting %s for %s: %v", timeout, what, err)
+	}
+}
+
+// EventuallyErr is Eventually for callers without a t (the demo).
+func EventuallyErr(ctx context.Context, what string, timeout time.Duration, read func(context.Context) (bool, error)) error {
+	if err := eventually(ctx, timeout, PollInterval, read); err != nil {
+		return fmt.Errorf("waiting %s for %s: %w", timeout, what, err)
+	}
+	return nil
+}
+
+func eventually(ctx context.Context, timeout, interval time.Duration, read func(context.Context) (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var lastErr error
+	reads := 0
+	for {
+		done, err := read(ctx)
+		reads++
+		if err == nil && done {
+			return nil
+		}
+		if err != nil {
+			lastErr = err
+		}
+		select {
+		case <-ctx.Done():
+			if lastErr != nil {
+				return fmt.Errorf("not reached after %d reads; last read error: %w", reads, lastErr)
+			}
+			return fmt.Errorf("not reached after %d reads", reads)
+		case <-time.After(interval):
+		}
+	}
+}
+
+// Consistently reads every second for the whole window and fails t at the first reading ok
+// rejects, or at the first read error: a reading that could not be taken proves nothing about
+// the window. observed says what was read, for the failure message.
+func Consistently(t testing.TB, ctx context.Context, what string, window time.Duration, read func(context.Context) (ok bool, observed string, err error)) {
+	t.Helper()
+	t.Logf("for %s: %s", window, what)
+	readings, err := consistently(ctx, window, time.Second, read)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	t.Logf("%s: %d readings, all accepted", what, readings)
+}
+
+func consistently(ctx context.Context, window, interval time.Duration, read func(context.Context) (bool, string, error)) (int, error) {
+	end := time.Now().Add(window)
+	readings := 0
+	for {
+		ok, observed, err := read(ctx)
+		readings++
+		if err != nil {
+			return readings, fmt.Errorf("reading %d failed: %w", readings, err)
+		}
+		if !ok {
+			return readings, fmt.Errorf("read %s at reading %d", observed, readings)
+		}
+		if !time.Now().Add(interval).Before(end) {
+			return readings, nil
+		}
+		select {
+		case <-ctx.Done():
+			return readings, fmt.Errorf("stopped after %d readings: %w", readings, ctx.Err())
+		case <-time.After(interval):
+		}
+	}
+}

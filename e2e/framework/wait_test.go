@@ -1,0 +1,64 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestEventuallyRetriesReadErrorsAndReportsTheLastOne(t *testing.T) {
+	calls := 0
+	err := eventually(context.Background(), 200*time.Millisecond, 5*time.Millisecond, func(context.Context) (bool, error) {
+		calls++
+		if calls < 3 {
+			return false, errors.New("connection refused")
+		}
+		return true, nil
+	})
+	if err != nil || calls != 3 {
+		t.Fatalf("a read error ended the wait: err %v after %d calls", err, calls)
+	}
+
+	err = eventually(context.Background(), 50*time.Millisecond, 5*time.Millisecond, func(context.Context) (bool, error) {
+		calls++
+		if calls%2 == 0 {
+			return false, errors.New("read " + strings.Repeat("x", calls%3))
+		}
+		return false, nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "last read error: read") {
+		t.Fatalf("the timeout does not report the last read error: %v", err)
+	}
+}
+
+func TestEventuallyErrSaysWhatItWaitedFor(t *testing.T) {
+	err := EventuallyErr(context.Background(), "spec.replicas=3", 10*time.Millisecond, func(context.Context) (bool, error) { return false, nil })
+	if err == nil || !strings.Contains(err.Error(), "spec.replicas=3") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestConsistentlyFailsAtTheFirstRejectedReadingOrReadError(t *testing.T) {
+	n := 0
+	readings, err := consistently(context.Background(), time.Second, time.Millisecond, func(context.Context) (bool, string, error) {
+		n++
+		return n < 4, "spec.replicas=" + string(rune('0'+n)), nil
+	})
+	if err == nil || readings != 4 || !strings.Contains(err.Error(), "spec.replicas=4") {
+		t.Fatalf("rejected reading not reported: %d readings, %v", readings, err)
+	}
+	_, err = consistently(context.Background(), time.Second, time.Millisecond, func(context.Context) (bool, string, error) {
+		return false, "", errors.New("forbidden")
+	})
+	if err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Fatalf("a read error was not a failure: %v", err)
+	}
+	readings, err = consistently(context.Background(), 30*time.Millisecond, 5*time.Millisecond, func(context.Context) (bool, string, error) {
+		return true, "", nil
+	})
+	if err != nil || readings < 3 {
+		t.Fatalf("an accepted window: %d readings, %v", readings, err)
+	}
+}

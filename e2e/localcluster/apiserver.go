@@ -1,0 +1,123 @@
+package localcluster
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// startKubeAPIServer starts kube-apiserver on etcdURL, writes the kubeconfigs of
+// its clients and connects the Cluster's clients once it is ready.
+func (c *Cluster) startKubeAPIServer(ctx context.Context, p *pki, etcdURL string) error {
+	api, err := c.startProcess("kube-apiserver", c.Binaries.Path("kube-apiserver"), c.realNodeAPIServerArgs(p, []string{
+		"--etcd-servers=" + etcdURL,
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(c.ports.apiserver),
+		"--tls-cert-file=" + p.path(apiServerCert+".crt"), "--tls-private-key-file=" + p.path(apiServerCert+".key"),
+		"--client-ca-file=" + p.path(clusterCA+".crt"),
+		// Node: each kubelet may touch only its own node and its pods' objects.
+		"--authorization-mode=Node,RBAC",
+		"--enable-admission-plugins=NodeRestriction",
+		// The default admission chain (NamespaceLifecycle, ServiceAccount,
+		// RuntimeClass, PodSecurity, ...) stays on; nothing is disabled.
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file=" + p.path(saPubFile),
+		"--service-account-signing-key-file=" + p.path(saKeyFile),
+		"--service-cluster-ip-range=" + serviceCIDR,
+		// Aggregation: the front proxy's own CA and client cert, or aggregated
+		// calls (KEDA's external metrics) arrive anonymous.
+		"--requestheader-client-ca-file=" + p.path(frontProxyCA+".crt"),
+		"--requestheader-allowed-names=front-proxy-client",
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file=" + p.path("front-proxy-client.crt"),
+		"--proxy-client-key-file=" + p.path("front-proxy-client.key"),
+		// The endpoint resolver rejects ExternalName services, which is how the
+		// APIService reaches the adapter on loopback.
+		"--enable-aggregator-routing=false",
+		// No kubelet and no kube-proxy: nothing would use the endpoints of the
+		// kubernetes Service, and a loopback advertise address is rejected there.
+		"--endpoint-reconciler-type=none",
+		"--allow-privileged=true", "--profiling=false",
+		"--v=1",
+	}))
+	if err != nil {
+		return err
+	}
+	for _, k := range []struct{ file, user string }{{"kubeconfig", "admin"}, {"controller-manager.kubeconfig", "controller-manager"}, {"scheduler.kubeconfig", "scheduler"}} {
+		if err := c.writeKubeconfig(p, filepath.Join(c.StateDir, k.file), k.user); err != nil {
+			return err
+		}
+	}
+	c.Kubeconfig = filepath.Join(c.StateDir, "kubeconfig")
+	tlsCfg, err := clientTLS(p, "admin")
+	if err != nil {
+		return err
+	}
+	if err := waitHTTP(ctx, api, c.APIServerURL+"/readyz", tlsCfg, 120*time.Second); err != nil {
+		return fmt.Errorf("kube-apiserver: %w", err)
+	}
+	return c.connect()
+}
+
+// writeKubeconfig writes a self-contained kubeconfig (certificates embedded),
+// so it can be handed to Pulumi as contents as well as a path.
+func (c *Cluster) writeKubeconfig(p *pki, path, user string) error {
+	read := func(name string) (string, error) {
+		b, err := os.ReadFile(p.path(name))
+		return base64.StdEncoding.EncodeToString(b), err
+	}
+	ca, err := read(clusterCA + ".crt")
+	if err != nil {
+		return err
+	}
+	crt, err := read(user + ".crt")
+	if err != nil {
+		return err
+	}
+	key, err := read(user + ".key")
+	if err != nil {
+		return err
+	}
+	cfg := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: localcluster
+  cluster:
+    server: %s
+    certificate-authority-data: %s
+users:
+- name: %s
+  user:
+    client-certificate-data: %s
+    client-key-data: %s
+contexts:
+- name: localcluster
+  context:
+    cluster: localcluster
+    user: %s
+current-context: localcluster
+`, c.APIServerURL, ca, user, crt, key, user)
+	return os.WriteFile(path, []byte(cfg), 0o600)
+}
+
+func clientTLS(p *pki, user string) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(p.path(user+".crt"), p.path(user+".key"))
+	if err != nil {
+		return nil, err
+	}
+	caPEM, err := os.ReadFile(p.path(clusterCA + ".crt"))
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	return &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}

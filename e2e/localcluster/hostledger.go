@@ -1,0 +1,467 @@
+package localcluster
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The host ledger is the record of everything a real node changed on the
+// machine outside its state directory's files: the bridge, routes, iptables
+// rules and chains, sysctls, cgroups. Each entry is written before the change
+// is made, so a control plane killed halfway still names what it may have
+// left; teardown (Stop, `localcluster down`, or the next start with real
+// nodes) undoes the entries in reverse order, each by its own name, and
+// tolerates an entry whose change never happened.
+const hostLedgerFile = "host-ledger.jsonl"
+
+// realNodeOwnerFile (in the cache directory) names the state directory of the
+// control plane that last set up real nodes: their addresses are fixed, so
+// only one runs at a time, and a start finds there what a killed one left.
+const realNodeOwnerFile = "real-nodes-owner"
+
+type hostEntry struct {
+	Kind string   `json:"kind"` // link, route, iptables-chain, iptables-rule, sysctl, cgroup, dir, kube-proxy-rules
+	Args []string `json:"args"`
+}
+
+type hostLedger struct {
+	path string
+}
+
+func (l *hostLedger) record(kind string, args ...string) error {
+	b, err := json.Marshal(hostEntry{Kind: kind, Args: args})
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+func readHostLedger(path string) ([]hostEntry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []hostEntry
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		var e hostEntry
+		if err := json.Unmarshal(s.Bytes(), &e); err != nil {
+			continue // a line cut by a kill: its change never started
+		}
+		out = append(out, e)
+	}
+	return out, s.Err()
+}
+
+// cleanHost undoes what the real nodes of the control plane in stateDir did
+// to the machine: it kills what still runs from them (shims, sandboxes,
+// container processes), unmounts everything mounted under stateDir, then
+// undoes the ledger's entries in reverse. It is safe to run twice.
+func cleanHost(stateDir string, kubeProxy string) error {
+	ledgerPath := filepath.Join(stateDir, hostLedgerFile)
+	entries, err := readHostLedger(ledgerPath)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	// Processes first: shims, runsc and container processes hold mounts,
+	// network namespaces and cgroups.
+	errs = append(errs, killStateProcesses(stateDir)...)
+	for _, e := range entries {
+		if e.Kind == "cgroup" {
+			errs = append(errs, killCgroup(e.Args[0])...)
+		}
+	}
+	errs = append(errs, unmountUnder(stateDir)...)
+	for i := len(entries) - 1; i >= 0; i-- {
+		if err := undo(entries[i], kubeProxy); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		_ = os.Remove(ledgerPath)
+	}
+	return errors.Join(errs...)
+}
+
+func undo(e hostEntry, kubeProxy string) error {
+	a := e.Args
+	switch e.Kind {
+	case "link":
+		if _, err := os.Stat("/sys/class/net/" + a[0]); err != nil {
+			return nil
+		}
+		return run("ip", "link", "del", a[0])
+	case "route":
+		out, err := exec.Command("ip", append([]string{"route", "del"}, a...)...).CombinedOutput()
+		if err != nil && !strings.Contains(string(out), "No such process") && !strings.Contains(string(out), "Cannot find device") {
+			return fmt.Errorf("ip route del %s: %w: %s", strings.Join(a, " "), err, strings.TrimSpace(string(out)))
+		}
+		return nil
+	case "iptables-rule", "ip6tables-rule": // table chain rule...
+		bin := strings.TrimSuffix(e.Kind, "-rule")
+		if exec.Command(bin, append([]string{"-w", "-t", a[0], "-C", a[1]}, a[2:]...)...).Run() != nil {
+			return nil
+		}
+		return run(bin, append([]string{"-w", "-t", a[0], "-D", a[1]}, a[2:]...)...)
+	case "iptables-chain", "ip6tables-chain": // table chain
+		bin := strings.TrimSuffix(e.Kind, "-chain")
+		if exec.Command(bin, "-w", "-t", a[0], "-S", a[1]).Run() != nil {
+			return nil
+		}
+		if err := run(bin, "-w", "-t", a[0], "-F", a[1]); err != nil {
+			return err
+		}
+		return run(bin, "-w", "-t", a[0], "-X", a[1])
+	case "kube-proxy-rules":
+		// kube-proxy's own cleanup removes every KUBE-* chain and jump it made.
+		if kubeProxy == "" {
+			kubeProxy = a[0]
+		}
+		if _, err := os.Stat(kubeProxy); err != nil {
+			return fmt.Errorf("kube-proxy's iptables rules may be left: %s is gone (run kube-proxy --cleanup)", kubeProxy)
+		}
+		out, err := exec.Command(kubeProxy, "--cleanup", "--proxy-mode=iptables", "--v=0").CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("kube-proxy --cleanup: %w: %s", err, tail(string(out), 1000))
+		}
+		return nil
+	case "sysctl": // name previous-value
+		cur, err := os.ReadFile("/proc/sys/" + a[0])
+		if err != nil || strings.TrimSpace(string(cur)) == a[1] {
+			return nil
+		}
+		return os.WriteFile("/proc/sys/"+a[0], []byte(a[1]), 0o644)
+	case "cgroup":
+		return removeCgroup(a[0])
+	case "dir": // a directory outside the state dir this control plane created
+		if err := os.Remove(a[0]); err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTEMPTY) {
+			return err
+		}
+		return nil
+	case "shim-sockets": // containerd's state dir and socket, whose shims' sockets live outside it
+		return removeShimSockets(a[0], a[1:]...)
+	case "nft-tables-before": // the iptables-nft tables that existed before: others are ours
+		return removeNewEmptyTables(a)
+	}
+	return fmt.Errorf("unknown host ledger entry %q", e.Kind)
+}
+
+// killStateProcesses kills every process whose command line names stateDir
+// (containerd's shims name its socket, runsc its root), which are the
+// processes the recorded pids do not cover.
+func killStateProcesses(stateDir string) []error {
+	var errs []error
+	for round := 0; round < 50; round++ {
+		pids := processesNaming(stateDir)
+		if len(pids) == 0 {
+			return nil
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, pid := range processesNaming(stateDir) {
+		errs = append(errs, fmt.Errorf("process %d (its command line names %s) survived SIGKILL", pid, stateDir))
+	}
+	return errs
+}
+
+// nodePrograms are the programs a real node runs (runsc re-executes itself as
+// the sandbox and the gofer).
+var nodePrograms = map[string]bool{
+	"containerd": true, "containerd-shim-runc-v2": true, "containerd-shim-runsc-v1": true,
+	"runsc": true, "runsc-gofer": true, "runsc-sandbox": true, "runc": true, "kubelet": true, "kube-proxy": true,
+}
+
+func processesNaming(stateDir string) []int {
+	var pids []int
+	self := os.Getpid()
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		var pid int
+		if _, err := fmt.Sscanf(d.Name(), "%d", &pid); err != nil || pid == self {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil || !strings.Contains(string(b), stateDir+"/") {
+			continue
+		}
+		// Only the node's own programs: never, say, a shell tailing a log there.
+		argv0, _, _ := strings.Cut(string(b), "\x00")
+		exe, _ := os.Readlink(filepath.Join("/proc", d.Name(), "exe"))
+		if !nodePrograms[filepath.Base(argv0)] && !nodePrograms[filepath.Base(exe)] {
+			continue
+		}
+		if _, err := procStartTime(pid); err != nil {
+			continue // a zombie: nothing left to kill
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// cgroupMounts are the cgroup hierarchies (v1 controllers, v2's unified).
+func cgroupMounts() []string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		fields := strings.Fields(s.Text())
+		for i, fld := range fields {
+			if fld == "-" && i+1 < len(fields) && (fields[i+1] == "cgroup" || fields[i+1] == "cgroup2") {
+				out = append(out, unescapeMount(fields[4]))
+			}
+		}
+	}
+	return out
+}
+
+// cgroupDirs lists name (a top-level cgroup) and its descendants in every
+// hierarchy, deepest first.
+func cgroupDirs(name string) []string {
+	var dirs []string
+	for _, m := range cgroupMounts() {
+		root := filepath.Join(m, name)
+		_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, p)
+			}
+			return nil
+		})
+	}
+	sort.Slice(dirs, func(i, j int) bool { return strings.Count(dirs[i], "/") > strings.Count(dirs[j], "/") })
+	return dirs
+}
+
+// killCgroup kills every process in the cgroup subtree (the pods' containers).
+func killCgroup(name string) []error {
+	for round := 0; round < 50; round++ {
+		any := false
+		for _, d := range cgroupDirs(name) {
+			b, _ := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+			for _, f := range strings.Fields(string(b)) {
+				var pid int
+				if _, err := fmt.Sscanf(f, "%d", &pid); err == nil {
+					any = true
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		}
+		if !any {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return []error{fmt.Errorf("processes in cgroup %s survived SIGKILL", name)}
+}
+
+func removeCgroup(name string) error {
+	var errs []error
+	for _, d := range cgroupDirs(name) {
+		var err error
+		for try := 0; try < 20; try++ {
+			if err = syscall.Rmdir(d); err == nil || errors.Is(err, syscall.ENOENT) {
+				err = nil
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("removing cgroup %s: %w", d, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// unmountUnder unmounts every mount point under dir, deepest first (pod
+// volumes, container root file systems, network namespaces, the kubelet's
+// shared bind mount of its root).
+func unmountUnder(dir string) []error {
+	var errs []error
+	for round := 0; round < 10; round++ {
+		points := mountsUnder(dir)
+		if len(points) == 0 {
+			return nil
+		}
+		for _, p := range points {
+			if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
+				if round == 9 {
+					errs = append(errs, fmt.Errorf("unmounting %s: %w", p, err))
+				}
+			}
+		}
+	}
+	if left := mountsUnder(dir); len(left) > 0 {
+		errs = append(errs, fmt.Errorf("still mounted under %s: %v", dir, left))
+	}
+	return errs
+}
+
+func mountsUnder(dir string) []string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 5 {
+			continue
+		}
+		p := unescapeMount(fields[4])
+		if p == dir || strings.HasPrefix(p, dir+"/") {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+func unescapeMount(s string) string {
+	r := strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`)
+	return r.Replace(s)
+}
+
+// removeShimSockets removes the sockets containerd's shims made under
+// /run/containerd/s: each shim writes its address into its bundle, inside
+// the state dir, which is how they are known to be this control plane's.
+//
+// A shim's socket is /run/containerd/s/<sha256 of "<containerd socket>/<namespace>/<pod sandbox id>">
+// (containerd's shim.CreateSocketAddress), so it is also known by the task
+// directories alone, when a killed shim wrote no address.
+func removeShimSockets(containerdState string, containerdSocket ...string) error {
+	var socks []string
+	files, _ := filepath.Glob(filepath.Join(containerdState, "io.containerd.runtime.v2.task", "*", "*", "address"))
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil {
+			socks = append(socks, strings.TrimPrefix(strings.TrimSpace(string(b)), "unix://"))
+		}
+	}
+	if len(containerdSocket) > 0 {
+		tasks, _ := filepath.Glob(filepath.Join(containerdState, "io.containerd.runtime.v2.task", "*", "*"))
+		for _, t := range tasks {
+			ns, id := filepath.Base(filepath.Dir(t)), filepath.Base(t)
+			for _, p := range []string{filepath.Join(containerdSocket[0], ns, id), filepath.Join(containerdSocket[0], ns, id, "debug")} {
+				socks = append(socks, fmt.Sprintf("/run/containerd/s/%x", sha256.Sum256([]byte(p))))
+			}
+		}
+	}
+	var errs []error
+	for _, sock := range socks {
+		if !strings.HasPrefix(sock, "/run/containerd/s/") {
+			continue
+		}
+		if err := os.Remove(sock); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// iptablesTables are the tables iptables-nft makes on first use, per family.
+var iptablesTables = []string{"filter", "nat", "mangle", "raw", "security"}
+
+// nftTables lists "family name" of every nftables table.
+func nftTables() ([]string, error) {
+	out, err := exec.Command("nft", "list", "tables").Output()
+	if err != nil {
+		return nil, fmt.Errorf("nft list tables: %w", err)
+	}
+	var tables []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "table" {
+			tables = append(tables, f[1]+" "+f[2])
+		}
+	}
+	return tables, nil
+}
+
+// removeNewEmptyTables deletes the iptables tables that came into being while
+// the real nodes ran (iptables-nft creates a table on first use, kube-proxy's
+// cleanup empties but keeps them), when nothing is left in them.
+func removeNewEmptyTables(before []string) error {
+	had := map[string]bool{}
+	for _, t := range before {
+		had[t] = true
+	}
+	now, err := nftTables()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, t := range now {
+		fam, name, _ := strings.Cut(t, " ")
+		if had[t] || (fam != "ip" && fam != "ip6") || !slicesContains(iptablesTables, name) {
+			continue
+		}
+		save := "iptables-save"
+		if fam == "ip6" {
+			save = "ip6tables-save"
+		}
+		out, err := exec.Command(save, "-t", name).Output()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		empty := true
+		for _, line := range strings.Split(string(out), "\n") {
+			// A rule, or a chain that is not one of the table's base chains.
+			if strings.HasPrefix(line, "-A ") || (strings.HasPrefix(line, ":") && !strings.Contains(line, " ACCEPT ")) {
+				empty = false
+			}
+		}
+		if !empty {
+			errs = append(errs, fmt.Errorf("table %s appeared while the real nodes ran and still holds rules: left as it is", t))
+			continue
+		}
+		if err := run("nft", "delete", "table", fam, name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func run(name string, args ...string) error {
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}

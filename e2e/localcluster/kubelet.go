@@ -1,0 +1,180 @@
+package localcluster
+
+import (
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Certificates of the real nodes, all from the cluster CA (which the API
+// server already trusts for clients, and is told to trust for kubelets'
+// serving certificates with --kubelet-certificate-authority).
+const apiServerKubeletClient = "apiserver-kubelet-client"
+
+// loadCA reads a CA this pki generated.
+func (p *pki) loadCA(name string) (*certAuthority, error) {
+	crtPEM, err := os.ReadFile(p.path(name + ".crt"))
+	if err != nil {
+		return nil, err
+	}
+	keyPEM, err := os.ReadFile(p.path(name + ".key"))
+	if err != nil {
+		return nil, err
+	}
+	cb, _ := pem.Decode(crtPEM)
+	kb, _ := pem.Decode(keyPEM)
+	if cb == nil || kb == nil {
+		return nil, errors.New("malformed CA files of " + name)
+	}
+	cert, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	key, err := x509.ParseECPrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	return &certAuthority{cert: cert, key: key}, nil
+}
+
+// realNodeCerts makes the API server's kubelet client certificate, the
+// kube-proxy's, and per node a kubelet client certificate (system:node:<name>
+// in system:nodes, for the Node authorizer and NodeRestriction) and a serving
+// certificate for the node's address.
+func (p *pki) realNodeCerts(nodes []string) error {
+	ca, err := p.loadCA(clusterCA)
+	if err != nil {
+		return err
+	}
+	leaves := []leaf{
+		// Bound to system:kubelet-api-admin (bootstrap): exec, logs, port-forward.
+		{name: apiServerKubeletClient, cn: "kube-apiserver-kubelet-client", client: true},
+		// The built-in binding system:node-proxier names this user.
+		{name: "kube-proxy", cn: "system:kube-proxy", client: true},
+	}
+	for _, n := range nodes {
+		leaves = append(leaves,
+			leaf{name: n + "-client", cn: "system:node:" + n, orgs: []string{"system:nodes"}, client: true},
+			leaf{name: n + "-serving", cn: n, server: true, dnsNames: []string{n}, ips: []net.IP{net.ParseIP(hostPodAddress)}},
+		)
+	}
+	for _, l := range leaves {
+		if err := p.newLeaf(ca, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// kubeletConfig is node's KubeletConfiguration. The choices that matter on
+// these machines: cgroup v1 with the cgroupfs driver, under a cgroup of its
+// own; the serving port on the host's pod-network address only; client
+// certificates and webhook authorization, never anonymous; the DNS of pods
+// names no outside resolver; eviction thresholds a busy shared disk passes.
+func (c *Cluster) kubeletConfig(p *pki, n *realNode) string {
+	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: %s
+port: %d
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: %d
+tlsCertFile: %s
+tlsPrivateKeyFile: %s
+authentication:
+  anonymous:
+    enabled: false
+  webhook:
+    enabled: true
+  x509:
+    clientCAFile: %s
+authorization:
+  mode: Webhook
+containerRuntimeEndpoint: unix://%s
+cgroupDriver: cgroupfs
+failCgroupV1: false
+cgroupRoot: /%s
+failSwapOn: false
+resolvConf: %s
+evictionHard:
+  memory.available: 100Mi
+  nodefs.available: 2%%
+  imagefs.available: 2%%
+  nodefs.inodesFree: 2%%
+imageGCHighThresholdPercent: 99
+imageGCLowThresholdPercent: 98
+serializeImagePulls: false
+maxPods: 110
+# No iptables chains of the kubelet's own (KUBE-FIREWALL in INPUT/OUTPUT,
+# canaries): kube-proxy does not need them here, and kube-proxy --cleanup
+# would not remove them.
+makeIPTablesUtilChains: false
+`, hostPodAddress, n.kubeletPort, n.kubeletHealthPort,
+		p.path(n.name+"-serving.crt"), p.path(n.name+"-serving.key"), p.path(clusterCA+".crt"),
+		n.containerdSocket(), n.cgroup, filepath.Join(n.dir, "resolv.conf"))
+}
+
+func (c *Cluster) startKubelet(p *pki, l *hostLedger, n *realNode) error {
+	kubeconfig := filepath.Join(n.dir, "kubelet.kubeconfig")
+	if err := c.writeKubeconfig(p, kubeconfig, n.name+"-client"); err != nil {
+		return err
+	}
+	// Pods get no resolver at all: no cluster DNS runs, and no outside one may be used.
+	if err := os.WriteFile(filepath.Join(n.dir, "resolv.conf"), []byte("# no resolver: pods of the local control plane have no DNS\noptions ndots:1\n"), 0o644); err != nil {
+		return err
+	}
+	cfgPath := filepath.Join(n.dir, "kubelet-config.yaml")
+	if err := os.WriteFile(cfgPath, []byte(c.kubeletConfig(p, n)), 0o644); err != nil {
+		return err
+	}
+	// The kubelet wants its cgroup root to exist; it is this node's alone.
+	if err := l.record("cgroup", n.cgroup); err != nil {
+		return err
+	}
+	for _, m := range cgroupMounts() {
+		if strings.HasSuffix(m, "/unified") {
+			continue // cgroup v1 hybrid: the unified hierarchy holds no controllers here
+		}
+		if err := os.MkdirAll(filepath.Join(m, n.cgroup), 0o755); err != nil {
+			return fmt.Errorf("creating cgroup %s in %s: %w", n.cgroup, m, err)
+		}
+		// A new cpuset cgroup has no CPUs or memory nodes until given its parent's.
+		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+			if b, err := os.ReadFile(filepath.Join(m, f)); err == nil {
+				if err := os.WriteFile(filepath.Join(m, n.cgroup, f), b, 0o644); err != nil {
+					return fmt.Errorf("setting %s of cgroup %s: %w", f, n.cgroup, err)
+				}
+			}
+		}
+	}
+	// The kubelet sets these machine-wide at start; record the old values so
+	// teardown puts them back.
+	for name, value := range map[string]string{
+		"vm/overcommit_memory": "1", "vm/panic_on_oom": "0", "kernel/panic": "10", "kernel/panic_on_oops": "1",
+		"kernel/keys/root_maxkeys": "1000000", "kernel/keys/root_maxbytes": "25000000",
+	} {
+		cur, err := os.ReadFile("/proc/sys/" + name)
+		if err == nil && strings.TrimSpace(string(cur)) != value {
+			if err := l.record("sysctl", name, strings.TrimSpace(string(cur))); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := c.startProcess(n.name+"-kubelet", c.Binaries.Path("kubelet"), []string{
+		"--config=" + cfgPath,
+		"--kubeconfig=" + kubeconfig,
+		"--root-dir=" + filepath.Join(n.dir, "kubelet"),
+		"--hostname-override=" + n.name,
+		// The host's pod-network address, which the API server reaches it on
+		// (never 127.0.0.1: the kubelet then reports no address at all).
+		"--node-ip=" + hostPodAddress,
+		"--node-labels=" + SandboxNodeLabel + "=true," + RealNodeLabel + "=true",
+		"--v=1",
+	})
+	return err
+}

@@ -1,0 +1,96 @@
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// A nodePrereq is a program a real node needs from the machine (Debian
+// packages: they are not Go modules), and the package that provides it.
+type nodePrereq struct {
+	path    string
+	pkg     string
+	purpose string
+}
+
+// cniBinDir is where Debian's containernetworking-plugins installs them.
+const cniBinDir = "/usr/lib/cni"
+
+var nodePrereqs = []nodePrereq{
+	{"/usr/sbin/runc", "runc", "the OCI runtime of ordinary pods"},
+	{cniBinDir + "/bridge", "containernetworking-plugins", "the pod network's bridge plugin"},
+	{cniBinDir + "/host-local", "containernetworking-plugins", "pod address allocation"},
+	{cniBinDir + "/loopback", "containernetworking-plugins", "each pod's loopback interface"},
+	{"/usr/sbin/iptables", "iptables", "the network-safety rules and kube-proxy"},
+	{"/usr/sbin/nft", "nftables", "removing the iptables tables that first use created"},
+	{"/usr/sbin/ip", "iproute2", "the bridge, its address and routes"},
+	{"/usr/bin/busybox", "busybox-static", "the shell and tools of the sandbox template's image"},
+}
+
+// NodePrereqPackages are the Debian packages EnsureNodePrereqs installs.
+func NodePrereqPackages() []string {
+	var pkgs []string
+	seen := map[string]bool{}
+	for _, p := range nodePrereqs {
+		if !seen[p.pkg] {
+			seen[p.pkg] = true
+			pkgs = append(pkgs, p.pkg)
+		}
+	}
+	return pkgs
+}
+
+// missingPrereqs lists what a real node needs and the machine lacks.
+func missingPrereqs() []nodePrereq {
+	var missing []nodePrereq
+	for _, p := range nodePrereqs {
+		if _, err := os.Stat(p.path); err != nil {
+			missing = append(missing, p)
+		}
+	}
+	return missing
+}
+
+// EnsureNodePrereqs installs, with apt-get, the Debian packages a real node
+// needs and the machine lacks (nothing when all are there). It needs root; on
+// a machine without apt-get or root it fails saying what to install.
+func EnsureNodePrereqs(ctx context.Context, progress io.Writer) error {
+	missing := missingPrereqs()
+	if len(missing) == 0 {
+		return nil
+	}
+	var pkgs, what []string
+	seen := map[string]bool{}
+	for _, m := range missing {
+		what = append(what, fmt.Sprintf("%s (%s, package %s)", m.path, m.purpose, m.pkg))
+		if !seen[m.pkg] {
+			seen[m.pkg] = true
+			pkgs = append(pkgs, m.pkg)
+		}
+	}
+	howTo := "apt-get update && apt-get install -y " + strings.Join(pkgs, " ")
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("real nodes need %s; install them as root: %s", strings.Join(what, ", "), howTo)
+	}
+	if _, err := exec.LookPath("apt-get"); err != nil {
+		return fmt.Errorf("real nodes need %s, and this machine has no apt-get to install Debian's packages %s", strings.Join(what, ", "), strings.Join(pkgs, " "))
+	}
+	fmt.Fprintf(progress, "localcluster: installing %s (real nodes need them)\n", strings.Join(pkgs, " "))
+	for _, args := range [][]string{{"update", "-q"}, append([]string{"install", "-y", "-q", "--no-install-recommends"}, pkgs...)} {
+		cmd := exec.CommandContext(ctx, "apt-get", args...)
+		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("apt-get %s: %w\n%s\n(install them by hand: %s)", strings.Join(args, " "), err, tail(string(out), 2000), howTo)
+		}
+	}
+	if still := missingPrereqs(); len(still) > 0 {
+		return errors.New("apt-get installed " + strings.Join(pkgs, " ") + " but " + still[0].path + " is still missing")
+	}
+	return nil
+}

@@ -1,0 +1,366 @@
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// A real node is a kubelet v1.36.3 with its own containerd 2.x (runc for
+// ordinary pods, gVisor's runsc for RuntimeClass isolated-sandbox), on the
+// host's network namespace and cgroup tree, its pods on a bridge in
+// 198.18.0.0/15 that nothing outside the machine ever sees.
+type realNode struct {
+	name                           string
+	index                          int
+	dir                            string // <state>/<name>
+	cgroup                         string // top-level cgroup of its pods
+	kubeletPort, kubeletHealthPort int
+}
+
+// LoopbackOnlyRuntimeClass runs pods with runc and only loopback: the
+// "no isolation" stand-in of a reject run (same network as a sandbox, the
+// node's kernel).
+const LoopbackOnlyRuntimeClass = "localcluster-runc-loopback-only"
+
+// RealNodeName is the name of real node i.
+func RealNodeName(i int) string { return fmt.Sprintf("realnode-%d", i) }
+
+// RealNodeLabel marks real nodes (value "true").
+const RealNodeLabel = "node.warm-pool-autoscaling-keda.local/real"
+
+func (n *realNode) containerdDir() string    { return filepath.Join(n.dir, "containerd") }
+func (n *realNode) containerdSocket() string { return filepath.Join(n.dir, "containerd.sock") }
+
+func (c *Cluster) realNodeList() []*realNode {
+	var nodes []*realNode
+	for i := 0; i < c.realNodes; i++ {
+		name := RealNodeName(i)
+		nodes = append(nodes, &realNode{name: name, index: i, dir: filepath.Join(c.StateDir, name), cgroup: "localcluster-" + name})
+	}
+	return nodes
+}
+
+// prepareRealNodes runs before the API server (which listens on the bridge's
+// address): prerequisites, tools, leftovers of a killed control plane, the
+// host network. Nothing here runs without real nodes.
+func (c *Cluster) prepareRealNodes(ctx context.Context) error {
+	if os.Geteuid() != 0 {
+		return errors.New("real nodes need root (containerd, the kubelet, bridges and iptables rules): run as root, or without real nodes")
+	}
+	if err := EnsureNodePrereqs(ctx, c.progress); err != nil {
+		return err
+	}
+	bins, err := EnsureBinaries(ctx, c.progress, NodeTools...)
+	if err != nil {
+		return err
+	}
+	for k, v := range bins.paths {
+		c.Binaries.paths[k] = v
+	}
+	if err := c.cleanPreviousOwner(); err != nil {
+		return err
+	}
+	c.ledger = &hostLedger{path: filepath.Join(c.StateDir, hostLedgerFile)}
+	if err := c.claimRealNodes(); err != nil {
+		return err
+	}
+	return setupHostNetwork(c.ledger)
+}
+
+// cleanPreviousOwner undoes what a control plane with real nodes that is no
+// longer running left on the machine (it was killed before its teardown).
+func (c *Cluster) cleanPreviousOwner() error {
+	owner, err := readOwner()
+	if err != nil || owner == "" {
+		return nil
+	}
+	if procs, _ := loadProcesses(owner); anyAlive(procs) {
+		return fmt.Errorf("a local control plane with real nodes is running in %s (real nodes use fixed addresses: one at a time); stop it first: localcluster down --state %s", owner, owner)
+	}
+	c.say("removing what the real nodes of a stopped control plane left (state %s)", owner)
+	if err := cleanHost(owner, ""); err != nil {
+		return fmt.Errorf("cleaning up after the control plane in %s: %w", owner, err)
+	}
+	return releaseOwner(owner)
+}
+
+func ownerPath() (string, error) {
+	cache, err := CacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(cache, realNodeOwnerFile), nil
+}
+
+func readOwner() (string, error) {
+	p, err := ownerPath()
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+func (c *Cluster) claimRealNodes() error {
+	p, err := ownerPath()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, []byte(c.StateDir+"\n"), 0o644)
+}
+
+// releaseOwner forgets the owner if it is stateDir.
+func releaseOwner(stateDir string) error {
+	if owner, _ := readOwner(); owner == stateDir {
+		p, err := ownerPath()
+		if err != nil {
+			return err
+		}
+		return os.Remove(p)
+	}
+	return nil
+}
+
+// startRealNodes starts, per node, containerd (with the local images) and the
+// kubelet, then kube-proxy, and waits until every real node is Ready.
+func (c *Cluster) startRealNodes(ctx context.Context, p *pki) error {
+	nodes := c.realNodeList()
+	var names []string
+	for _, n := range nodes {
+		names = append(names, n.name)
+	}
+	// (Their certificates were made before the API server started.)
+	archives, programDir, err := imageArchives(ctx, c.progress)
+	if err != nil {
+		return err
+	}
+	c.nodeProgramDir = programDir
+	for _, n := range nodes {
+		if err := os.MkdirAll(n.dir, 0o755); err != nil {
+			return err
+		}
+		ports, err := freePorts(2)
+		if err != nil {
+			return err
+		}
+		n.kubeletPort, n.kubeletHealthPort = ports[0], ports[1]
+		if err := c.startContainerd(ctx, c.ledger, n); err != nil {
+			return err
+		}
+		start := time.Now()
+		if err := c.importImages(ctx, n, archives); err != nil {
+			return err
+		}
+		c.say("imported %d images into %s's containerd in %s", len(archives), n.name, time.Since(start).Round(100*time.Millisecond))
+		if err := c.startKubelet(p, c.ledger, n); err != nil {
+			return err
+		}
+	}
+	if err := c.startKubeProxy(p, c.ledger, nodes[0].name); err != nil {
+		return err
+	}
+	return c.waitFor(ctx, fmt.Sprintf("real nodes %v to be Ready", names), 180*time.Second, func(ctx context.Context) (bool, error) {
+		for _, n := range names {
+			node, err := c.Client.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			ready := false
+			for _, cond := range node.Status.Conditions {
+				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+					ready = true
+				}
+			}
+			if !ready {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+// realNodeObjects are the API objects real nodes need: the RuntimeClass
+// pointing at gVisor and the API server's right to use the kubelets' API.
+func realNodeObjects() []map[string]any {
+	return []map[string]any{
+		{
+			"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+			"metadata": map[string]any{"name": contract.RuntimeClassName},
+			"handler":  runscHandler,
+			// Real nodes only: a simulated node has no runsc.
+			"scheduling": map[string]any{"nodeSelector": map[string]any{SandboxNodeLabel: "true", RealNodeLabel: "true"}},
+		},
+		{
+			"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+			"metadata":   map[string]any{"name": LoopbackOnlyRuntimeClass},
+			"handler":    runcLoopbackHandler,
+			"scheduling": map[string]any{"nodeSelector": map[string]any{RealNodeLabel: "true"}},
+		},
+		{
+			"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+			"metadata": map[string]any{"name": "localcluster:apiserver-kubelet-client"},
+			"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:kubelet-api-admin"},
+			"subjects": []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "kube-apiserver-kubelet-client"}},
+		},
+	}
+}
+
+// stopRealNodes removes the pods of the real nodes through their kubelets
+// (so CNI releases addresses and the runtime its mounts), within a bound;
+// cleanHost then removes whatever is left by its own record.
+func (c *Cluster) stopRealNodes(ctx context.Context) {
+	if c.Client == nil {
+		return
+	}
+	for _, n := range c.realNodeList() {
+		pods, err := c.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.name})
+		if err != nil {
+			return
+		}
+		zero := int64(0)
+		for _, pod := range pods.Items {
+			_ = c.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		left := 0
+		for _, n := range c.realNodeList() {
+			files, _ := filepath.Glob(filepath.Join(n.containerdDir(), "state", "io.containerd.runtime.v2.task", "*", "*"))
+			left += len(files)
+		}
+		if left == 0 {
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// neededTools are the control plane's tools less KEDA when it is not started
+// (its CRDs and APIService are then not installed either).
+func neededTools(without []string) []string {
+	skipKEDA := false
+	for _, w := range without {
+		skipKEDA = skipKEDA || w == "keda"
+	}
+	var out []string
+	for _, t := range ControlPlaneTools {
+		if t != "keda" || !skipKEDA {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// freePorts picks n free loopback ports.
+func freePorts(n int) ([]int, error) {
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			l.Close()
+		}
+	}()
+	var ports []int
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		held = append(held, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func (c *Cluster) prepareRealNodesStep(ctx context.Context, p *pki) error {
+	if c.realNodes == 0 {
+		return nil
+	}
+	if err := c.prepareRealNodes(ctx); err != nil {
+		return err
+	}
+	var names []string
+	for _, n := range c.realNodeList() {
+		names = append(names, n.name)
+	}
+	return p.realNodeCerts(names)
+}
+
+func (c *Cluster) startRealNodesStep(ctx context.Context, p *pki) error {
+	if c.realNodes == 0 {
+		return nil
+	}
+	return c.startRealNodes(ctx, p)
+}
+
+// apiServerAddress is where the API server listens: loopback, or with real
+// nodes the host's pod-network address, which pods reach through the
+// kubernetes Service (loopback would be their own).
+func (c *Cluster) apiServerAddress() string {
+	if c.realNodes > 0 {
+		return hostPodAddress
+	}
+	return "127.0.0.1"
+}
+
+// realNodeAPIServerArgs adapts the API server's flags to real nodes: it
+// listens and advertises on the host's pod-network address, keeps the
+// kubernetes Service's endpoints (pods use them), and reaches kubelets with a
+// client certificate, verifying theirs.
+func (c *Cluster) realNodeAPIServerArgs(p *pki, args []string) []string {
+	if c.realNodes == 0 {
+		return args
+	}
+	var out []string
+	for _, a := range args {
+		switch {
+		case strings.HasPrefix(a, "--bind-address="):
+			a = "--bind-address=" + hostPodAddress
+		case strings.HasPrefix(a, "--advertise-address="):
+			a = "--advertise-address=" + hostPodAddress
+		case a == "--endpoint-reconciler-type=none":
+			continue
+		}
+		out = append(out, a)
+	}
+	return append(out,
+		"--kubelet-client-certificate="+p.path(apiServerKubeletClient+".crt"),
+		"--kubelet-client-key="+p.path(apiServerKubeletClient+".key"),
+		"--kubelet-certificate-authority="+p.path(clusterCA+".crt"),
+		"--kubelet-preferred-address-types=InternalIP",
+	)
+}
+
+// countRealNodes finds how many real nodes a control plane in stateDir had.
+func countRealNodes(stateDir string) int {
+	dirs, _ := filepath.Glob(filepath.Join(stateDir, "realnode-*"))
+	if len(dirs) == 0 {
+		if _, err := os.Stat(filepath.Join(stateDir, hostLedgerFile)); err == nil {
+			return 1 // the host was being prepared when it stopped
+		}
+	}
+	return len(dirs)
+}
+
+func (b *Binaries) pathOrEmpty(binary string) string {
+	if b == nil {
+		return ""
+	}
+	return b.paths[binary]
+}

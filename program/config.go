@@ -1,0 +1,485 @@
+package program
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/components"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+)
+
+// Nitro Sandboxes (the isolated-sandbox RuntimeClass on Auto Mode) need Kubernetes 1.36 or newer.
+const minKubernetesMinor = 36
+
+// Config is the validated stack configuration. Defaults match Pulumi.yaml (a test keeps them in step),
+// because unit tests and the Automation API inline program do not go through the CLI's typed defaults.
+type Config struct {
+	Project string
+	Stack   string
+
+	ClusterMode       string
+	ClusterName       string
+	KubernetesVersion string
+	VpcID             string
+	PrivateSubnetIDs  []string
+	// publicSubnetIDs is only read to refuse it: the cluster gets private subnets only.
+	publicSubnetIDs []string
+	// Create mode: who besides the creator may reach the cluster (EKS access entries).
+	AdminPrincipalArns  []string
+	PreviewPrincipalArn string
+	// Kubeconfig holds the kubeconfig contents (a path in config is read here), with
+	// current-context set to KubeContext when one is given, so the exported copy is self-contained.
+	Kubeconfig  string
+	KubeContext string
+
+	RuntimeClassMode    string
+	RuntimeClassHandler string
+	AgentSandboxMode    string
+	AgentSandboxVersion string
+	KedaMode            string
+	KedaChartVersion    string
+
+	Namespace    string
+	PoolName     string
+	TemplateName string
+
+	MinReplicas           int
+	MaxReplicas           int
+	TargetValue           string
+	ActivationTargetValue string
+	LoadCap               int
+	PollingInterval       int
+	FallbackReplicas      int
+	// Headroom is how many warm sandboxes the pool keeps above demand:
+	// desired = ceil(claims / targetValue) + Headroom (0: the blueprint's mapping).
+	Headroom int
+
+	ExporterImage string
+	ExporterURL   string
+	ClaimSelector string
+
+	// Isolation is what verify's readings must show: contract.IsolationVM or contract.IsolationGVisor.
+	Isolation string
+}
+
+// StackLabelValue is the value of StackLabel on this stack's namespace.
+func (c *Config) StackLabelValue() string { return c.Project + "." + c.Stack }
+
+// InClusterExporterURL is the URL KEDA reads unless exporterUrl overrides it.
+func (c *Config) InClusterExporterURL() string {
+	return fmt.Sprintf("http://%s.%s.svc.cluster.local:%d%s", contract.ExporterName, c.Namespace, contract.ExporterPort, contract.DemandPath)
+}
+
+// LoadConfig reads the project's config, applies the defaults and validates it. It registers
+// nothing, so a bad config fails the run before any resource exists.
+func LoadConfig(ctx *pulumi.Context) (*Config, error) {
+	cfg := config.New(ctx, contract.ProjectName)
+	getInt := func(key string, def int, errs *[]string) int {
+		raw, err := cfg.Try(key)
+		if err != nil {
+			return def
+		}
+		n, convErr := strconv.Atoi(strings.TrimSpace(raw))
+		if convErr != nil {
+			*errs = append(*errs, fmt.Sprintf("%s is %q, which is not a whole number; set it with `pulumi config set %s <integer>`", key, raw, key))
+			return def
+		}
+		return n
+	}
+	getList := func(key string, errs *[]string) []string {
+		raw, err := cfg.Try(key)
+		if err != nil || strings.TrimSpace(raw) == "" {
+			return nil
+		}
+		var list []string
+		if json.Unmarshal([]byte(raw), &list) == nil {
+			return list
+		}
+		// Also accept "a,b" for convenience on the command line.
+		for _, s := range strings.Split(raw, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				list = append(list, s)
+			}
+		}
+		return list
+	}
+	var parseErrs []string
+	// str reads a string key. A key whose default is not empty cannot be set to
+	// an empty value: `kedaMode: ""` is a mistake, not a request for the default.
+	str := func(key, def string) string {
+		v, err := cfg.Try(key)
+		if err != nil {
+			return def
+		}
+		if def != "" && strings.TrimSpace(v) == "" {
+			parseErrs = append(parseErrs, fmt.Sprintf("%s is set to an empty value; remove it (`pulumi config rm %s`) to use the default %q, or set a value", key, key, def))
+			return def
+		}
+		return v
+	}
+
+	c := &Config{
+		Project:               ctx.Project(),
+		Stack:                 ctx.Stack(),
+		ClusterMode:           str("clusterMode", components.ModeCreate),
+		ClusterName:           str("clusterName", ""),
+		KubernetesVersion:     str("kubernetesVersion", contract.KubernetesVersion),
+		VpcID:                 str("vpcId", ""),
+		PrivateSubnetIDs:      getList("privateSubnetIds", &parseErrs),
+		publicSubnetIDs:       getList("publicSubnetIds", &parseErrs),
+		AdminPrincipalArns:    getList("adminPrincipalArns", &parseErrs),
+		PreviewPrincipalArn:   strings.TrimSpace(str("previewPrincipalArn", "")),
+		Kubeconfig:            str("kubeconfig", ""),
+		KubeContext:           str("kubeContext", ""),
+		RuntimeClassMode:      str("runtimeClassMode", components.ModeRequire),
+		RuntimeClassHandler:   str("runtimeClassHandler", ""),
+		AgentSandboxMode:      str("agentSandboxMode", components.ModeInstall),
+		AgentSandboxVersion:   str("agentSandboxVersion", contract.AgentSandboxRelease),
+		KedaMode:              str("kedaMode", components.ModeInstall),
+		KedaChartVersion:      str("kedaChartVersion", contract.KedaChartVersion),
+		Namespace:             str("namespace", contract.DefaultNamespace),
+		PoolName:              str("poolName", contract.DefaultPoolName),
+		TemplateName:          str("templateName", contract.DefaultTemplateName),
+		MinReplicas:           getInt("minReplicas", contract.DefaultMinReplicas, &parseErrs),
+		MaxReplicas:           getInt("maxReplicas", contract.DefaultMaxReplicas, &parseErrs),
+		TargetValue:           str("targetValue", contract.DefaultTargetValue),
+		ActivationTargetValue: str("activationTargetValue", ""),
+		LoadCap:               getInt("loadCap", contract.DefaultLoadCap, &parseErrs),
+		PollingInterval:       getInt("pollingInterval", contract.DefaultPollingInterval, &parseErrs),
+		FallbackReplicas:      getInt("fallbackReplicas", contract.DefaultFallbackReplicas, &parseErrs),
+		Headroom:              getInt("headroom", contract.DefaultHeadroom, &parseErrs),
+		ExporterImage:         str("exporterImage", ""),
+		ExporterURL:           str("exporterUrl", ""),
+		ClaimSelector:         str("claimSelector", ""),
+		Isolation:             str("isolation", contract.IsolationVM),
+	}
+	if c.ClusterName == "" {
+		if c.ClusterMode == components.ModeExisting {
+			c.ClusterName = c.KubeContext
+		} else {
+			c.ClusterName = c.Project + "-" + c.Stack
+		}
+	}
+	if err := c.Validate(parseErrs...); err != nil {
+		return nil, err
+	}
+	if c.ClusterMode == components.ModeExisting {
+		contents, err := resolveKubeconfig(c.Kubeconfig, c.KubeContext)
+		if err != nil {
+			return nil, err
+		}
+		c.Kubeconfig = contents
+	}
+	return c, nil
+}
+
+var (
+	dns1123Label     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	dns1123Subdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	eksClusterName   = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$`)
+	// EKS takes MAJOR.MINOR, without a "v".
+	kubeVersion = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$`)
+	// exactSemver is the Semantic Versioning 2.0.0 grammar: MAJOR.MINOR.PATCH with an
+	// optional pre-release and build, no leading zeros, no ranges or wildcards.
+	exactSemver = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)` +
+		`(-(0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)(\.(0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*))*)?` +
+		`(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`)
+	// metricValue is what KEDA's metrics-api scaler can take exactly: it turns the value
+	// into milli-units in an int64, so a plain decimal with at most three decimals
+	// (no exponent, NaN or Inf) and below a billion.
+	metricValue = regexp.MustCompile(`^[0-9]{1,9}(\.[0-9]{1,3})?$`)
+)
+
+// ReservedNamespaces are namespaces of shared installs or of Kubernetes itself. The stack
+// owns its namespace (it labels it, sets its Pod Security level and deletes it on destroy),
+// so it must never be one of these. Any "kube-" name is reserved by Kubernetes as well.
+var ReservedNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease", contract.KedaNamespace, contract.AgentSandboxNamespace}
+
+// Validate checks every rule at once, so one run reports every mistake; each message names the key,
+// what is wrong and how to fix it.
+func (c *Config) Validate(earlier ...string) error {
+	errs := append([]string{}, earlier...)
+	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	oneOf := func(key, value string, allowed ...string) {
+		for _, a := range allowed {
+			if value == a {
+				return
+			}
+		}
+		add("%s is %q; it must be one of %s", key, value, strings.Join(allowed, ", "))
+	}
+
+	oneOf("clusterMode", c.ClusterMode, components.ModeCreate, components.ModeExisting)
+	oneOf("runtimeClassMode", c.RuntimeClassMode, components.ModeRequire, components.ModeCreate)
+	oneOf("agentSandboxMode", c.AgentSandboxMode, components.ModeInstall, components.ModeAdopt)
+	oneOf("kedaMode", c.KedaMode, components.ModeInstall, components.ModeAdopt)
+	oneOf("isolation", c.Isolation, contract.IsolationVM, contract.IsolationGVisor)
+
+	switch c.ClusterMode {
+	case components.ModeCreate:
+		if m := kubeVersion.FindStringSubmatch(c.KubernetesVersion); m == nil {
+			add("kubernetesVersion is %q; write it as MAJOR.MINOR, e.g. %s", c.KubernetesVersion, contract.KubernetesVersion)
+		} else if major, _ := strconv.Atoi(m[1]); major < 1 || (major == 1 && atoi(m[2]) < minKubernetesMinor) {
+			add("kubernetesVersion is %s, but the isolated-sandbox runtime (Nitro Sandboxes) needs Kubernetes 1.%d or newer; set kubernetesVersion to %s or later",
+				c.KubernetesVersion, minKubernetesMinor, contract.KubernetesVersion)
+		}
+		if !eksClusterName.MatchString(c.ClusterName) {
+			add("clusterName %q is not a valid EKS cluster name (1-100 letters, digits, '-' or '_', starting with a letter or digit)", c.ClusterName)
+		}
+		if c.Kubeconfig != "" || c.KubeContext != "" {
+			add("kubeconfig/kubeContext are only used with clusterMode=existing; with clusterMode=create the program builds the kubeconfig itself, so remove them or set clusterMode=existing")
+		}
+		if c.VpcID == "" && len(c.PrivateSubnetIDs) > 0 {
+			add("privateSubnetIds is set without vpcId; set vpcId to the VPC they belong to, or remove it to let the program build its own network")
+		}
+		if len(c.publicSubnetIDs) > 0 {
+			add("publicSubnetIds is no longer used: the cluster gets only privateSubnetIds, because Auto Mode launches nodes in the cluster's subnets; remove it (`pulumi config rm publicSubnetIds`); internet-facing load balancers find public subnets by their kubernetes.io/role/elb tag")
+		}
+		c.validateAccess(add)
+		if c.VpcID != "" && len(c.PrivateSubnetIDs) < 2 {
+			add("vpcId is set but privateSubnetIds has %d subnet(s); EKS needs private subnets in at least two availability zones, so list at least two", len(c.PrivateSubnetIDs))
+		}
+		if c.AgentSandboxMode == components.ModeAdopt || c.KedaMode == components.ModeAdopt {
+			add("agentSandboxMode/kedaMode=adopt read an install that is already on the cluster, but clusterMode=create makes a new, empty cluster; use install with clusterMode=create, or adopt with clusterMode=existing")
+		}
+	case components.ModeExisting:
+		if strings.TrimSpace(c.Kubeconfig) == "" {
+			add("clusterMode=existing needs kubeconfig: set it to a kubeconfig file path or its contents, e.g. `pulumi config set kubeconfig ~/.kube/config` (and kubeContext to pick a context)")
+		}
+		if c.VpcID != "" || len(c.PrivateSubnetIDs) > 0 || len(c.publicSubnetIDs) > 0 {
+			add("vpcId/privateSubnetIds/publicSubnetIds are only used with clusterMode=create; remove them for clusterMode=existing")
+		}
+		if len(c.AdminPrincipalArns) > 0 || c.PreviewPrincipalArn != "" {
+			add("adminPrincipalArns/previewPrincipalArn create EKS access entries with a cluster the stack creates; with clusterMode=existing, grant access on that cluster yourself and remove them")
+		}
+	}
+
+	if c.RuntimeClassMode == components.ModeCreate && !dns1123Label.MatchString(c.RuntimeClassHandler) {
+		add("runtimeClassMode=create needs runtimeClassHandler, the CRI handler your nodes run sandboxes with (a DNS label such as kata-qemu); it is %q", c.RuntimeClassHandler)
+	}
+	if v, ok := strings.CutPrefix(c.AgentSandboxVersion, "v"); !ok || !exactSemver.MatchString(v) {
+		add("agentSandboxVersion is %q; it must be the exact release tag of kubernetes-sigs/agent-sandbox, v then MAJOR.MINOR.PATCH, such as %s", c.AgentSandboxVersion, contract.AgentSandboxRelease)
+	}
+	if !exactSemver.MatchString(c.KedaChartVersion) {
+		add("kedaChartVersion is %q; pin an exact chart version, MAJOR.MINOR.PATCH, such as %s (KEDA is a shared install: a range or wildcard would move it)", c.KedaChartVersion, contract.KedaChartVersion)
+	}
+
+	if len(c.Namespace) > 63 || !dns1123Label.MatchString(c.Namespace) {
+		add("namespace %q is not a valid Kubernetes namespace name (lower-case letters, digits and '-', at most 63, starting and ending with a letter or digit)", c.Namespace)
+	} else if slices.Contains(ReservedNamespaces, c.Namespace) || strings.HasPrefix(c.Namespace, "kube-") {
+		add("namespace %q belongs to Kubernetes or a shared install (%s, any kube-*); the stack owns and deletes its namespace, so choose a namespace of its own such as %s",
+			c.Namespace, strings.Join(ReservedNamespaces, ", "), contract.DefaultNamespace)
+	}
+	for _, n := range []struct{ key, value string }{{"poolName", c.PoolName}, {"templateName", c.TemplateName}} {
+		// 63, not 253: the pool's name ends up in KEDA's HPA name and in label values.
+		if len(n.value) > 63 || !dns1123Subdomain.MatchString(n.value) {
+			add("%s %q is not a valid Kubernetes object name (lower-case letters, digits, '-' and '.', at most 63, starting and ending with a letter or digit)", n.key, n.value)
+		}
+	}
+
+	if c.MinReplicas < 0 {
+		add("minReplicas is %d; it cannot be negative (0 allows scale-to-zero, 1 keeps one warm sandbox at rest)", c.MinReplicas)
+	}
+	if c.MaxReplicas < 1 {
+		add("maxReplicas is %d; it must be at least 1", c.MaxReplicas)
+	}
+	if c.MinReplicas > c.MaxReplicas {
+		add("minReplicas (%d) is greater than maxReplicas (%d); lower minReplicas or raise maxReplicas", c.MinReplicas, c.MaxReplicas)
+	}
+	if c.LoadCap < 1 || c.LoadCap > c.MaxReplicas {
+		add("loadCap is %d; it must be between 1 and maxReplicas (%d), so verify never asks for more warm capacity than the pool's bound", c.LoadCap, c.MaxReplicas)
+	}
+	if v, err := strconv.ParseFloat(c.TargetValue, 64); !metricValue.MatchString(c.TargetValue) || err != nil || v <= 0 {
+		add("targetValue is %q; it must be a number greater than 0 (KEDA divides the claim count by it), written as a decimal with at most 3 decimals and below 1000000000, e.g. \"1\" for one warm sandbox per active claim", c.TargetValue)
+	}
+	if c.ActivationTargetValue != "" {
+		if !metricValue.MatchString(c.ActivationTargetValue) {
+			add("activationTargetValue is %q; it must be a number of 0 or more, written as a decimal with at most 3 decimals and below 1000000000, or empty", c.ActivationTargetValue)
+		} else if c.MinReplicas > 0 {
+			// KEDA's activation only decides between 0 and 1 replicas; above a floor of 1 it is never consulted.
+			add("activationTargetValue is %q but minReplicas is %d: activation only decides whether the pool scales from 0 to 1, so with a floor above 0 it does nothing; remove it, or set minReplicas to 0",
+				c.ActivationTargetValue, c.MinReplicas)
+		}
+	}
+	if c.PollingInterval < 1 || c.PollingInterval > 3600 {
+		add("pollingInterval is %d; it must be between 1 and 3600 seconds", c.PollingInterval)
+	}
+	if c.FallbackReplicas < 0 || c.FallbackReplicas > c.MaxReplicas {
+		add("fallbackReplicas is %d; it must be between 0 (hold the current size when the exporter cannot answer) and maxReplicas (%d)", c.FallbackReplicas, c.MaxReplicas)
+	}
+	if c.Headroom < 0 || c.Headroom >= c.MaxReplicas {
+		add("headroom is %d; it must be between 0 (one warm sandbox per targetValue claims, nothing more) and maxReplicas-1 (%d): at maxReplicas or more the pool never leaves its maximum, which is a fixed pool (set minReplicas=maxReplicas instead)", c.Headroom, c.MaxReplicas-1)
+	}
+	if c.Headroom > 0 && c.MinReplicas == 0 {
+		add("headroom is %d with minReplicas 0: the headroom keeps at least %d warm sandboxes, so the pool can never scale to zero; set minReplicas to 1 or more, or headroom to 0", c.Headroom, c.Headroom)
+	}
+	if c.ExporterURL != "" {
+		if u, err := url.Parse(c.ExporterURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+			add("exporterUrl is %q; it must be an http:// or https:// URL with a host (and no user info) that serves the exporter's /demand JSON", c.ExporterURL)
+		}
+	}
+	if _, err := labels.Parse(c.ClaimSelector); err != nil {
+		add("claimSelector %q is not a Kubernetes label selector (%v); write it as kubectl -l takes it, e.g. app.kubernetes.io/part-of=warm-pool-autoscaling-keda or tier in (a,b)", c.ClaimSelector, err)
+	}
+	if strings.ContainsAny(c.ExporterImage, " \t\n") {
+		add("exporterImage %q is not an image reference", c.ExporterImage)
+	}
+
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("invalid configuration (keys under %s:):\n  - %s", contract.ProjectName, strings.Join(errs, "\n  - "))
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+// validateAccess checks the access-entry principals: ARN grammar, no principal twice, and the
+// preview principal never also an admin (it would read with admin rights).
+func (c *Config) validateAccess(add func(string, ...any)) {
+	seen := map[string]bool{}
+	for _, arn := range c.AdminPrincipalArns {
+		if msg := components.CheckPrincipalArn("adminPrincipalArns", arn); msg != "" {
+			add("%s", msg)
+		}
+		if seen[arn] {
+			add("adminPrincipalArns lists %q twice; EKS allows one access entry per principal, so list it once", arn)
+		}
+		seen[arn] = true
+	}
+	if c.PreviewPrincipalArn == "" {
+		return
+	}
+	if msg := components.CheckPrincipalArn("previewPrincipalArn", c.PreviewPrincipalArn); msg != "" {
+		add("%s", msg)
+	}
+	if seen[c.PreviewPrincipalArn] {
+		add("previewPrincipalArn %q is also in adminPrincipalArns; the preview role must be read-only, so give pull-request previews a role of their own", c.PreviewPrincipalArn)
+	}
+}
+
+// resolveKubeconfig accepts a path or the contents and returns contents whose current context is
+// kubeContext (when given): verify and the e2e read the exported kubeconfig without a context flag.
+func resolveKubeconfig(pathOrContents, kubeContext string) (string, error) {
+	contents := pathOrContents
+	if looksLikePath(pathOrContents) {
+		p := pathOrContents
+		if strings.HasPrefix(p, "~/") {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return "", fmt.Errorf("kubeconfig %q: cannot expand ~: %w", p, err)
+			}
+			p = filepath.Join(home, p[2:])
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return "", fmt.Errorf("invalid configuration: kubeconfig %q cannot be read (%v); set kubeconfig to an existing kubeconfig file or paste its contents", pathOrContents, err)
+		}
+		contents = string(b)
+	}
+	if strings.TrimSpace(contents) == "" {
+		return "", errors.New("invalid configuration: kubeconfig is empty; set it to a kubeconfig file path or its contents")
+	}
+	if err := checkKubeconfigContext(contents, kubeContext); err != nil {
+		return "", err
+	}
+	if kubeContext == "" {
+		return contents, nil
+	}
+	return withCurrentContext(contents, kubeContext)
+}
+
+// kubeconfigDoc is the part of a kubeconfig that names contexts and clusters.
+type kubeconfigDoc struct {
+	CurrentContext string              `json:"current-context"`
+	Contexts       []kubeconfigContext `json:"contexts"`
+	Clusters       []kubeconfigCluster `json:"clusters"`
+}
+
+type kubeconfigContext struct {
+	Name    string `json:"name"`
+	Context struct {
+		Cluster string `json:"cluster"`
+	} `json:"context"`
+}
+
+type kubeconfigCluster struct {
+	Name    string `json:"name"`
+	Cluster struct {
+		Server string `json:"server"`
+	} `json:"cluster"`
+}
+
+// checkKubeconfigContext parses the kubeconfig (YAML or JSON) and requires a context named
+// kubeContext (or, without one, its current-context) whose cluster it defines with a server.
+func checkKubeconfigContext(contents, kubeContext string) error {
+	var doc kubeconfigDoc
+	if err := yaml.Unmarshal([]byte(contents), &doc); err != nil {
+		return fmt.Errorf("invalid configuration: kubeconfig does not parse as a kubeconfig (%v); set it to a kubeconfig file path or its contents", err)
+	}
+	name, key := kubeContext, "kubeContext"
+	if name == "" {
+		name, key = doc.CurrentContext, "the kubeconfig's current-context"
+	}
+	var names []string
+	for _, c := range doc.Contexts {
+		names = append(names, strconv.Quote(c.Name))
+	}
+	list := "it has no contexts"
+	if len(names) > 0 {
+		list = "its contexts are " + strings.Join(names, ", ")
+	}
+	if name == "" {
+		return fmt.Errorf("invalid configuration: the kubeconfig has no current-context and kubeContext is not set; set kubeContext to the context to use (%s)", list)
+	}
+	i := slices.IndexFunc(doc.Contexts, func(c kubeconfigContext) bool { return c.Name == name })
+	if i < 0 {
+		return fmt.Errorf("invalid configuration: %s %q is not a context of the kubeconfig (%s); list them with `kubectl config get-contexts`", key, name, list)
+	}
+	cluster := doc.Contexts[i].Context.Cluster
+	for _, c := range doc.Clusters {
+		if c.Name == cluster && c.Cluster.Server != "" {
+			return nil
+		}
+	}
+	return fmt.Errorf("invalid configuration: context %q names cluster %q, which the kubeconfig does not define with a server; fix the kubeconfig or choose another context (%s)", name, cluster, list)
+}
+
+func looksLikePath(s string) bool {
+	t := strings.TrimSpace(s)
+	return !strings.Contains(t, "\n") && !strings.HasPrefix(t, "{") && !strings.HasPrefix(t, "apiVersion")
+}
+
+var currentContextLine = regexp.MustCompile(`(?m)^current-context:.*$`)
+
+// withCurrentContext sets current-context without a YAML library: kubeconfig's top-level key is
+// always written on a line of its own; JSON kubeconfigs are handled as JSON.
+func withCurrentContext(contents, kubeContext string) (string, error) {
+	if strings.HasPrefix(strings.TrimSpace(contents), "{") {
+		var doc map[string]any
+		if err := json.Unmarshal([]byte(contents), &doc); err != nil {
+			return "", fmt.Errorf("invalid configuration: kubeconfig looks like JSON but does not parse: %w", err)
+		}
+		doc["current-context"] = kubeContext
+		b, err := json.Marshal(doc)
+		return string(b), err
+	}
+	quoted, _ := json.Marshal(kubeContext) // a JSON string is a valid YAML scalar
+	line := "current-context: " + string(quoted)
+	if currentContextLine.MatchString(contents) {
+		return currentContextLine.ReplaceAllLiteralString(contents, line), nil
+	}
+	return strings.TrimRight(contents, "\n") + "\n" + line + "\n", nil
+}
