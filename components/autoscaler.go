@@ -1,6 +1,7 @@
 package components
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -33,6 +34,9 @@ type AutoscalerArgs struct {
 	// FallbackReplicas with behaviour currentReplicasIfHigher: 0 holds the current size while the
 	// exporter cannot answer, maxReplicas fails open to full warm capacity.
 	FallbackReplicas int
+	// Headroom > 0 keeps that many warm sandboxes above demand through a KEDA
+	// scalingModifiers formula: desired = ceil(claims / TargetValue) + Headroom.
+	Headroom int
 	// DependsOn: the pool, the exporter and KEDA, so destroy removes the ScaledObject (and with it
 	// the HPA that writes the pool) before any of them.
 	DependsOn []pulumi.Resource
@@ -52,6 +56,20 @@ type Autoscaler struct {
 // cluster-wide default cannot undercut it.
 const TriggerTimeout = contract.ExporterScrapeDeadline + time.Second
 
+// HeadroomTriggerName is the trigger's name in the headroom formula.
+const HeadroomTriggerName = "claims"
+
+// HeadroomFormula is the scalingModifiers formula for a headroom above demand:
+// the claim count plus headroom targets' worth, so the HPA's ceil(value / target)
+// comes to ceil(claims / target) + headroom.
+func HeadroomFormula(targetValue string, headroom int) string {
+	t, err := strconv.ParseFloat(targetValue, 64)
+	if err != nil {
+		t = 1 // Validate rejects a non-numeric target before any resource exists.
+	}
+	return fmt.Sprintf("%s + %s", HeadroomTriggerName, strconv.FormatFloat(t*float64(headroom), 'f', -1, 64))
+}
+
 // NewAutoscaler creates the ScaledObject. AverageValue makes desired = ceil(claims / target), so with
 // target 1 there is one warm sandbox per active claim, clamped to [min, max]; Value would multiply by
 // the pool's ready count and compound.
@@ -70,6 +88,43 @@ func NewAutoscaler(ctx *pulumi.Context, name string, args *AutoscalerArgs, opts 
 	}
 	if args.ActivationTargetValue != "" {
 		metadata["activationTargetValue"] = pulumi.String(args.ActivationTargetValue)
+	}
+	trigger := pulumi.Map{
+		"type":       pulumi.String("metrics-api"),
+		"metricType": pulumi.String("AverageValue"),
+		"metadata":   metadata,
+	}
+	advanced := pulumi.Map{
+		"horizontalPodAutoscalerConfig": pulumi.Map{
+			"behavior": pulumi.Map{
+				"scaleUp": pulumi.Map{"stabilizationWindowSeconds": pulumi.Int(0)},
+				// No window and one Pods policy as wide as the range: back to the floor in one
+				// step. A demo setting: in production the window is what re-booting costs.
+				"scaleDown": pulumi.Map{
+					"stabilizationWindowSeconds": pulumi.Int(0),
+					"policies": pulumi.Array{pulumi.Map{
+						"type":          pulumi.String("Pods"),
+						"value":         pulumi.Int(args.MaxReplicas),
+						"periodSeconds": pulumi.Int(scaleDownPeriodSeconds),
+					}},
+				},
+			},
+		},
+	}
+	if args.Headroom > 0 {
+		// The formula names the trigger; the HPA then divides the formula's value by the
+		// same target, so claims + Headroom*target gives ceil(claims/target) + Headroom.
+		// KEDA's fallback still applies: while it is active the formula is bypassed.
+		trigger["name"] = pulumi.String(HeadroomTriggerName)
+		modifiers := pulumi.Map{
+			"formula":    pulumi.String(HeadroomFormula(args.TargetValue, args.Headroom)),
+			"target":     pulumi.String(args.TargetValue),
+			"metricType": pulumi.String("AverageValue"),
+		}
+		if args.ActivationTargetValue != "" {
+			modifiers["activationTarget"] = pulumi.String(args.ActivationTargetValue)
+		}
+		advanced["scalingModifiers"] = modifiers
 	}
 	so, err := apiextensions.NewCustomResource(ctx, args.Name, &apiextensions.CustomResourceArgs{
 		ApiVersion: pulumi.String(contract.KedaAPIVersion),
@@ -95,28 +150,8 @@ func NewAutoscaler(ctx *pulumi.Context, name string, args *AutoscalerArgs, opts 
 					// Never lower than what the pool has: an outage must not shrink warm capacity.
 					"behavior": pulumi.String("currentReplicasIfHigher"),
 				},
-				"advanced": pulumi.Map{
-					"horizontalPodAutoscalerConfig": pulumi.Map{
-						"behavior": pulumi.Map{
-							"scaleUp": pulumi.Map{"stabilizationWindowSeconds": pulumi.Int(0)},
-							// No window and one Pods policy as wide as the range: back to the floor in one
-							// step. A demo setting: in production the window is what re-booting costs.
-							"scaleDown": pulumi.Map{
-								"stabilizationWindowSeconds": pulumi.Int(0),
-								"policies": pulumi.Array{pulumi.Map{
-									"type":          pulumi.String("Pods"),
-									"value":         pulumi.Int(args.MaxReplicas),
-									"periodSeconds": pulumi.Int(scaleDownPeriodSeconds),
-								}},
-							},
-						},
-					},
-				},
-				"triggers": pulumi.Array{pulumi.Map{
-					"type":       pulumi.String("metrics-api"),
-					"metricType": pulumi.String("AverageValue"),
-					"metadata":   metadata,
-				}},
+				"advanced": advanced,
+				"triggers": pulumi.Array{trigger},
 			},
 		},
 	}, pulumi.Parent(a), pulumi.DependsOn(args.DependsOn))

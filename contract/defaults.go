@@ -16,4 +16,5 @@ const (
 	DefaultLoadCap          = 3
 	DefaultPollingInterval  = 15
 	DefaultFallbackReplicas = 0
+	DefaultHeadroom         = 0
 )

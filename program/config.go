@@ -63,6 +63,9 @@ type Config struct {
 	LoadCap               int
 	PollingInterval       int
 	FallbackReplicas      int
+	// Headroom is how many warm sandboxes the pool keeps above demand:
+	// desired = ceil(claims / targetValue) + Headroom (0: the blueprint's mapping).
+	Headroom int
 
 	ExporterImage string
 	ExporterURL   string
@@ -157,6 +160,7 @@ func LoadConfig(ctx *pulumi.Context) (*Config, error) {
 		LoadCap:               getInt("loadCap", contract.DefaultLoadCap, &parseErrs),
 		PollingInterval:       getInt("pollingInterval", contract.DefaultPollingInterval, &parseErrs),
 		FallbackReplicas:      getInt("fallbackReplicas", contract.DefaultFallbackReplicas, &parseErrs),
+		Headroom:              getInt("headroom", contract.DefaultHeadroom, &parseErrs),
 		ExporterImage:         str("exporterImage", ""),
 		ExporterURL:           str("exporterUrl", ""),
 		ClaimSelector:         str("claimSelector", ""),
@@ -315,6 +319,12 @@ func (c *Config) Validate(earlier ...string) error {
 	}
 	if c.FallbackReplicas < 0 || c.FallbackReplicas > c.MaxReplicas {
 		add("fallbackReplicas is %d; it must be between 0 (hold the current size when the exporter cannot answer) and maxReplicas (%d)", c.FallbackReplicas, c.MaxReplicas)
+	}
+	if c.Headroom < 0 || c.Headroom >= c.MaxReplicas {
+		add("headroom is %d; it must be between 0 (one warm sandbox per targetValue claims, nothing more) and maxReplicas-1 (%d): at maxReplicas or more the pool never leaves its maximum, which is a fixed pool (set minReplicas=maxReplicas instead)", c.Headroom, c.MaxReplicas-1)
+	}
+	if c.Headroom > 0 && c.MinReplicas == 0 {
+		add("headroom is %d with minReplicas 0: the headroom keeps at least %d warm sandboxes, so the pool can never scale to zero; set minReplicas to 1 or more, or headroom to 0", c.Headroom, c.Headroom)
 	}
 	if c.ExporterURL != "" {
 		if u, err := url.Parse(c.ExporterURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {

@@ -88,6 +88,7 @@ func Run(ctx *pulumi.Context) error {
 		MinReplicas: cfg.MinReplicas, MaxReplicas: cfg.MaxReplicas,
 		TargetValue: cfg.TargetValue, ActivationTargetValue: cfg.ActivationTargetValue,
 		PollingInterval: cfg.PollingInterval, URL: exporterURL, FallbackReplicas: cfg.FallbackReplicas,
+		Headroom:  cfg.Headroom,
 		DependsOn: []pulumi.Resource{pool.Namespace, pool.Pool, claimExporter.Deployment, claimExporter.Service, keda},
 	}, inCluster)
 	if err != nil {

@@ -48,6 +48,10 @@ type Options struct {
 	// Progress receives what the control plane is doing and waiting for;
 	// default os.Stderr.
 	Progress io.Writer
+	// KwokStages, when set, is given the default KWOK stages (a multi-document
+	// YAML stream) and returns the stages KWOK runs with: the hook for a
+	// simulation that needs, say, a boot delay on some pods.
+	KwokStages func(defaults []byte) ([]byte, error)
 	// Without names components not to start: "agent-sandbox-controller"
 	// (its CRDs stay, so claims are inert objects: for load tests of the API
 	// server), "keda" (operator and adapter, and then neither its CRDs nor
@@ -81,6 +85,7 @@ type Cluster struct {
 	ports          ports
 	removeState    bool
 	progress       io.Writer
+	kwokStages     func([]byte) ([]byte, error)
 }
 
 type ports struct {
@@ -118,7 +123,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{StateDir: opts.StateDir, Binaries: bins, HPASyncPeriod: opts.HPASyncPeriod, progress: opts.Progress, without: map[string]bool{}, realNodes: opts.RealNodes}
+	c := &Cluster{StateDir: opts.StateDir, Binaries: bins, HPASyncPeriod: opts.HPASyncPeriod, progress: opts.Progress, without: map[string]bool{}, realNodes: opts.RealNodes, kwokStages: opts.KwokStages}
 	for _, w := range opts.Without {
 		if w != "agent-sandbox-controller" && w != "keda" {
 			return nil, fmt.Errorf("unknown component %q in Without (known: agent-sandbox-controller, keda)", w)

@@ -1,0 +1,245 @@
+// Package bursts measures, on the local control plane, what a warm pool buys
+// under bursty demand: a seeded, replayable arrival trace (this file), the
+// pool policies compared side by side (policy.go) and the benchmark that
+// replays the trace against every policy at once (bursts_test.go).
+package bursts
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+)
+
+// TraceParams describe a Markov-modulated arrival process: quiet periods
+// with sporadic single claims alternate with busy periods in which claims
+// come in bursts, several within a second. Every claim lives for a drawn
+// lifetime. The same params (seed included) always give the same trace.
+type TraceParams struct {
+	Seed     uint64
+	Duration time.Duration // arrivals happen in [0, Duration)
+
+	QuietMean time.Duration // mean length of a quiet period (exponential)
+	BusyMean  time.Duration // mean length of a busy period (exponential)
+	// QuietGapMean is the mean gap between single claims in a quiet period
+	// (Poisson arrivals).
+	QuietGapMean time.Duration
+	// BurstGapMean is the mean gap between bursts in a busy period.
+	BurstGapMean time.Duration
+	// BurstMin..BurstMax claims per burst (uniform), all created within
+	// BurstSpread of the burst's start.
+	BurstMin, BurstMax int
+	BurstSpread        time.Duration
+
+	// Lifetimes are log-normal with this median and sigma, clipped to
+	// [LifetimeMin, LifetimeMax]: most sessions are short, a few are long.
+	LifetimeMedian           time.Duration
+	LifetimeSigma            float64
+	LifetimeMin, LifetimeMax time.Duration
+}
+
+// DefaultTraceParams is the trace the README's table was measured on.
+func DefaultTraceParams() TraceParams {
+	return TraceParams{
+		Seed:           20260513,
+		Duration:       15 * time.Minute,
+		QuietMean:      100 * time.Second,
+		BusyMean:       80 * time.Second,
+		QuietGapMean:   60 * time.Second,
+		BurstGapMean:   10 * time.Second,
+		BurstMin:       2,
+		BurstMax:       6,
+		BurstSpread:    time.Second,
+		LifetimeMedian: 30 * time.Second,
+		LifetimeSigma:  0.6,
+		LifetimeMin:    15 * time.Second,
+		LifetimeMax:    3 * time.Minute,
+	}
+}
+
+// Validate says what is wrong with p, every problem at once.
+func (p TraceParams) Validate() error {
+	var errs []string
+	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"Duration", p.Duration}, {"QuietMean", p.QuietMean}, {"BusyMean", p.BusyMean}, {"QuietGapMean", p.QuietGapMean},
+		{"BurstGapMean", p.BurstGapMean}, {"BurstSpread", p.BurstSpread}, {"LifetimeMedian", p.LifetimeMedian},
+		{"LifetimeMin", p.LifetimeMin}, {"LifetimeMax", p.LifetimeMax}} {
+		if d.v <= 0 {
+			add("%s is %s; it must be greater than 0", d.name, d.v)
+		}
+	}
+	if p.BurstMin < 1 || p.BurstMax < p.BurstMin {
+		add("burst size %d..%d; it needs 1 <= BurstMin <= BurstMax", p.BurstMin, p.BurstMax)
+	}
+	if p.LifetimeMin > p.LifetimeMax || p.LifetimeMedian < p.LifetimeMin || p.LifetimeMedian > p.LifetimeMax {
+		add("lifetimes: median %s must lie in [LifetimeMin %s, LifetimeMax %s]", p.LifetimeMedian, p.LifetimeMin, p.LifetimeMax)
+	}
+	if p.LifetimeSigma < 0 || math.IsNaN(p.LifetimeSigma) || math.IsInf(p.LifetimeSigma, 0) {
+		add("LifetimeSigma is %v; it must be a finite number >= 0", p.LifetimeSigma)
+	}
+	if len(errs) > 0 {
+		return errors.New("trace parameters: " + strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// Arrival is one claim of the trace: created At after the trace starts,
+// deleted Lifetime after it was created.
+type Arrival struct {
+	At       time.Duration
+	Lifetime time.Duration
+	// Burst numbers the burst the claim belongs to (from 1); 0 for a single
+	// claim of a quiet period.
+	Burst int
+}
+
+// Period is one regime of the trace.
+type Period struct {
+	Busy       bool
+	Start, End time.Duration
+}
+
+// Trace is a generated arrival trace, sorted by At.
+type Trace struct {
+	Params   TraceParams
+	Arrivals []Arrival
+	Periods  []Period
+}
+
+// GenerateTrace draws the trace p describes. It starts with a quiet period,
+// so every pool begins at rest.
+func GenerateTrace(p TraceParams) (*Trace, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	// PCG with the seed in both words: a fixed, documented generator, so a
+	// seed names the same trace on every Go version (math/rand/v2 promises it).
+	rng := rand.New(rand.NewPCG(p.Seed, p.Seed^0x9e3779b97f4a7c15))
+	exp := func(mean time.Duration) time.Duration {
+		return time.Duration(rng.ExpFloat64() * float64(mean))
+	}
+	lifetime := func() time.Duration {
+		d := time.Duration(float64(p.LifetimeMedian) * math.Exp(p.LifetimeSigma*rng.NormFloat64()))
+		return min(max(d, p.LifetimeMin), p.LifetimeMax).Round(time.Millisecond)
+	}
+	t := &Trace{Params: p}
+	burst := 0
+	busy := false
+	for start := time.Duration(0); start < p.Duration; busy = !busy {
+		mean := p.QuietMean
+		if busy {
+			mean = p.BusyMean
+		}
+		end := min(start+exp(mean), p.Duration)
+		t.Periods = append(t.Periods, Period{Busy: busy, Start: start, End: end})
+		if busy {
+			for at := start + exp(p.BurstGapMean); at < end; at += exp(p.BurstGapMean) {
+				burst++
+				n := p.BurstMin + rng.IntN(p.BurstMax-p.BurstMin+1)
+				for i := 0; i < n; i++ {
+					// The first claim opens the burst; the rest follow within the spread.
+					offset := time.Duration(0)
+					if i > 0 {
+						offset = time.Duration(rng.Int64N(int64(p.BurstSpread)))
+					}
+					if a := (at + offset).Round(time.Millisecond); a < p.Duration {
+						t.Arrivals = append(t.Arrivals, Arrival{At: a, Lifetime: lifetime(), Burst: burst})
+					}
+				}
+			}
+		} else {
+			for at := start + exp(p.QuietGapMean); at < end; at += exp(p.QuietGapMean) {
+				t.Arrivals = append(t.Arrivals, Arrival{At: at.Round(time.Millisecond), Lifetime: lifetime()})
+			}
+		}
+		start = end
+	}
+	sort.SliceStable(t.Arrivals, func(i, j int) bool { return t.Arrivals[i].At < t.Arrivals[j].At })
+	return t, nil
+}
+
+// Fingerprint is a short hash of every arrival (time, lifetime, burst): two
+// traces with the same fingerprint replay the same demand.
+func (t *Trace) Fingerprint() string {
+	h := sha256.New()
+	var b [24]byte
+	for _, a := range t.Arrivals {
+		binary.BigEndian.PutUint64(b[0:], uint64(a.At))
+		binary.BigEndian.PutUint64(b[8:], uint64(a.Lifetime))
+		binary.BigEndian.PutUint64(b[16:], uint64(a.Burst))
+		h.Write(b[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// Bursts is the number of bursts in the trace.
+func (t *Trace) Bursts() int {
+	n := 0
+	for _, a := range t.Arrivals {
+		n = max(n, a.Burst)
+	}
+	return n
+}
+
+// End is when the last claim of the trace is deleted.
+func (t *Trace) End() time.Duration {
+	var end time.Duration
+	for _, a := range t.Arrivals {
+		end = max(end, a.At+a.Lifetime)
+	}
+	return end
+}
+
+// ActiveAt is the number of claims alive at d (created at or before d, not
+// yet deleted).
+func (t *Trace) ActiveAt(d time.Duration) int {
+	n := 0
+	for _, a := range t.Arrivals {
+		if a.At <= d && d < a.At+a.Lifetime {
+			n++
+		}
+	}
+	return n
+}
+
+// Summary is one line describing the trace for the report.
+func (t *Trace) Summary() string {
+	var busy time.Duration
+	for _, p := range t.Periods {
+		if p.Busy {
+			busy += p.End - p.Start
+		}
+	}
+	var life time.Duration
+	peak := 0
+	for _, a := range t.Arrivals {
+		life += a.Lifetime
+		peak = max(peak, t.ActiveAt(a.At))
+	}
+	mean := time.Duration(0)
+	if len(t.Arrivals) > 0 {
+		mean = life / time.Duration(len(t.Arrivals))
+	}
+	return fmt.Sprintf("seed %d, %s, %d claims (%d in %d bursts, %d single), busy %s of %s, mean lifetime %s, peak %d concurrent claims, fingerprint %s",
+		t.Params.Seed, t.Params.Duration, len(t.Arrivals), len(t.Arrivals)-t.singles(), t.Bursts(), t.singles(),
+		busy.Round(time.Second), t.Params.Duration, mean.Round(100*time.Millisecond), peak, t.Fingerprint())
+}
+
+func (t *Trace) singles() int {
+	n := 0
+	for _, a := range t.Arrivals {
+		if a.Burst == 0 {
+			n++
+		}
+	}
+	return n
+}
