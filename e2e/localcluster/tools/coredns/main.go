@@ -9,6 +9,7 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/coremain"
 
+	_ "github.com/coredns/coredns/plugin/bind"
 	_ "github.com/coredns/coredns/plugin/cache"
 	_ "github.com/coredns/coredns/plugin/errors"
 	_ "github.com/coredns/coredns/plugin/health"
@@ -18,7 +19,7 @@ import (
 )
 
 // directives keeps upstream's relative order (plugin.cfg) of the plugins above.
-var directives = []string{"ready", "health", "errors", "log", "cache", "kubernetes"}
+var directives = []string{"bind", "ready", "health", "errors", "log", "cache", "kubernetes"}
 
 func main() {
 	dnsserver.Directives = directives
