@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -101,6 +104,17 @@ func (r *Runner) precondition(ctx context.Context) error {
 	}
 
 	target, mev, ok := averageValueTarget(h)
+	if ok {
+		// A headroom formula (the program's `headroom` key) adds whole targets'
+		// worth to the count; any other formula is a mapping verify cannot hold
+		// each step to, so it fails here rather than at every step.
+		headroom, hev, herr := r.scaledObjectHeadroom(ctx, target)
+		if herr != nil {
+			ok, mev = false, mev+"; "+herr.Error()
+		} else {
+			r.headroom, mev = headroom, mev+"; "+hev
+		}
+	}
 	r.rep.Judge(ph, "the HPA's metric maps claims to warm sandboxes", ok, mev)
 	r.target = target
 
@@ -126,8 +140,8 @@ func (r *Runner) precondition(ctx context.Context) error {
 			verdict = "not above the floor, so no step of this run could show a scaling decision (and the control's flat line would prove nothing); raise maxReplicas and --load-cap, or lower targetValue"
 		}
 		r.rep.Judge(ph, "the load can move the pool", moves,
-			fmt.Sprintf("at the load cap the HPA would want clamp(ceil(%d/%g)=%d, %d, %d)=%d warm sandboxes, at 0 claims %d: %s",
-				r.cfg.LoadCap, r.target, r.ceil(r.cfg.LoadCap), r.min, r.max, top, floor, verdict))
+			fmt.Sprintf("at the load cap the HPA would want clamp(ceil(%d/%g)+%d=%d, %d, %d)=%d warm sandboxes, at 0 claims %d: %s",
+				r.cfg.LoadCap, r.target, r.headroom, r.ceil(r.cfg.LoadCap)+r.headroom, r.min, r.max, top, floor, verdict))
 	}
 	if !owned || !ok || !moves || int64(r.cfg.LoadCap) > r.max || ref.Kind != contract.SandboxWarmPoolKind {
 		return errStop
@@ -198,4 +212,35 @@ func averageValueTarget(h *autoscalingv2.HorizontalPodAutoscaler) (float64, stri
 		return 0, fmt.Sprintf("metric %s has AverageValue %s", m.External.Metric.Name, t.AverageValue), false
 	}
 	return v, fmt.Sprintf("external metric %s, target AverageValue=%s: desired = ceil(claims / %s) within [min, max]", m.External.Metric.Name, t.AverageValue, t.AverageValue), true
+}
+
+// headroomFormula is the only scalingModifiers formula verify models: one
+// trigger's value plus a constant, as the program writes it for `headroom`.
+var headroomFormula = regexp.MustCompile(`^\s*[A-Za-z_][A-Za-z0-9_-]*\s*\+\s*([0-9]+(?:\.[0-9]+)?)\s*$`)
+
+// scaledObjectHeadroom reads spec.advanced.scalingModifiers.formula: absent
+// means no headroom; "claims + K" with K a whole number of targets means
+// K/target warm sandboxes above ceil(claims/target); anything else is an error.
+func (r *Runner) scaledObjectHeadroom(ctx context.Context, target float64) (int64, string, error) {
+	so, err := r.dyn.Resource(gvrScaledObject).Namespace(r.cfg.Namespace).Get(ctx, r.cfg.ScaledObject, metav1.GetOptions{})
+	if err != nil {
+		return 0, "", fmt.Errorf("reading scaledobject/%s: %w", r.cfg.ScaledObject, err)
+	}
+	f, found, err := unstructured.NestedString(so.Object, "spec", "advanced", "scalingModifiers", "formula")
+	if err != nil {
+		return 0, "", fmt.Errorf("scaledobject/%s spec.advanced.scalingModifiers.formula is not a string: %w", r.cfg.ScaledObject, err)
+	}
+	if !found || strings.TrimSpace(f) == "" {
+		return 0, "no scalingModifiers formula: no headroom", nil
+	}
+	m := headroomFormula.FindStringSubmatch(f)
+	if m == nil {
+		return 0, "", fmt.Errorf("scaledobject/%s has the scalingModifiers formula %q, which is not <trigger> + <constant>: verify cannot hold each step to it", r.cfg.ScaledObject, f)
+	}
+	k, _ := strconv.ParseFloat(m[1], 64)
+	h := k / target
+	if h != math.Trunc(h) {
+		return 0, "", fmt.Errorf("scaledobject/%s formula %q adds %g, not a whole number of targets (%g): the headroom in warm sandboxes would be %g", r.cfg.ScaledObject, f, k, target, h)
+	}
+	return int64(h), fmt.Sprintf("scalingModifiers formula %q: headroom %d warm sandbox(es) above ceil(claims / %g)", f, int64(h), target), nil
 }

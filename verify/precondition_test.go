@@ -127,3 +127,70 @@ func TestExpectedMapping(t *testing.T) {
 		}
 	}
 }
+
+func TestExpectedMappingWithHeadroom(t *testing.T) {
+	r := &Runner{min: 1, max: 5, target: 1, headroom: 2}
+	for claims, want := range []int64{2, 3, 4, 5, 5, 5} {
+		if got := r.expected(claims); got != want {
+			t.Errorf("target 1 headroom 2, %d claims: %d, want %d", claims, got, want)
+		}
+	}
+}
+
+// The program's `headroom` key writes a scalingModifiers formula; verify holds
+// each step to ceil(claims/target)+headroom, and refuses a formula it cannot model.
+func TestPreconditionReadsTheHeadroomFormula(t *testing.T) {
+	cases := []struct {
+		name         string
+		formula      any
+		wantHeadroom int64
+		wantFail     bool
+	}{
+		{name: "no formula", formula: nil, wantHeadroom: 0},
+		{name: "claims + 2 at target 1", formula: "claims + 2", wantHeadroom: 2},
+		{name: "claims + 1.0 at target 1", formula: "claims+1.0", wantHeadroom: 1},
+		{name: "a product", formula: "claims * 2", wantFail: true},
+		{name: "two triggers", formula: "claims + other", wantFail: true},
+		{name: "half a target", formula: "claims + 0.5", wantFail: true},
+		{name: "not a string", formula: int64(3), wantFail: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t)
+			c.min, c.max = 1, 5
+			c.start()
+			ctx := context.Background()
+			if tc.formula != nil {
+				so, err := c.dyn.Resource(gvrScaledObject).Namespace(testNS).Get(ctx, "warm-pool", metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				spec := so.Object["spec"].(map[string]any)
+				spec["advanced"] = map[string]any{"scalingModifiers": map[string]any{"formula": tc.formula, "target": "1"}}
+				if _, err := c.dyn.Resource(gvrScaledObject).Namespace(testNS).Update(ctx, so, metav1.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var buf syncBuffer
+			rep := newReport(&buf)
+			r := newRunner(testConfig(), c.kube, c.dyn, blueprintExec(), fakeDemand{c: c}, rep)
+			err := r.precondition(ctx)
+			const check = "the HPA's metric maps claims to warm sandboxes"
+			if tc.wantFail {
+				if got := status(t, rep, check); got != Fail {
+					t.Fatalf("%q is %s, want FAIL for formula %v\n%s", check, got, tc.formula, buf.String())
+				}
+				if err == nil {
+					t.Error("the later phases must not run on a failed precondition")
+				}
+				return
+			}
+			if err != nil || !rep.OK() {
+				t.Fatalf("%v %v\n%s", err, rep.Failures(), buf.String())
+			}
+			if r.headroom != tc.wantHeadroom {
+				t.Fatalf("headroom %d, want %d\n%s", r.headroom, tc.wantHeadroom, buf.String())
+			}
+		})
+	}
+}

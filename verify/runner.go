@@ -26,6 +26,7 @@ type Runner struct {
 
 	min, max     int64
 	target       float64
+	headroom     int64         // warm sandboxes the ScaledObject's formula keeps above demand
 	downWindow   time.Duration // the HPA's scale-down stabilization window
 	claimedPod   *corev1.Pod
 	upDecision   time.Duration // slowest up step whose expected value changed
@@ -92,7 +93,7 @@ func (r *Runner) Run(ctx context.Context) {
 // expected is the HPA's decision for n claims with AverageValue: one warm
 // sandbox per target claims, clamped to [min, max].
 func (r *Runner) expected(n int) int64 {
-	e := int64(math.Ceil(float64(n) / r.target))
+	e := int64(math.Ceil(float64(n)/r.target)) + r.headroom
 	return max(r.min, min(e, r.max))
 }
 

@@ -32,6 +32,9 @@ func (r *Runner) awaitStep(ctx context.Context, dir string, n int, changedAt tim
 	step.Seen = seen
 	name := fmt.Sprintf("scale %s: %d claim(s) -> spec.replicas=%d", dir, n, want)
 	rule := fmt.Sprintf("ceil(%d/%g)=%d within [%d,%d]", n, r.target, r.ceil(n), r.min, r.max)
+	if r.headroom > 0 {
+		rule = fmt.Sprintf("ceil(%d/%g)+%d=%d within [%d,%d]", n, r.target, r.headroom, r.ceil(n)+r.headroom, r.min, r.max)
+	}
 	if err != nil {
 		r.addStep(dir, step)
 		if ctx.Err() != nil {
