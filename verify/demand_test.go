@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -284,6 +285,54 @@ func TestKernelAgainstTheNodeWithoutAnOrdinaryPod(t *testing.T) {
 				t.Fatalf("kernel check %s, want %s\n%s", got, tc.want, out)
 			}
 		})
+	}
+}
+
+// An ordinary pod without uname (the exporter's distroless image) is not a
+// fault: the kernel is compared with the node's instead, which still rejects
+// a runc sandbox. Any other failed ordinary reading stays a FAIL.
+func TestKernelAgainstTheNodeWhenTheOrdinaryPodHasNoUname(t *testing.T) {
+	noUname := ExecResult{Err: fmt.Errorf(`Internal error occurred: error executing command in container: failed to exec in container: failed to start exec "0f3a": OCI runtime exec failed: exec failed: unable to start container process: exec: "uname": executable file not found in $PATH: unknown`)}
+	for _, tc := range []struct {
+		name     string
+		ex       *fakeExec
+		ordinary ExecResult
+		want     Status
+		evidence string
+	}{
+		{"gVisor, no uname", gvisorExec(), noUname, Pass, "has no uname to run"},
+		{"runc, no uname", runcExec(), noUname, Fail, "the node's own"},
+		{"gVisor, exec refused", gvisorExec(), ExecResult{Err: fmt.Errorf("pods \"claim-exporter-0\" is forbidden")}, Fail, "was refused or failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t)
+			c.start()
+			cfg := testConfig()
+			cfg.Phase = "demand"
+			cfg.Isolation = isolationGVisor
+			tc.ex.answers["ordinary uname -rv"] = tc.ordinary
+			_, rep, out := runWith(t, context.Background(), c, cfg, tc.ex, fakeDemand{c: c})
+			if got := status(t, rep, "runs its own kernel"); got != tc.want || !strings.Contains(out, tc.evidence) {
+				t.Fatalf("kernel check %s, want %s with %q\n%s", got, tc.want, tc.evidence, out)
+			}
+		})
+	}
+}
+
+func TestExecutableAbsent(t *testing.T) {
+	for _, tc := range []struct {
+		r    ExecResult
+		want bool
+	}{
+		{ExecResult{Err: fmt.Errorf(`exec: "uname": executable file not found in $PATH: unknown`)}, true},
+		{ExecResult{Stderr: "sh: uname: not found\n", ExitCode: 127}, true},
+		{ExecResult{Err: fmt.Errorf("unable to upgrade connection: Forbidden")}, false},
+		{ExecResult{Stderr: "cat: can't open '/proc/uptime': No such file or directory\n", ExitCode: 1}, false},
+		{ExecResult{Stdout: "6.1.0\n"}, false},
+	} {
+		if got, _ := executableAbsent(tc.r); got != tc.want {
+			t.Errorf("executableAbsent(%+v) = %v, want %v", tc.r, got, tc.want)
+		}
 	}
 }
 

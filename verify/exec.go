@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/httpstream"
@@ -25,6 +26,25 @@ type ExecResult struct {
 
 // ran is true when the command ran and exited 0.
 func (r ExecResult) ran() bool { return r.Err == nil && r.ExitCode == 0 }
+
+// executableAbsent says whether a command did not run because the container
+// has no such executable (a distroless image), and the runtime's words.
+// containerd refuses the exec ("executable file not found in $PATH"); a
+// shell that looked the name up exits 127.
+func executableAbsent(r ExecResult) (bool, string) {
+	msg := r.Stderr
+	if r.Err != nil {
+		msg = r.Err.Error()
+	}
+	msg = strings.TrimSpace(msg)
+	if strings.Contains(msg, "executable file not found") {
+		return true, msg
+	}
+	if r.Err == nil && r.ExitCode == 127 {
+		return true, msg
+	}
+	return false, ""
+}
 
 // Execer runs a command in a pod's container ("" = the default container).
 type Execer interface {

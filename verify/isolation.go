@@ -102,17 +102,23 @@ func (r *Runner) readings(ctx context.Context) error {
 	if ordinary != "" {
 		r.rep.Printf("the ordinary pod (%s), for comparison:", ordinary)
 		u := r.execIn(ctx, ordinary, "uname", "-rv")
-		r.execIn(ctx, ordinary, "cat", "/proc/uptime")
-		r.execIn(ctx, ordinary, "ls", "/sys/block")
-		p := r.execIn(ctx, ordinary, "cat", "/sys/class/dmi/id/product_name")
-		oUname, oProduct = &u, &p
+		if absent, msg := executableAbsent(u); absent {
+			// A distroless image (the exporter's own) has no uname: that says
+			// nothing about isolation, so compare with the node's kernel.
+			why = fmt.Sprintf("pod/%s has no uname to run (%s)", ordinary, msg)
+		} else {
+			r.execIn(ctx, ordinary, "cat", "/proc/uptime")
+			r.execIn(ctx, ordinary, "ls", "/sys/block")
+			p := r.execIn(ctx, ordinary, "cat", "/sys/class/dmi/id/product_name")
+			oUname, oProduct = &u, &p
+		}
 	}
 	nodeKernel := node.Status.NodeInfo.KernelVersion
 	if oUname == nil && nodeKernel == "" {
 		r.rep.Skip("sandbox", "the claimed pod runs its own kernel", "no ordinary pod to compare with ("+why+") and node/"+node.Name+" reports no status.nodeInfo.kernelVersion")
 	} else {
 		if oUname == nil {
-			r.rep.Printf("no ordinary pod to compare with (%s): node/%s reports kernel %s", why, node.Name, nodeKernel)
+			r.rep.Printf("no ordinary pod's kernel to compare with (%s): node/%s reports kernel %s (status.nodeInfo.kernelVersion)", why, node.Name, nodeKernel)
 		}
 		r.judge("sandbox", "the claimed pod runs its own kernel", judgeKernel(uname, oUname, nodeKernel))
 	}

@@ -65,7 +65,7 @@ func judgeKernel(sandbox ExecResult, ordinary *ExecResult, nodeKernel string) ve
 		if release == nodeKernel {
 			return fail("the claimed pod reports kernel release %s, the node's own (status.nodeInfo.kernelVersion %s): it shares the node's kernel, it is not isolated", release, nodeKernel)
 		}
-		return pass("kernel release %s in the claimed pod, %s on the node (status.nodeInfo.kernelVersion; no ordinary pod to compare with): the sandbox runs a kernel of its own", release, nodeKernel)
+		return pass("kernel release %s in the claimed pod, %s on the node (status.nodeInfo.kernelVersion; no ordinary pod's reading to compare with): the sandbox runs a kernel of its own", release, nodeKernel)
 	}
 	if v, bad := notRan("uname -rv in the ordinary pod", *ordinary); bad {
 		return v
