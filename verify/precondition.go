@@ -87,7 +87,15 @@ func (r *Runner) precondition(ctx context.Context) error {
 
 	// The floor and ceiling are the ScaledObject's own: KEDA never sets the
 	// HPA's minReplicas below 1, so with minReplicaCount 0 the HPA's says 1.
-	soMin, soMax, bev, err := r.scaledObjectBounds(ctx)
+	so, err := r.dyn.Resource(gvrScaledObject).Namespace(r.cfg.Namespace).Get(ctx, r.cfg.ScaledObject, metav1.GetOptions{})
+	if err != nil {
+		err = fmt.Errorf("reading scaledobject/%s: %w", r.cfg.ScaledObject, err)
+	}
+	var soMin, soMax int64
+	var bev string
+	if err == nil {
+		soMin, soMax, bev, err = r.scaledObjectBounds(so)
+	}
 	if err != nil {
 		r.rep.Fail(ph, "the ScaledObject's bounds are readable", err.Error())
 		return errStop
@@ -108,7 +116,7 @@ func (r *Runner) precondition(ctx context.Context) error {
 		// A headroom formula (the program's `headroom` key) adds whole targets'
 		// worth to the count; any other formula is a mapping verify cannot hold
 		// each step to, so it fails here rather than at every step.
-		headroom, hev, herr := r.scaledObjectHeadroom(ctx, target)
+		headroom, hev, herr := r.scaledObjectHeadroom(so, target)
 		if herr != nil {
 			ok, mev = false, mev+"; "+herr.Error()
 		} else {
@@ -151,11 +159,7 @@ func (r *Runner) precondition(ctx context.Context) error {
 
 // scaledObjectBounds reads minReplicaCount and maxReplicaCount from the
 // ScaledObject, with KEDA's defaults (0 and 100) when they are absent.
-func (r *Runner) scaledObjectBounds(ctx context.Context) (int64, int64, string, error) {
-	so, err := r.dyn.Resource(gvrScaledObject).Namespace(r.cfg.Namespace).Get(ctx, r.cfg.ScaledObject, metav1.GetOptions{})
-	if err != nil {
-		return 0, 0, "", fmt.Errorf("reading scaledobject/%s: %w", r.cfg.ScaledObject, err)
-	}
+func (r *Runner) scaledObjectBounds(so *unstructured.Unstructured) (int64, int64, string, error) {
 	read := func(key string, def int64) (int64, string, error) {
 		v, found, err := unstructured.NestedFieldNoCopy(so.Object, "spec", key)
 		if err != nil || !found || v == nil {
@@ -221,11 +225,7 @@ var headroomFormula = regexp.MustCompile(`^\s*[A-Za-z_][A-Za-z0-9_-]*\s*\+\s*([0
 // scaledObjectHeadroom reads spec.advanced.scalingModifiers.formula: absent
 // means no headroom; "claims + K" with K a whole number of targets means
 // K/target warm sandboxes above ceil(claims/target); anything else is an error.
-func (r *Runner) scaledObjectHeadroom(ctx context.Context, target float64) (int64, string, error) {
-	so, err := r.dyn.Resource(gvrScaledObject).Namespace(r.cfg.Namespace).Get(ctx, r.cfg.ScaledObject, metav1.GetOptions{})
-	if err != nil {
-		return 0, "", fmt.Errorf("reading scaledobject/%s: %w", r.cfg.ScaledObject, err)
-	}
+func (r *Runner) scaledObjectHeadroom(so *unstructured.Unstructured, target float64) (int64, string, error) {
 	f, found, err := unstructured.NestedString(so.Object, "spec", "advanced", "scalingModifiers", "formula")
 	if err != nil {
 		return 0, "", fmt.Errorf("scaledobject/%s spec.advanced.scalingModifiers.formula is not a string: %w", r.cfg.ScaledObject, err)

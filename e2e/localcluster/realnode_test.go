@@ -71,16 +71,7 @@ func TestRealNode(t *testing.T) {
 		if up >= age {
 			t.Fatalf("uptime %.1fs is not shorter than the pod's age %.1fs: the kernel did not boot with the pod", up, age)
 		}
-		addrs := execIn(t, ctx, c, ns, pod.Name, "ip", "-o", "addr")
-		for _, line := range strings.Split(addrs, "\n") {
-			if f := strings.Fields(line); len(f) > 1 && f[1] != "lo" {
-				t.Fatalf("the sandbox has an interface besides loopback:\n%s", addrs)
-			}
-		}
-		out, code := execCode(t, ctx, c, ns, pod.Name, "httpprobe", "http://"+hostPodAddress+":"+strconv.Itoa(c.ports.apiserver)+"/")
-		if code == 0 {
-			t.Fatalf("an outbound request from the sandbox got an answer: %s", out)
-		}
+		addrs, out, code := requireLoopbackOnlyAndNoWayOut(t, ctx, c, ns, pod.Name, "the sandbox")
 		t.Logf("gVisor pod: uname -rv %q (node %q); uptime %.2fs at age %.1fs; addresses %q; outbound request: %s (exit %d)", kernel, nodeKernel, up, age, addrs, out, code)
 	})
 
@@ -90,16 +81,7 @@ func TestRealNode(t *testing.T) {
 		if kernel != nodeKernel {
 			t.Fatalf("runc pod's kernel %q is not the node's %q", kernel, nodeKernel)
 		}
-		addrs := execIn(t, ctx, c, ns, pod.Name, "ip", "-o", "addr")
-		for _, line := range strings.Split(addrs, "\n") {
-			if f := strings.Fields(line); len(f) > 1 && f[1] != "lo" {
-				t.Fatalf("the loopback-only runc pod has another interface:\n%s", addrs)
-			}
-		}
-		out, code := execCode(t, ctx, c, ns, pod.Name, "httpprobe", "http://"+hostPodAddress+":"+strconv.Itoa(c.ports.apiserver)+"/")
-		if code == 0 {
-			t.Fatalf("an outbound request from the loopback-only pod got an answer: %s", out)
-		}
+		addrs, out, _ := requireLoopbackOnlyAndNoWayOut(t, ctx, c, ns, pod.Name, "the loopback-only runc pod")
 		t.Logf("runc, loopback only: uname -rv %q = the node's; addresses %q; outbound request: %s", kernel, addrs, out)
 	})
 
@@ -469,4 +451,22 @@ func logNodeMemory(t *testing.T, stateDir string) {
 		}
 	}
 	t.Logf("real node memory (RSS, with the pods of this test running): %d MiB in all; by program (KiB): %v", sum/1024, total)
+}
+
+// requireLoopbackOnlyAndNoWayOut fails the test unless the pod has no interface
+// besides loopback and a request to the API server's pod-network address gets
+// no answer; it returns what it read, for the log.
+func requireLoopbackOnlyAndNoWayOut(t *testing.T, ctx context.Context, c *Cluster, ns, pod, what string) (addrs, out string, code int) {
+	t.Helper()
+	addrs = execIn(t, ctx, c, ns, pod, "ip", "-o", "addr")
+	for _, line := range strings.Split(addrs, "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[1] != "lo" {
+			t.Fatalf("%s has an interface besides loopback:\n%s", what, addrs)
+		}
+	}
+	out, code = execCode(t, ctx, c, ns, pod, "httpprobe", "http://"+hostPodAddress+":"+strconv.Itoa(c.ports.apiserver)+"/")
+	if code == 0 {
+		t.Fatalf("an outbound request from %s got an answer: %s", what, out)
+	}
+	return addrs, out, code
 }
