@@ -11,7 +11,7 @@ import (
 )
 
 // Cluster DNS, with real nodes only: CoreDNS v1.15.0 (its kubernetes plugin,
-// nothing forwarded: a name outside cluster.local gets no answer, so no query
+// nothing forwarded: a name outside its zones is REFUSED, so no query
 // ever leaves the machine) on the host's pod-network address, port 53. Pods
 // use it through the kubelet's clusterDNS; KEDA, a host process, through a
 // resolv.conf of its own (kedaResolvConf) bind-mounted over /etc/resolv.conf
@@ -24,19 +24,24 @@ const (
 )
 
 // corefile serves the cluster domain and the reverse zones of the pod and
-// Service ranges from the API server, and nothing else.
-func (c *Cluster) corefile() string {
-	return fmt.Sprintf(`.:53 {
+// Service ranges (198.18.0.0/15) from the API server at kubeconfig, and
+// nothing else, on
+// bindAddress:53; health and readiness answer on loopback.
+func corefile(bindAddress string, healthPort, readyPort int, kubeconfig string) string {
+	// The server block holds only these zones, so any other name is REFUSED
+	// at once: there is no forward plugin and no root zone to fall into.
+	zones := ClusterDomain + ":53 18.198.in-addr.arpa:53 19.198.in-addr.arpa:53"
+	return fmt.Sprintf(`%s {
     bind %s
     errors
     health 127.0.0.1:%d
     ready 127.0.0.1:%d
-    kubernetes %s 18.198.in-addr.arpa 19.198.in-addr.arpa {
+    kubernetes {
         kubeconfig %s localcluster
     }
     cache 5
 }
-`, ClusterDNSAddress, c.ports.corednsHealth, c.ports.corednsReady, ClusterDomain, c.Kubeconfig)
+`, zones, bindAddress, healthPort, readyPort, kubeconfig)
 }
 
 // startClusterDNS starts CoreDNS and waits until its kubernetes plugin has
@@ -46,11 +51,11 @@ func (c *Cluster) startClusterDNS(ctx context.Context) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	corefile := filepath.Join(dir, "Corefile")
-	if err := os.WriteFile(corefile, []byte(c.corefile()), 0o644); err != nil {
+	conf := filepath.Join(dir, "Corefile")
+	if err := os.WriteFile(conf, []byte(corefile(ClusterDNSAddress, c.ports.corednsHealth, c.ports.corednsReady, c.Kubeconfig)), 0o644); err != nil {
 		return err
 	}
-	proc, err := c.startProcess("coredns", c.Binaries.Path("coredns"), []string{"-conf", corefile})
+	proc, err := c.startProcess("coredns", c.Binaries.Path("coredns"), []string{"-conf", conf})
 	if err != nil {
 		return err
 	}
