@@ -22,7 +22,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
@@ -208,10 +207,9 @@ func TestEndToEndRealNode(t *testing.T) {
 				"the claimed pod runs its own kernel":        report.Fail,
 				"the guest booted after the pod was created": report.Fail,
 			})
-			// Back to the stack's own template: pulumi up --refresh undoes the change.
-			if _, err := framework.Up(ctx, e.stack, framework.NewLogWriter(t), optup.Refresh()); err != nil {
-				t.Fatal(err)
-			}
+			// Back to the stack's own runtime class, by the same field manager: an apply by
+			// Pulumi would conflict with the patch's ownership of the field.
+			e.setPoolRuntimeClass(ctx, t, contract.RuntimeClassName)
 		}},
 		{"a restarted exporter answers 503 until its first read, never 0", func(ctx context.Context, t *testing.T) {
 			e.restartNeverServesZero(ctx, t, demandURL)
@@ -317,34 +315,40 @@ func checkReadings(t *testing.T, rep *report.Report, want map[string]report.Stat
 // runcPool points the stack's SandboxTemplate at the runc, loopback-only RuntimeClass (the same
 // network as a sandbox, the node's kernel) and replaces the warm sandboxes with ones made from it.
 func (e *realEnv) runcPool(ctx context.Context, t *testing.T) {
+	e.setPoolRuntimeClass(ctx, t, localcluster.LoopbackOnlyRuntimeClass)
+}
+
+// setPoolRuntimeClass points the stack's SandboxTemplate at a RuntimeClass and replaces the warm
+// sandboxes with ones made from it, waiting until the pool's pods all run it and one is Ready.
+func (e *realEnv) setPoolRuntimeClass(ctx context.Context, t *testing.T, runtimeClass string) {
 	tmpl := e.outputs.String("templateName")
-	patch := fmt.Sprintf(`{"spec":{"podTemplate":{"spec":{"runtimeClassName":%q}}}}`, localcluster.LoopbackOnlyRuntimeClass)
+	patch := fmt.Sprintf(`{"spec":{"podTemplate":{"spec":{"runtimeClassName":%q}}}}`, runtimeClass)
 	if _, err := e.cluster.Dynamic.Resource(localcluster.SandboxTemplateGVR).Namespace(e.ns).Patch(ctx, tmpl, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatalf("patching template %s: %v", tmpl, err)
 	}
 	if err := e.cluster.Dynamic.Resource(localcluster.SandboxGVR).Namespace(e.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		t.Fatalf("deleting the warm sandboxes: %v", err)
 	}
-	framework.Eventually(t, ctx, "the pool's pods to be runc (loopback-only) pods, Ready", 3*time.Minute, func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, ctx, "the pool's pods to run RuntimeClass "+runtimeClass+", one of them Ready", 3*time.Minute, func(ctx context.Context) (bool, error) {
 		pods, err := e.cluster.Client.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err
 		}
-		runc := 0
+		ready := 0
 		for _, p := range pods.Items {
 			if p.Spec.RuntimeClassName == nil || p.DeletionTimestamp != nil {
 				continue
 			}
-			if *p.Spec.RuntimeClassName != localcluster.LoopbackOnlyRuntimeClass {
+			if *p.Spec.RuntimeClassName != runtimeClass {
 				return false, fmt.Errorf("pod %s still runs %s", p.Name, *p.Spec.RuntimeClassName)
 			}
 			for _, c := range p.Status.Conditions {
 				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-					runc++
+					ready++
 				}
 			}
 		}
-		return runc > 0, nil
+		return ready > 0, nil
 	})
 }
 
