@@ -22,7 +22,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
