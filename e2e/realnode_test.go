@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -210,7 +211,7 @@ func TestEndToEndRealNode(t *testing.T) {
 			// Pulumi would conflict with the patch's ownership of the field.
 			e.setPoolRuntimeClass(ctx, t, contract.RuntimeClassName)
 		}},
-		{"a restarted exporter answers 503 until its first read, never 0", func(ctx context.Context, t *testing.T) {
+		{"a restarted exporter never serves 0: every 200, from the new pod or the Service, says 2", func(ctx context.Context, t *testing.T) {
 			e.restartNeverServesZero(ctx, t, demandURL)
 		}},
 		{"the prebuilt image path: exporterImage built ko-style, imported under its reference, serves", func(ctx context.Context, t *testing.T) {
@@ -351,8 +352,10 @@ func (e *realEnv) setPoolRuntimeClass(ctx context.Context, t *testing.T, runtime
 	})
 }
 
-// restartNeverServesZero deletes the exporter's pod while 2 claims exist and reads the Service
-// until the new pod serves: every answer before that is an error or 503, and every 200 says 2.
+// restartNeverServesZero deletes the exporter's pod while 2 claims exist, then reads both the
+// Service and the new pod itself (by its pod IP, before and after it is Ready) until the new pod
+// has served a count: every 200 from either must say 2; the new pod's other answers (no
+// listener while it starts, 503 before its first read) are tallied and printed.
 func (e *realEnv) restartNeverServesZero(ctx context.Context, t *testing.T, demandURL string) {
 	pool := e.outputs.String("poolName")
 	names := []string{"restart-1", "restart-2"}
@@ -372,64 +375,60 @@ func (e *realEnv) restartNeverServesZero(ctx context.Context, t *testing.T, dema
 		d, err := framework.Demand(demandURL)
 		return err == nil && d.ActiveClaims == 2, err
 	})
-	pods, err := e.cluster.Client.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + contract.ExporterName})
+	selector := metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + contract.ExporterName}
+	old, err := e.cluster.Client.CoreV1().Pods(e.ns).List(ctx, selector)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range pods.Items {
+	gone := map[string]bool{}
+	for _, p := range old.Items {
+		gone[p.Name] = true
 		if err := e.cluster.Client.CoreV1().Pods(e.ns).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	start := time.Now()
-	answers := map[string]int{}
-	framework.Eventually(t, ctx, "the restarted exporter to serve", 20*time.Minute, func(context.Context) (bool, error) {
-		code, body := framework.HTTPGet(demandURL)
-		switch code {
-		case http.StatusOK:
-			var d struct {
-				ActiveClaims int64 `json:"active_claims"`
-			}
-			if err := json.Unmarshal([]byte(body), &d); err != nil {
-				return false, err
-			}
-			answers["200"]++
-			if d.ActiveClaims != 2 {
-				t.Errorf("a restarting exporter served %d claims, want 2 or no count: %s", d.ActiveClaims, body)
-			}
-			// The old pod may still answer while it terminates; the new one must too.
-			return isNewPodServing(ctx, e, pods.Items), nil
-		case 0:
-			answers["no answer"]++
-		default:
-			answers[fmt.Sprint(code)]++
+	viaService, viaPod := map[string]int{}, map[string]int{}
+	// judge tallies one answer and fails the test on a 200 whose count is not 2.
+	judge := func(from string, tally map[string]int, code int, body string) bool {
+		if code == 0 {
+			tally["no answer"]++
+			return false
 		}
-		return false, fmt.Errorf("%d %s", code, body)
+		tally[fmt.Sprint(code)]++
+		if code != http.StatusOK {
+			return false
+		}
+		var d struct {
+			ActiveClaims int64 `json:"active_claims"`
+		}
+		if err := json.Unmarshal([]byte(body), &d); err != nil || d.ActiveClaims != 2 {
+			t.Errorf("%s: a restarting exporter answered 200 with %q (%v), want a count of 2 or no count", from, body, err)
+			return false
+		}
+		return true
+	}
+	framework.Eventually(t, ctx, "the new exporter pod to serve a count, read directly and through the Service", 20*time.Minute, func(ctx context.Context) (bool, error) {
+		svcCode, svcBody := framework.HTTPGet(demandURL)
+		serviceServed := judge("the Service", viaService, svcCode, svcBody)
+		pods, err := e.cluster.Client.CoreV1().Pods(e.ns).List(ctx, selector)
+		if err != nil {
+			return false, err
+		}
+		for _, p := range pods.Items {
+			if gone[p.Name] || p.Status.PodIP == "" {
+				continue
+			}
+			url := "http://" + p.Status.PodIP + ":" + strconv.Itoa(contract.ExporterPort) + contract.DemandPath
+			code, body := framework.HTTPGet(url)
+			if judge("new pod "+p.Name, viaPod, code, body) && serviceServed {
+				return true, nil
+			}
+			return false, fmt.Errorf("new pod %s answered %d %.80s; the Service %d %.80s", p.Name, code, body, svcCode, svcBody)
+		}
+		return false, fmt.Errorf("no new exporter pod with an address yet; the Service answered %d %.80s", svcCode, svcBody)
 	})
-	t.Logf("restart: the new pod served after %s; answers meanwhile %v", time.Since(start).Round(time.Second), answers)
-}
-
-// isNewPodServing reports whether a pod other than the old ones is Ready.
-func isNewPodServing(ctx context.Context, e *realEnv, old []corev1.Pod) bool {
-	gone := map[string]bool{}
-	for _, p := range old {
-		gone[p.Name] = true
-	}
-	pods, err := e.cluster.Client.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + contract.ExporterName})
-	if err != nil {
-		return false
-	}
-	for _, p := range pods.Items {
-		if gone[p.Name] {
-			continue
-		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				return true
-			}
-		}
-	}
-	return false
+	t.Logf("restart: the new pod served 2 after %s; its answers meanwhile %v; the Service's %v", time.Since(start).Round(time.Second), viaPod, viaService)
 }
 
 // podSecurityEnforced checks the namespace's Pod Security level, that the API server rejects a
