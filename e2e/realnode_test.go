@@ -170,6 +170,7 @@ func TestEndToEndRealNode(t *testing.T) {
 			if pod.Spec.Containers[0].Image != contract.ExporterGoImage {
 				t.Errorf("the default path's pod runs %s, want %s", pod.Spec.Containers[0].Image, contract.ExporterGoImage)
 			}
+			e.podIPsAreUnique(ctx, t)
 			demandURL = e.serviceURL(ctx, t)
 			framework.Eventually(t, ctx, "the exporter's Service to serve a fresh count of 0", time.Minute, func(context.Context) (bool, error) {
 				d, err := framework.Demand(demandURL)
@@ -429,6 +430,26 @@ func (e *realEnv) restartNeverServesZero(ctx context.Context, t *testing.T, dema
 		return false, fmt.Errorf("no new exporter pod with an address yet; the Service answered %d %.80s", svcCode, svcBody)
 	})
 	t.Logf("restart: the new pod served 2 after %s; its answers meanwhile %v; the Service's %v", time.Since(start).Round(time.Second), viaPod, viaService)
+}
+
+// podIPsAreUnique fails when two live pods report one IP: the exporter (on the bridge) and the
+// gVisor sandboxes (loopback-only) take addresses from one allocator, as pods on EKS do.
+func (e *realEnv) podIPsAreUnique(ctx context.Context, t *testing.T) {
+	pods, err := e.cluster.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := map[string]string{}
+	for _, p := range pods.Items {
+		if p.Status.PodIP == "" || p.DeletionTimestamp != nil || p.Spec.HostNetwork {
+			continue
+		}
+		if other, ok := owner[p.Status.PodIP]; ok {
+			t.Errorf("pods %s and %s/%s both have IP %s", other, p.Namespace, p.Name, p.Status.PodIP)
+		}
+		owner[p.Status.PodIP] = p.Namespace + "/" + p.Name
+	}
+	t.Logf("pod IPs: %v", owner)
 }
 
 // podSecurityEnforced checks the namespace's Pod Security level, that the API server rejects a

@@ -188,7 +188,7 @@ func writeCNIConfig(nodeDir string, i int) (confDir string, err error) {
 	}
 	start, end, _ := realPodRangeOf(i)
 	conf := map[string]any{
-		"cniVersion": "1.0.0", "name": "localcluster",
+		"cniVersion": "1.0.0", "name": cniNetworkName,
 		"plugins": []any{map[string]any{
 			"type": "bridge", "bridge": nodeBridge,
 			// The host's address is set on the bridge by the control plane; as a
@@ -272,6 +272,10 @@ conntrack:
 
 func portString(p int) string { return strconv.Itoa(p) }
 
+// cniNetworkName names the pods' network in both CNI configurations: the
+// bridge's and the loopback-only one share its host-local address store.
+const cniNetworkName = "localcluster"
+
 // loopbackOnlyPlugin is the CNI plugin (nodeimage/loopbackonly) that reserves
 // an address and creates no interface.
 const loopbackOnlyPlugin = "loopbackonly"
@@ -283,7 +287,9 @@ func loopbackOnlyConfDir(nodeDir string) string {
 // writeLoopbackOnlyCNIConfig is the network of the runtime handlers whose
 // pods must not join the bridge (runsc, and runc for the reject run): an
 // address from the same allocator, so none is handed out twice, and nothing
-// else.
+// else. host-local keeps one store per network name under its dataDir, so
+// both configurations carry the bridge's network name (cniNetworkName): under
+// a name of its own this one handed out the bridge pods' addresses again.
 func writeLoopbackOnlyCNIConfig(nodeDir string, i int) error {
 	dir := loopbackOnlyConfDir(nodeDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -291,7 +297,7 @@ func writeLoopbackOnlyCNIConfig(nodeDir string, i int) error {
 	}
 	start, end, _ := realPodRangeOf(i)
 	conf := map[string]any{
-		"cniVersion": "1.0.0", "name": "localcluster-loopback-only",
+		"cniVersion": "1.0.0", "name": cniNetworkName,
 		"plugins": []any{map[string]any{
 			"type": loopbackOnlyPlugin,
 			"ipam": map[string]any{
