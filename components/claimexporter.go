@@ -185,6 +185,13 @@ func prebuiltExporterPod(args *ClaimExporterArgs) *exporterPod {
 	}
 }
 
+// SourceExporterCPURequest is the default (go run) path's CPU request. A new pod compiles the
+// exporter with a cold build cache, about 30 s of CPU: at 100m, the first count came 6 min after
+// the pod was created (BenchmarkExporterColdStart, CPU capped at the request), a gap in which
+// KEDA holds the pool's size. 500m bounds it to about a minute on a busy node; the prebuilt
+// image (exporterImage) needs 50m and starts in about 2 s.
+const SourceExporterCPURequest = "500m"
+
 // runFromSource puts source into a ConfigMap and runs it with `go run` in ExporterGoImage.
 func (p *exporterPod) runFromSource(ctx *pulumi.Context, o exporterObjects, source map[string]string) error {
 	p.image = contract.ExporterGoImage
@@ -223,9 +230,10 @@ func (p *exporterPod) runFromSource(ctx *pulumi.Context, o exporterObjects, sour
 	} {
 		p.env = append(p.env, corev1.EnvVarArgs{Name: pulumi.String(k), Value: pulumi.String(v)})
 	}
-	// Compiling on first start needs more memory than serving does.
+	// Compiling on first start needs more CPU and memory than serving does. No CPU limit: the
+	// compile takes whatever idle CPU the node has; the request is what it is guaranteed.
 	p.resources = corev1.ResourceRequirementsArgs{
-		Requests: pulumi.StringMap{"cpu": pulumi.String("100m"), "memory": pulumi.String("256Mi")},
+		Requests: pulumi.StringMap{"cpu": pulumi.String(SourceExporterCPURequest), "memory": pulumi.String("256Mi")},
 		Limits:   pulumi.StringMap{"memory": pulumi.String("1Gi")},
 	}
 	return nil

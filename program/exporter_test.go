@@ -102,6 +102,11 @@ func TestExporterRunsItsEmbeddedSourceByDefault(t *testing.T) {
 	c := plainValue(containers).([]any)[0].(map[string]any)
 	assert.Equal(t, contract.ExporterGoImage, c["image"])
 	assert.Equal(t, []any{"go", "run", "./exporter/cmd/claim-exporter"}, c["command"])
+	// The first start compiles: its CPU request bounds the cold start, and a CPU limit would
+	// throttle the compile even on an idle node.
+	res := c["resources"].(map[string]any)
+	assert.Equal(t, components.SourceExporterCPURequest, res["requests"].(map[string]any)["cpu"])
+	assert.NotContains(t, res["limits"].(map[string]any), "cpu")
 	env := map[string]string{}
 	for _, e := range c["env"].([]any) {
 		env[e.(map[string]any)["name"].(string)] = e.(map[string]any)["value"].(string)
