@@ -1,8 +1,6 @@
 package framework
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -14,9 +12,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
 )
 
 // ExporterImageUID is the user the exporter image runs as (the Deployment sets the same).
@@ -28,8 +25,7 @@ const ExporterImageUID = 65532
 // tarball naming ref into dir and returns its path; `ctr images import` loads it, and
 // `crane push` (or any registry client) would publish it.
 func BuildExporterImage(ctx context.Context, progress io.Writer, dir, ref string) (string, error) {
-	tag, err := name.NewTag(ref)
-	if err != nil {
+	if _, err := name.NewTag(ref); err != nil {
 		return "", fmt.Errorf("exporter image reference %q: %w", ref, err)
 	}
 	root, err := ModuleRoot()
@@ -44,53 +40,20 @@ func BuildExporterImage(ctx context.Context, progress io.Writer, dir, ref string
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the exporter's static binary: %w\n%s", err, b)
 	}
-	exe, err := os.ReadFile(bin)
+	info, err := os.Stat(bin)
 	if err != nil {
 		return "", err
 	}
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(oneFileTar("ko-app/claim-exporter", exe))), nil
-	})
-	if err != nil {
-		return "", err
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		return "", err
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		return "", err
-	}
-	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture = "linux", runtime.GOARCH
-	cf.Created = v1.Time{Time: time.Unix(0, 0).UTC()}
-	cf.Config = v1.Config{
+	out := filepath.Join(dir, "claim-exporter-image.tar")
+	cfg := v1.Config{
 		Entrypoint: []string{"/ko-app/claim-exporter"},
 		User:       fmt.Sprintf("%d:%d", ExporterImageUID, ExporterImageUID),
 		// No CA bundle is needed: the exporter trusts the cluster CA from its projected volume.
 		Env: []string{"PATH=/ko-app"},
 	}
-	if img, err = mutate.ConfigFile(img, cf); err != nil {
-		return "", err
+	if err := localcluster.WriteImageArchive(ref, map[string]string{"ko-app/claim-exporter": bin}, cfg, out); err != nil {
+		return "", fmt.Errorf("writing the exporter image: %w", err)
 	}
-	out := filepath.Join(dir, "claim-exporter-image.tar")
-	if err := tarball.WriteToFile(out, tag, img); err != nil {
-		return "", err
-	}
-	digest, _ := img.Digest()
-	fmt.Fprintf(progress, "built exporter image %s (%s, %d KiB binary) in %s\n", ref, digest, len(exe)/1024, time.Since(start).Round(100*time.Millisecond))
+	fmt.Fprintf(progress, "built exporter image %s (%d KiB binary) in %s\n", ref, info.Size()/1024, time.Since(start).Round(100*time.Millisecond))
 	return out, nil
-}
-
-// oneFileTar is a layer holding path (and its parent directories) with content, executable.
-func oneFileTar(path string, content []byte) []byte {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	dir := filepath.Dir(path)
-	_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: dir + "/", Mode: 0o755})
-	_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: path, Mode: 0o755, Size: int64(len(content))})
-	_, _ = tw.Write(content)
-	_ = tw.Close()
-	return buf.Bytes()
 }

@@ -205,6 +205,19 @@ func sanitize(ref string) string {
 	return strings.NewReplacer("/", "_", ":", "_").Replace(ref)
 }
 
+// WriteImageArchive writes a one-layer image on an empty base (no registry,
+// no Docker) as a docker-archive tarball naming ref: files maps a path in the
+// image to a host file or directory. The archive is what ImportImage loads;
+// the end-to-end tests build the exporter's ko-style image with it.
+func WriteImageArchive(ref string, files map[string]string, cfg v1.Config, out string) error {
+	s := imageSpec{refs: []string{ref}, cfg: cfg}
+	for path, from := range files {
+		s.files = append(s.files, imageFile{path: path, from: from})
+	}
+	sort.Slice(s.files, func(i, j int) bool { return s.files[i].path < s.files[j].path })
+	return writeImage(s, out)
+}
+
 // writeImage writes a one-layer image as a docker-archive tarball naming
 // every reference of s.
 func writeImage(s imageSpec, out string) error {
