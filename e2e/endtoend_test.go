@@ -10,8 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,23 +57,9 @@ func TestEndToEnd(t *testing.T) {
 }
 
 func (e *env) verify(ctx context.Context, t *testing.T, verifyBin string) {
-	reportPath := filepath.Join(e.work, "verify-report.json")
-	cmd := exec.CommandContext(ctx, verifyBin, "--outputs-file", filepath.Join(e.work, "outputs.json"),
-		"--kubeconfig", e.cluster.Kubeconfig, "--exporter-url", e.demandURL(),
-		"--phase", "all", "--json", reportPath)
-	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	t.Logf("verify (%s):\n%s", time.Since(start).Round(time.Second), out)
-	if err != nil {
-		t.Fatalf("verify exited with %v", err)
-	}
-	b, err := os.ReadFile(reportPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep report.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatalf("verify's JSON report: %v", err)
+	rep, code := e.runVerify(ctx, t, verifyBin, "verify-report", "--exporter-url", e.demandURL(), "--phase", "all")
+	if code != 0 {
+		t.Fatalf("verify exited %d", code)
 	}
 	if rep.Failed != 0 || rep.Passed == 0 {
 		t.Errorf("verify report: %d passed, %d failed", rep.Passed, rep.Failed)

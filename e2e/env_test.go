@@ -19,19 +19,13 @@ import (
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/pulumirun"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/tcpproxy"
 )
 
-// env is one end-to-end run: a local control plane and everything the product needs beside it.
-// Its methods take the t of the (sub)test that calls them.
+// env is one end-to-end run on simulated nodes: the stack, and the exporter as a local process
+// beside the control plane (so the fault tests can stop it, cut its path and rotate its token).
 type env struct {
-	cluster  *localcluster.Cluster
-	work     string
-	stack    *pulumirun.Stack
-	config   map[string]string
-	outputs  framework.Outputs
-	ns, pool string
+	stackRun
 
 	apiProxy     *tcpproxy.Proxy
 	exporterBin  string
@@ -58,64 +52,38 @@ func hpaSyncPeriod(t testing.TB) time.Duration {
 // needs beside it (the exporter binary, the cuttable path to the API server,
 // the Pulumi stack in existing/require/adopt/adopt modes); the caller runs up.
 func newEnv(t testing.TB, ctx context.Context, hpaSync time.Duration) *env {
-	if os.Getenv(localcluster.SkipEnv) == "1" {
-		t.Skipf("%s=1: the local control plane was not started; this proves nothing", localcluster.SkipEnv)
-	}
-	e := &env{work: t.TempDir()}
-	c, err := localcluster.Start(ctx, localcluster.Options{StateDir: filepath.Join(e.work, "cluster"), HPASyncPeriod: hpaSync, Progress: framework.NewLogWriter(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.cluster = c
+	e := &env{exporterAddr: freeAddr(t)}
+	e.stackRun = startStackRun(t, ctx, localcluster.Options{HPASyncPeriod: hpaSync}, "e2e", "", func(kubeconfig []byte) map[string]string {
+		return framework.LocalStackConfig(kubeconfig, e.demandURL())
+	})
+	// Registered after the control plane's cleanup, so it runs before it.
 	t.Cleanup(func() {
 		e.stopExporter()
 		if t.Failed() {
 			if b, err := os.ReadFile(filepath.Join(e.work, "exporter.log")); err == nil {
 				t.Logf("exporter log (last 3000 bytes):\n%s", lastBytes(string(b), 3000))
 			}
-			t.Logf("control plane logs: %s", filepath.Join(c.StateDir, "logs"))
-		}
-		if err := c.Stop(); err != nil {
-			t.Errorf("stopping the control plane: %v", err)
 		}
 	})
 	e.exporterBin = goBuild(t, e.work, framework.Module+"/exporter/cmd/claim-exporter")
-	apiURL, _ := url.Parse(c.APIServerURL)
+	apiURL, _ := url.Parse(e.cluster.APIServerURL)
+	var err error
 	if e.apiProxy, err = tcpproxy.Start(apiURL.Host); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.apiProxy.Close() })
-	e.exporterAddr = freeAddr(t)
-	kubeconfig, err := os.ReadFile(c.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.config = framework.LocalStackConfig(kubeconfig, "http://"+e.exporterAddr+"/demand")
-	if e.stack, err = framework.NewStack(ctx, filepath.Join(e.work, "pulumi"), "e2e", e.config, framework.NewLogWriter(t)); err != nil {
-		t.Fatal(err)
-	}
 	return e
 }
 
 // up runs pulumi up and checks the outputs verify reads; the pool starts at its floor.
 func (e *env) up(ctx context.Context, t testing.TB) {
-	out, err := framework.Up(ctx, e.stack, framework.NewLogWriter(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.outputs = out
-	for _, k := range out.Missing() {
-		t.Errorf("stack output %q is missing (verify reads it)", k)
-	}
+	e.upStack(ctx, t)
+	out := e.outputs
 	if !out.Secret["kubeconfig"] {
 		t.Errorf("the kubeconfig output is not a secret")
 	}
-	e.ns, e.pool = out.String("namespace"), out.String("poolName")
 	if got := out.String("exporterUrl"); got != e.config["exporterUrl"] {
 		t.Errorf("exporterUrl output %q, want the configured %q", got, e.config["exporterUrl"])
-	}
-	if err := out.WriteFile(filepath.Join(e.work, "outputs.json")); err != nil {
-		t.Fatal(err)
 	}
 	ns, err := e.cluster.Client.CoreV1().Namespaces().Get(ctx, e.ns, metav1.GetOptions{})
 	if err != nil {
@@ -195,24 +163,12 @@ func (e *env) waitDemand(ctx context.Context, t testing.TB, n int64, fresh bool,
 	})
 }
 
-func (e *env) createClaim(ctx context.Context, t testing.TB, name string) {
-	if err := framework.CreateClaim(ctx, e.cluster.Dynamic, e.ns, name, e.pool); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // deleteClaims deletes claims by exact name and waits for the pool's floor.
 func (e *env) deleteClaims(ctx context.Context, t testing.TB, names []string) {
 	for _, n := range names {
 		e.deleteClaim(ctx, t, n)
 	}
 	e.waitSpecReplicas(ctx, t, 1, 2*time.Minute)
-}
-
-func (e *env) deleteClaim(ctx context.Context, t testing.TB, name string) {
-	if err := framework.DeleteClaim(ctx, e.cluster.Dynamic, e.ns, name); err != nil {
-		t.Error(err)
-	}
 }
 
 // specReplicas reads the pool's spec.replicas; a failed read is an error, never a value.

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -25,7 +24,7 @@ func BenchmarkExporterColdStart(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Minute)
 	defer cancel()
 	e := newRealEnv(b, ctx)
-	e.up(ctx, b)
+	e.upStack(ctx, b)
 	e.waitExporterRolledOut(ctx, b, 60*time.Minute)
 	archive, err := framework.BuildExporterImage(ctx, framework.NewLogWriter(b), e.work, exporterImageRef)
 	if err != nil {
@@ -44,7 +43,7 @@ func BenchmarkExporterColdStart(b *testing.B) {
 			if err := e.stack.SetConfig(ctx, e.config); err != nil {
 				b.Fatal(err)
 			}
-			e.up(ctx, b)
+			e.upStack(ctx, b)
 			e.waitExporterRolledOut(ctx, b, 60*time.Minute)
 			for i := 0; i < b.N; i++ {
 				d := e.coldStart(ctx, b, fmt.Sprintf("%s-%d", path.name, i))
@@ -57,7 +56,7 @@ func BenchmarkExporterColdStart(b *testing.B) {
 // coldStart caps the exporter's CPU at its request and changes its pod template, then waits for
 // the new pod to serve a count; it returns the time from the change to that first count.
 func (e *realEnv) coldStart(ctx context.Context, b *testing.B, run string) time.Duration {
-	dep, err := e.exporterDeployment(ctx)
+	dep, err := e.cluster.Client.AppsV1().Deployments(e.ns).Get(ctx, contract.ExporterName, metav1.GetOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -69,9 +68,9 @@ func (e *realEnv) coldStart(ctx context.Context, b *testing.B, run string) time.
 		b.Fatal(err)
 	}
 	var created time.Time
-	var compiled string
+	var cpuLimit string
 	framework.Eventually(b, ctx, "the new exporter pod to serve its first count", 60*time.Minute, func(ctx context.Context) (bool, error) {
-		pods, err := e.cluster.Client.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + contract.ExporterName})
+		pods, err := e.cluster.Client.CoreV1().Pods(e.ns).List(ctx, exporterPods)
 		if err != nil {
 			return false, err
 		}
@@ -80,7 +79,7 @@ func (e *realEnv) coldStart(ctx context.Context, b *testing.B, run string) time.
 				continue
 			}
 			created = p.CreationTimestamp.Time
-			compiled = podCPULimit(&p)
+			cpuLimit = p.Spec.Containers[0].Resources.Limits.Cpu().String()
 			url := "http://" + p.Status.PodIP + ":" + strconv.Itoa(contract.ExporterPort) + contract.DemandPath
 			d, err := framework.Demand(url)
 			return err == nil && d.Fresh, err
@@ -94,10 +93,6 @@ func (e *realEnv) coldStart(ctx context.Context, b *testing.B, run string) time.
 	if _, err := e.cluster.Client.AppsV1().Deployments(e.ns).Patch(ctx, dep.Name, types.StrategicMergePatchType, []byte(unpatch), metav1.PatchOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("%s: first count %s after the template change (pod created %s, CPU limit %s = request)", run, took.Round(100*time.Millisecond), created.Format(time.RFC3339), compiled)
+	b.Logf("%s: first count %s after the template change (pod created %s, CPU limit %s = request)", run, took.Round(100*time.Millisecond), created.Format(time.RFC3339), cpuLimit)
 	return took
-}
-
-func podCPULimit(p *corev1.Pod) string {
-	return p.Spec.Containers[0].Resources.Limits.Cpu().String()
 }

@@ -11,14 +11,12 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,7 +24,6 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/pulumirun"
 	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
 )
 
@@ -34,83 +31,31 @@ import (
 // locally and imported into the node under it (a registry would serve it on EKS).
 const exporterImageRef = "warmpool.local/claim-exporter:e2e"
 
+// exporterPods selects the exporter's pods (the Deployment's selector).
+var exporterPods = metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + contract.ExporterName}
+
 // outsideProbeURL is an address outside the machine: the network-safety rules reject it, so
 // nothing leaves even if a sandbox had a route.
 const outsideProbeURL = "http://1.1.1.1/"
 
 // realEnv is one run on a local control plane with one real node.
-type realEnv struct {
-	cluster *localcluster.Cluster
-	work    string
-	stack   *pulumirun.Stack
-	config  map[string]string
-	outputs framework.Outputs
-	ns      string
-}
+type realEnv struct{ stackRun }
 
 func newRealEnv(t testing.TB, ctx context.Context) *realEnv {
-	if os.Getenv(localcluster.SkipEnv) == "1" {
-		t.Skipf("%s=1: the local control plane was not started; this proves nothing", localcluster.SkipEnv)
-	}
-	e := &realEnv{work: t.TempDir()}
-	c, err := localcluster.Start(ctx, localcluster.Options{StateDir: filepath.Join(e.work, "cluster"), RealNodes: 1, SkipWarmPoolCheck: true, Progress: framework.NewLogWriter(t)})
-	if err != nil {
-		t.Fatalf("%v\n(real nodes need Linux, root and apt for their Debian packages: see e2e/README.md, \"Real nodes\")", err)
-	}
-	e.cluster = c
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("control plane logs: %s", filepath.Join(c.StateDir, "logs"))
-		}
-		if err := c.Stop(); err != nil {
-			t.Errorf("stopping the control plane: %v", err)
-		}
-	})
-	kubeconfig, err := os.ReadFile(c.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.config = framework.RealNodeStackConfig(kubeconfig)
-	if e.stack, err = framework.NewStack(ctx, filepath.Join(e.work, "pulumi"), "realnode", e.config, framework.NewLogWriter(t)); err != nil {
-		t.Fatal(err)
-	}
-	return e
-}
-
-func (e *realEnv) up(ctx context.Context, t testing.TB) {
-	out, err := framework.Up(ctx, e.stack, framework.NewLogWriter(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.outputs = out
-	for _, k := range out.Missing() {
-		t.Errorf("stack output %q is missing (verify reads it)", k)
-	}
-	e.ns = out.String("namespace")
-	if err := out.WriteFile(filepath.Join(e.work, "outputs.json")); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// exporterDeployment reads the exporter's Deployment.
-func (e *realEnv) exporterDeployment(ctx context.Context) (*appsv1.Deployment, error) {
-	return e.cluster.Client.AppsV1().Deployments(e.ns).Get(ctx, contract.ExporterName, metav1.GetOptions{})
+	return &realEnv{startStackRun(t, ctx, localcluster.Options{RealNodes: 1, SkipWarmPoolCheck: true}, "realnode",
+		"\n(real nodes need Linux, root and apt for their Debian packages: see e2e/README.md, \"Real nodes\")",
+		framework.RealNodeStackConfig)}
 }
 
 // waitExporterRolledOut waits until the Deployment's current template has one available
-// replica and no old ones, and returns that pod.
+// replica and no old ones, and returns its running pod.
 func (e *realEnv) waitExporterRolledOut(ctx context.Context, t testing.TB, timeout time.Duration) *corev1.Pod {
+	if err := framework.WaitDeploymentAvailable(ctx, e.cluster.Client, e.ns, contract.ExporterName, timeout); err != nil {
+		t.Fatal(err)
+	}
 	var pod *corev1.Pod
-	framework.Eventually(t, ctx, "the exporter Deployment rolled out with one available pod", timeout, func(ctx context.Context) (bool, error) {
-		d, err := e.exporterDeployment(ctx)
-		if err != nil {
-			return false, err
-		}
-		s := d.Status
-		if s.ObservedGeneration < d.Generation || s.UpdatedReplicas != 1 || s.AvailableReplicas != 1 || s.Replicas != 1 {
-			return false, fmt.Errorf("generation %d observed %d, replicas %d updated %d available %d", d.Generation, s.ObservedGeneration, s.Replicas, s.UpdatedReplicas, s.AvailableReplicas)
-		}
-		pods, err := e.cluster.Client.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + contract.ExporterName})
+	framework.Eventually(t, ctx, "the exporter's running pod", time.Minute, func(ctx context.Context) (bool, error) {
+		pods, err := e.cluster.Client.CoreV1().Pods(e.ns).List(ctx, exporterPods)
 		if err != nil {
 			return false, err
 		}
@@ -161,7 +106,7 @@ func TestEndToEndRealNode(t *testing.T) {
 		run  func(context.Context, *testing.T)
 	}{
 		{"pulumi up: the exporter runs its source (go run) on the real node and serves through its Service", func(ctx context.Context, t *testing.T) {
-			e.up(ctx, t)
+			e.upStack(ctx, t)
 			pod := e.waitExporterRolledOut(ctx, t, 20*time.Minute)
 			node, err := e.cluster.Client.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{})
 			if err != nil || node.Labels[localcluster.RealNodeLabel] != "true" {
@@ -227,7 +172,7 @@ func TestEndToEndRealNode(t *testing.T) {
 			if err := e.stack.SetConfig(ctx, e.config); err != nil {
 				t.Fatal(err)
 			}
-			e.up(ctx, t)
+			e.upStack(ctx, t)
 			pod := e.waitExporterRolledOut(ctx, t, 5*time.Minute)
 			if got := pod.Spec.Containers[0].Image; got != exporterImageRef {
 				t.Fatalf("after up with exporterImage the pod runs %s, want %s", got, exporterImageRef)
@@ -262,37 +207,6 @@ func TestEndToEndRealNode(t *testing.T) {
 			t.Fatalf("stopping after %q failed", s.name)
 		}
 	}
-}
-
-// runVerify runs the verify binary against the stack's outputs and returns its JSON report
-// and exit code.
-func (e *realEnv) runVerify(ctx context.Context, t *testing.T, verifyBin, name string, args ...string) (*report.Report, int) {
-	reportPath := filepath.Join(e.work, name+".json")
-	cmd := exec.CommandContext(ctx, verifyBin, append([]string{"--outputs-file", filepath.Join(e.work, "outputs.json"),
-		"--kubeconfig", e.cluster.Kubeconfig, "--json", reportPath}, args...)...)
-	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	t.Logf("verify %s (%s):\n%s", strings.Join(args, " "), time.Since(start).Round(time.Second), out)
-	if err := os.WriteFile(filepath.Join(e.work, name+".txt"), out, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code := 0
-	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			t.Fatalf("verify: %v", err)
-		}
-		code = ee.ExitCode()
-	}
-	b, err := os.ReadFile(reportPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep := &report.Report{}
-	if err := json.Unmarshal(b, rep); err != nil {
-		t.Fatalf("verify's JSON report: %v", err)
-	}
-	return rep, code
 }
 
 // checkReadings asserts the status of each named check.
@@ -358,26 +272,20 @@ func (e *realEnv) setPoolRuntimeClass(ctx context.Context, t *testing.T, runtime
 // has served a count: every 200 from either must say 2; the new pod's other answers (no
 // listener while it starts, 503 before its first read) are tallied and printed.
 func (e *realEnv) restartNeverServesZero(ctx context.Context, t *testing.T, demandURL string) {
-	pool := e.outputs.String("poolName")
 	names := []string{"restart-1", "restart-2"}
 	for _, n := range names {
-		if err := framework.CreateClaim(ctx, e.cluster.Dynamic, e.ns, n, pool); err != nil {
-			t.Fatal(err)
-		}
+		e.createClaim(ctx, t, n)
 	}
 	defer func() {
 		for _, n := range names {
-			if err := framework.DeleteClaim(ctx, e.cluster.Dynamic, e.ns, n); err != nil {
-				t.Error(err)
-			}
+			e.deleteClaim(ctx, t, n)
 		}
 	}()
 	framework.Eventually(t, ctx, "the exporter to count the 2 claims", time.Minute, func(context.Context) (bool, error) {
 		d, err := framework.Demand(demandURL)
 		return err == nil && d.ActiveClaims == 2, err
 	})
-	selector := metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + contract.ExporterName}
-	old, err := e.cluster.Client.CoreV1().Pods(e.ns).List(ctx, selector)
+	old, err := e.cluster.Client.CoreV1().Pods(e.ns).List(ctx, exporterPods)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +320,7 @@ func (e *realEnv) restartNeverServesZero(ctx context.Context, t *testing.T, dema
 	framework.Eventually(t, ctx, "the new exporter pod to serve a count, read directly and through the Service", 20*time.Minute, func(ctx context.Context) (bool, error) {
 		svcCode, svcBody := framework.HTTPGet(demandURL)
 		serviceServed := judge("the Service", viaService, svcCode, svcBody)
-		pods, err := e.cluster.Client.CoreV1().Pods(e.ns).List(ctx, selector)
+		pods, err := e.cluster.Client.CoreV1().Pods(e.ns).List(ctx, exporterPods)
 		if err != nil {
 			return false, err
 		}
