@@ -1,14 +1,11 @@
 package localcluster
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -46,45 +43,19 @@ func TestBuiltCoreDNSRunsTheGeneratedCorefile(t *testing.T) {
 	if err := os.WriteFile(conf, []byte(corefile(bindAddress, ports[0], ports[1], kubeconfig)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(bins.Path("coredns"), "-conf", conf)
-	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	if err := cmd.Start(); err != nil {
+	// Started, logged and stopped as the control plane does it (by its own pid).
+	c := &Cluster{StateDir: dir}
+	proc, err := c.startProcess("coredns", bins.Path("coredns"), []string{"-conf", conf})
+	if err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill() // by its own pid
-		<-exited
-	})
-
+	t.Cleanup(func() { stopProcesses(c.procs, 5*time.Second) })
 	health := "http://127.0.0.1:" + strconv.Itoa(ports[0]) + "/health"
-	deadline := time.Now().Add(30 * time.Second)
-	var last string
-	for {
-		select {
-		case <-exited:
-			t.Fatalf("coredns exited (%v) on the generated Corefile:\n%s\nCorefile:\n%s", waitErr, stderr.String(), corefile(bindAddress, ports[0], ports[1], kubeconfig))
-		default:
-		}
-		resp, err := http.Get(health)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				t.Logf("health %s answered 200", health)
-				break
-			}
-			last = resp.Status
-		} else {
-			last = err.Error()
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("coredns health %s never answered 200 in 30 s (last: %s); its output:\n%s", health, last, stderr.String())
-		}
-		time.Sleep(200 * time.Millisecond)
+	if err := waitHTTP(ctx, proc, health, nil, 30*time.Second); err != nil {
+		log, _ := os.ReadFile(c.Log("coredns"))
+		t.Fatalf("coredns on the generated Corefile: %v; its log:\n%s\nCorefile:\n%s", err, log, corefile(bindAddress, ports[0], ports[1], kubeconfig))
 	}
+	t.Logf("health %s answered 200", health)
 
 	// The kubernetes plugin holds the server up to 5 s waiting for the API
 	// server; health answers before that, so the first queries may be refused
@@ -95,7 +66,7 @@ func TestBuiltCoreDNSRunsTheGeneratedCorefile(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("asking coredns for example.com for 30 s: %v\n%s", err, stderr.String())
+			t.Fatalf("asking coredns for example.com for 30 s: %v", err)
 		}
 	}
 	if rcode != dnsmessage.RCodeRefused {
