@@ -43,19 +43,26 @@ func run() error {
 		_ = c.Stop()
 	}
 	_ = os.RemoveAll(dir)
-	step := func(s string) { fmt.Printf("\n== %s ==\n", s) }
 
 	real, why := localcluster.RealNodesPossible()
 	if os.Getenv("DEMO_KWOK") == "1" {
 		real, why = false, "DEMO_KWOK=1"
 	}
-	if real {
-		return runOnRealNode(ctx, dir, state, step)
+	steps := 3
+	opts := localcluster.Options{StateDir: state, RealNodes: 1}
+	if !real {
+		fmt.Printf("demo: no real node (%s): running on simulated KWOK nodes, the exporter as a local process\n", why)
+		steps, opts.RealNodes = 4, 0
 	}
-	fmt.Printf("demo: no real node (%s): running on simulated KWOK nodes, the exporter as a local process\n", why)
+	n := 0
+	step := func(s string) { n++; fmt.Printf("\n== %d/%d %s ==\n", n, steps, s) }
 
-	step("1/4 start the local control plane (builds the tools on first use)")
-	c, err := localcluster.Start(ctx, localcluster.Options{StateDir: state})
+	if real {
+		step("start the local control plane with a real node (builds the tools on first use)")
+	} else {
+		step("start the local control plane (builds the tools on first use)")
+	}
+	c, err := localcluster.Start(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -65,18 +72,25 @@ func run() error {
 			_ = c.Stop()
 		}
 	}()
-	exporterAddr, err := framework.FreeAddr()
-	if err != nil {
-		return err
-	}
-	demandURL := "http://" + exporterAddr + "/demand"
 	kubeconfig, err := os.ReadFile(c.Kubeconfig)
 	if err != nil {
 		return err
 	}
-
-	step("2/4 pulumi up (existing cluster, isolated-sandbox required, KEDA and agent-sandbox adopted)")
-	st, err := framework.NewStack(ctx, filepath.Join(dir, "pulumi"), "demo", framework.LocalStackConfig(kubeconfig, demandURL), os.Stdout)
+	// On KWOK nodes nothing runs in the cluster: KEDA reads the exporter where this command runs it.
+	var config map[string]string
+	var exporterAddr, demandURL string
+	if real {
+		step("pulumi up (existing cluster, isolated-sandbox = gVisor on the real node, KEDA and agent-sandbox adopted)")
+		config = framework.RealNodeStackConfig(kubeconfig)
+	} else {
+		step("pulumi up (existing cluster, isolated-sandbox required, KEDA and agent-sandbox adopted)")
+		if exporterAddr, err = framework.FreeAddr(); err != nil {
+			return err
+		}
+		demandURL = "http://" + exporterAddr + "/demand"
+		config = framework.LocalStackConfig(kubeconfig, demandURL)
+	}
+	st, err := framework.NewStack(ctx, filepath.Join(dir, "pulumi"), "demo", config, os.Stdout)
 	if err != nil {
 		return err
 	}
@@ -88,16 +102,57 @@ func run() error {
 	if err := outputs.WriteFile(outputsFile); err != nil {
 		return err
 	}
-	ns, sa := outputs.String("namespace"), outputs.String("exporterServiceAccount")
-
-	step("3/4 the exporter, as a local process with a TokenRequest token of " + ns + "/" + sa)
-	var bins []string
-	for _, pkg := range []string{"/exporter/cmd/claim-exporter", "/verify"} {
-		bin, err := framework.GoBuild(os.Stdout, dir, framework.Module+pkg)
-		if err != nil {
+	ns, exporter := outputs.String("namespace"), outputs.String("exporterService")
+	verifyBin, err := framework.GoBuild(os.Stdout, dir, framework.Module+"/verify")
+	if err != nil {
+		return err
+	}
+	verifyArgs := []string{"--outputs-file", outputsFile, "--kubeconfig", c.Kubeconfig, "--phase", "all"}
+	if real {
+		fmt.Printf("waiting for the exporter's Deployment (its first start compiles the exporter in the pod)\n")
+		if err := framework.WaitDeploymentAvailable(ctx, c.Client, ns, exporter, 30*time.Minute); err != nil {
 			return err
 		}
-		bins = append(bins, bin)
+		verifyArgs = append(verifyArgs, "--require-exec", "--probe-url", "http://1.1.1.1/")
+	} else {
+		sa := outputs.String("exporterServiceAccount")
+		step("the exporter, as a local process with a TokenRequest token of " + ns + "/" + sa)
+		if err := startLocalExporter(ctx, c, dir, ns, sa, exporterAddr); err != nil {
+			return err
+		}
+		fmt.Printf("exporter serving %s (log: %s)\n", demandURL, c.Log("claim-exporter"))
+		verifyArgs = append(verifyArgs, "--exporter-url", demandURL)
+	}
+
+	step("verify (demand and control phases; KEDA reads " + outputs.String("exporterUrl") + ")")
+	verify := exec.CommandContext(ctx, verifyBin, verifyArgs...)
+	verify.Stdout, verify.Stderr = os.Stdout, os.Stderr
+	verifyErr := verify.Run()
+	ok = true
+	fmt.Printf("\nThe local control plane is still up, with the stack deployed. Explore it:\n  export KUBECONFIG=%s\n", c.Kubeconfig)
+	fmt.Printf("  kubectl -n %s get sandboxwarmpool,sandboxclaim,scaledobject,hpa,pods -o wide\n", ns)
+	if real {
+		fmt.Printf("  kubectl -n %s logs deploy/%s\n", ns, exporter)
+	} else {
+		fmt.Printf("  curl -s %s\n", demandURL)
+	}
+	fmt.Printf(`  cat %s        # the stack's outputs, as verify read them
+Tear it down (removes every process it started and, with a real node, every mount, interface and rule):
+  go run ./e2e/localcluster/cmd/localcluster down --state %s
+Logs of every process: %s
+`, outputsFile, state, filepath.Join(state, "logs"))
+	if verifyErr != nil {
+		return fmt.Errorf("verify failed: %w", verifyErr)
+	}
+	return nil
+}
+
+// startLocalExporter builds the exporter and runs it beside the control plane (stopped with
+// it) with a TokenRequest token of its ServiceAccount, listening on addr.
+func startLocalExporter(ctx context.Context, c *localcluster.Cluster, dir, ns, sa, addr string) error {
+	bin, err := framework.GoBuild(os.Stdout, dir, framework.Module+"/exporter/cmd/claim-exporter")
+	if err != nil {
+		return err
 	}
 	token, err := framework.Token(ctx, c.Client, ns, sa)
 	if err != nil {
@@ -107,91 +162,6 @@ func run() error {
 	if err := os.WriteFile(tokenFile, []byte(token), 0o600); err != nil {
 		return err
 	}
-	if err := c.StartProcess("claim-exporter", bins[0], []string{"--api-url", c.APIServerURL,
-		"--token-file", tokenFile, "--ca-file", c.CAFile, "--namespace", ns, "--listen", exporterAddr}); err != nil {
-		return err
-	}
-	fmt.Printf("exporter serving %s (log: %s)\n", demandURL, c.Log("claim-exporter"))
-
-	step("4/4 verify (demand and control phases)")
-	verify := exec.CommandContext(ctx, bins[1], "--outputs-file", outputsFile, "--kubeconfig", c.Kubeconfig,
-		"--exporter-url", demandURL, "--phase", "all")
-	verify.Stdout, verify.Stderr = os.Stdout, os.Stderr
-	verifyErr := verify.Run()
-	ok = true
-	fmt.Printf(`
-The local control plane is still up, with the stack deployed. Explore it:
-  export KUBECONFIG=%s
-  kubectl -n %s get sandboxwarmpool,sandboxclaim,scaledobject,hpa,pods
-  curl -s %s
-  cat %s        # the stack's outputs, as verify read them
-Tear it down:
-  go run ./e2e/localcluster/cmd/localcluster down --state %s
-Logs of every process: %s
-`, c.Kubeconfig, ns, demandURL, outputsFile, state, filepath.Join(state, "logs"))
-	if verifyErr != nil {
-		return fmt.Errorf("verify failed: %w", verifyErr)
-	}
-	return nil
-}
-
-// runOnRealNode is the demo with a real node: no stand-in for any part of the product.
-func runOnRealNode(ctx context.Context, dir, state string, step func(string)) error {
-	step("1/3 start the local control plane with a real node (builds the tools on first use)")
-	c, err := localcluster.Start(ctx, localcluster.Options{StateDir: state, RealNodes: 1})
-	if err != nil {
-		return err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			_ = c.Stop()
-		}
-	}()
-	kubeconfig, err := os.ReadFile(c.Kubeconfig)
-	if err != nil {
-		return err
-	}
-	step("2/3 pulumi up (existing cluster, isolated-sandbox = gVisor on the real node, KEDA and agent-sandbox adopted)")
-	st, err := framework.NewStack(ctx, filepath.Join(dir, "pulumi"), "demo", framework.RealNodeStackConfig(kubeconfig), os.Stdout)
-	if err != nil {
-		return err
-	}
-	outputs, err := framework.Up(ctx, st, os.Stdout)
-	if err != nil {
-		return err
-	}
-	outputsFile := filepath.Join(dir, "outputs.json")
-	if err := outputs.WriteFile(outputsFile); err != nil {
-		return err
-	}
-	ns := outputs.String("namespace")
-	fmt.Printf("waiting for the exporter's Deployment (its first start compiles the exporter in the pod)\n")
-	if err := framework.WaitDeploymentAvailable(ctx, c.Client, ns, outputs.String("exporterService"), 30*time.Minute); err != nil {
-		return err
-	}
-	verifyBin, err := framework.GoBuild(os.Stdout, dir, framework.Module+"/verify")
-	if err != nil {
-		return err
-	}
-	step("3/3 verify (demand and control phases; KEDA reads " + outputs.String("exporterUrl") + ")")
-	verify := exec.CommandContext(ctx, verifyBin, "--outputs-file", outputsFile, "--kubeconfig", c.Kubeconfig,
-		"--phase", "all", "--require-exec", "--probe-url", "http://1.1.1.1/")
-	verify.Stdout, verify.Stderr = os.Stdout, os.Stderr
-	verifyErr := verify.Run()
-	ok = true
-	fmt.Printf(`
-The local control plane is still up, with a real node and the stack deployed. Explore it:
-  export KUBECONFIG=%s
-  kubectl -n %s get sandboxwarmpool,sandboxclaim,scaledobject,hpa,pods -o wide
-  kubectl -n %s logs deploy/%s
-  cat %s        # the stack's outputs, as verify read them
-Tear it down (removes every process, mount, interface and rule it made):
-  go run ./e2e/localcluster/cmd/localcluster down --state %s
-Logs of every process: %s
-`, c.Kubeconfig, ns, ns, outputs.String("exporterService"), outputsFile, state, filepath.Join(state, "logs"))
-	if verifyErr != nil {
-		return fmt.Errorf("verify failed: %w", verifyErr)
-	}
-	return nil
+	return c.StartProcess("claim-exporter", bin, []string{"--api-url", c.APIServerURL,
+		"--token-file", tokenFile, "--ca-file", c.CAFile, "--namespace", ns, "--listen", addr})
 }
