@@ -24,15 +24,9 @@ var OutputKeys = []string{"namespace", "stackLabel", "poolName", "templateName",
 // local process there, so it reads the exporter where the caller runs it (exporterURL), not
 // through the Service (there is no kube-proxy).
 func LocalStackConfig(kubeconfig []byte, exporterURL string) map[string]string {
-	return map[string]string{
-		"clusterMode":      "existing",
-		"kubeconfig":       string(kubeconfig),
-		"runtimeClassMode": "require",
-		"agentSandboxMode": "adopt",
-		"kedaMode":         "adopt",
-		"exporterUrl":      exporterURL,
-		"pollingInterval":  "5",
-	}
+	c := existingClusterConfig(kubeconfig)
+	c["exporterUrl"] = exporterURL
+	return c
 }
 
 // RealNodeStackConfig is the program's config against a local control plane with real nodes,
@@ -40,6 +34,14 @@ func LocalStackConfig(kubeconfig []byte, exporterURL string) map[string]string {
 // through the cluster DNS and kube-proxy), and the isolation the node's RuntimeClass gives
 // (gVisor, declared so verify judges the readings against it).
 func RealNodeStackConfig(kubeconfig []byte) map[string]string {
+	c := existingClusterConfig(kubeconfig)
+	c["isolation"] = "gvisor"
+	return c
+}
+
+// existingClusterConfig is what both local configs share: an existing cluster, the
+// isolated-sandbox RuntimeClass required, KEDA and agent-sandbox adopted, KEDA polling every 5 s.
+func existingClusterConfig(kubeconfig []byte) map[string]string {
 	return map[string]string{
 		"clusterMode":      "existing",
 		"kubeconfig":       string(kubeconfig),
@@ -47,7 +49,6 @@ func RealNodeStackConfig(kubeconfig []byte) map[string]string {
 		"agentSandboxMode": "adopt",
 		"kedaMode":         "adopt",
 		"pollingInterval":  "5",
-		"isolation":        "gvisor",
 	}
 }
 
