@@ -37,6 +37,8 @@ type AutoscalerArgs struct {
 	// Headroom > 0 keeps that many warm sandboxes above demand through a KEDA
 	// scalingModifiers formula: desired = ceil(claims / TargetValue) + Headroom.
 	Headroom int
+	// Sizing chooses the policy: SizingClaims (the zero value too) or SizingArrivals.
+	Sizing Sizing
 	// DependsOn: the pool, the exporter and KEDA, so destroy removes the ScaledObject (and with it
 	// the HPA that writes the pool) before any of them.
 	DependsOn []pulumi.Resource
@@ -78,22 +80,26 @@ func NewAutoscaler(ctx *pulumi.Context, name string, args *AutoscalerArgs, opts 
 	if err := ctx.RegisterComponentResource("warmpool:index:Autoscaler", name, a, opts...); err != nil {
 		return nil, err
 	}
-	metadata := pulumi.StringMap{
-		"url":           args.URL,
-		"valueLocation": pulumi.String(contract.DemandField),
-		"targetValue":   pulumi.String(args.TargetValue),
-		"format":        pulumi.String("json"),
-		// Milliseconds; see TriggerTimeout.
-		"timeout": pulumi.String(strconv.FormatInt(TriggerTimeout.Milliseconds(), 10)),
+	trigger := func(valueLocation, targetValue string) pulumi.Map {
+		metadata := pulumi.StringMap{
+			"url":           args.URL,
+			"valueLocation": pulumi.String(valueLocation),
+			"targetValue":   pulumi.String(targetValue),
+			"format":        pulumi.String("json"),
+			// Milliseconds; see TriggerTimeout.
+			"timeout": pulumi.String(strconv.FormatInt(TriggerTimeout.Milliseconds(), 10)),
+		}
+		return pulumi.Map{
+			"type":       pulumi.String("metrics-api"),
+			"metricType": pulumi.String("AverageValue"),
+			"metadata":   metadata,
+		}
 	}
+	claims := trigger(contract.DemandField, args.TargetValue)
 	if args.ActivationTargetValue != "" {
-		metadata["activationTargetValue"] = pulumi.String(args.ActivationTargetValue)
+		claims["metadata"].(pulumi.StringMap)["activationTargetValue"] = pulumi.String(args.ActivationTargetValue)
 	}
-	trigger := pulumi.Map{
-		"type":       pulumi.String("metrics-api"),
-		"metricType": pulumi.String("AverageValue"),
-		"metadata":   metadata,
-	}
+	triggers := pulumi.Array{claims}
 	advanced := pulumi.Map{
 		"horizontalPodAutoscalerConfig": pulumi.Map{
 			"behavior": pulumi.Map{
@@ -111,11 +117,27 @@ func NewAutoscaler(ctx *pulumi.Context, name string, args *AutoscalerArgs, opts 
 			},
 		},
 	}
-	if args.Headroom > 0 {
+	switch {
+	case args.Sizing.Policy == SizingArrivals:
+		// The formula reads the two arrival counts by name; the held claims do not enter it
+		// (an adopted sandbox leaves the pool, so spec.replicas counts only spares).
+		short, long := trigger(ArrivalsShortTrigger, "1"), trigger(ArrivalsLongTrigger, "1")
+		short["name"], long["name"] = pulumi.String(ArrivalsShortTrigger), pulumi.String(ArrivalsLongTrigger)
+		triggers = pulumi.Array{short, long}
+		modifiers := pulumi.Map{
+			"formula":    pulumi.String(ArrivalsFormula(args.Sizing, args.PollingInterval, args.Headroom)),
+			"target":     pulumi.String("1"),
+			"metricType": pulumi.String("AverageValue"),
+		}
+		if args.ActivationTargetValue != "" {
+			modifiers["activationTarget"] = pulumi.String(args.ActivationTargetValue)
+		}
+		advanced["scalingModifiers"] = modifiers
+	case args.Headroom > 0:
 		// The formula names the trigger; the HPA then divides the formula's value by the
 		// same target, so claims + Headroom*target gives ceil(claims/target) + Headroom.
 		// KEDA's fallback still applies: while it is active the formula is bypassed.
-		trigger["name"] = pulumi.String(HeadroomTriggerName)
+		claims["name"] = pulumi.String(HeadroomTriggerName)
 		modifiers := pulumi.Map{
 			"formula":    pulumi.String(HeadroomFormula(args.TargetValue, args.Headroom)),
 			"target":     pulumi.String(args.TargetValue),
@@ -151,7 +173,7 @@ func NewAutoscaler(ctx *pulumi.Context, name string, args *AutoscalerArgs, opts 
 					"behavior": pulumi.String("currentReplicasIfHigher"),
 				},
 				"advanced": advanced,
-				"triggers": pulumi.Array{trigger},
+				"triggers": triggers,
 			},
 		},
 	}, pulumi.Parent(a), pulumi.DependsOn(args.DependsOn))

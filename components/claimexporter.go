@@ -3,6 +3,7 @@ package components
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -28,6 +29,8 @@ const (
 // ClaimExporterArgs places the exporter in the stack's namespace and says how its code gets there.
 type ClaimExporterArgs struct {
 	Namespace pulumi.StringInput
+	// NamespaceName is Namespace as a plain name: a pool in it keeps the one-pool Role's name.
+	NamespaceName string
 	// DependsOn: at least the namespace, so destroy removes the exporter first.
 	DependsOn []pulumi.Resource
 	Selector  string
@@ -36,7 +39,42 @@ type ClaimExporterArgs struct {
 	// Source (relative path -> content, from exporter.PodSource) is run with `go run` in contract.ExporterGoImage
 	// when Image is empty: no registry, no Docker, the code reviewed is the code that runs.
 	Source map[string]string
+	// Pools, when set, are the pools the one exporter counts, each in a namespace of its own
+	// (Selector is then ignored). Empty: the one pool in the exporter's namespace, as always.
+	Pools []ExporterPool
 }
+
+// ExporterPool is one pool the exporter counts claims for.
+type ExporterPool struct {
+	Name      string
+	Namespace string
+	Selector  string
+	// ArrivalWindowsSeconds (short, long), when set, add the arrival counts the arrivals sizing reads.
+	ArrivalWindowsSeconds []int
+	// DependsOn: the pool's namespace, so the Role is made in it and removed before it.
+	DependsOn []pulumi.Resource
+}
+
+// exporterPoolsEnv is EXPORTER_POOLS: the pools as the exporter reads them.
+type exporterPoolsEnv struct {
+	Name                  string `json:"name"`
+	Namespace             string `json:"namespace"`
+	Selector              string `json:"selector,omitempty"`
+	ArrivalWindowsSeconds []int  `json:"arrivalWindowsSeconds,omitempty"`
+}
+
+// PoolsEnv renders EXPORTER_POOLS.
+func PoolsEnv(pools []ExporterPool) string {
+	var out []exporterPoolsEnv
+	for _, p := range pools {
+		out = append(out, exporterPoolsEnv{Name: p.Name, Namespace: p.Namespace, Selector: p.Selector, ArrivalWindowsSeconds: p.ArrivalWindowsSeconds})
+	}
+	b, _ := json.Marshal(out) // strings and ints only: cannot fail
+	return string(b)
+}
+
+// PoolDemandPath is where the exporter serves one pool's count among several.
+func PoolDemandPath(pool string) string { return contract.DemandPath + "/" + pool }
 
 // ClaimExporter is the exporter's ServiceAccount, Role, RoleBinding, Deployment and ClusterIP Service.
 type ClaimExporter struct {
@@ -65,7 +103,7 @@ func NewClaimExporter(ctx *pulumi.Context, name string, args *ClaimExporterArgs,
 	}
 	o := exporterObjects{namespace: args.Namespace.ToStringOutput(), child: []pulumi.ResourceOption{pulumi.Parent(e), pulumi.DependsOn(args.DependsOn)}}
 
-	sa, binding, err := newExporterAccess(ctx, o)
+	sa, bindings, err := newExporterAccess(ctx, o, args.NamespaceName, args.Pools)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +113,7 @@ func NewClaimExporter(ctx *pulumi.Context, name string, args *ClaimExporterArgs,
 			return nil, err
 		}
 	}
-	pod.dependsOn = append(append(pod.dependsOn, binding), args.DependsOn...)
+	pod.dependsOn = append(append(pod.dependsOn, bindings...), args.DependsOn...)
 	deployment, err := newExporterDeployment(ctx, o, sa, pod, e)
 	if err != nil {
 		return nil, err
@@ -115,8 +153,8 @@ func (o exporterObjects) meta(name string) *metav1.ObjectMetaArgs {
 }
 
 // newExporterAccess makes the ServiceAccount and what it may do: get and list sandboxclaims in
-// its namespace, nothing else.
-func newExporterAccess(ctx *pulumi.Context, o exporterObjects) (*corev1.ServiceAccount, *rbacv1.RoleBinding, error) {
+// the namespace of each pool it counts (its own with one pool), nothing else, no ClusterRole.
+func newExporterAccess(ctx *pulumi.Context, o exporterObjects, ownNamespace string, pools []ExporterPool) (*corev1.ServiceAccount, []pulumi.Resource, error) {
 	sa, err := corev1.NewServiceAccount(ctx, contract.ExporterName, &corev1.ServiceAccountArgs{
 		Metadata: o.meta(contract.ExporterName),
 		// The pod mounts a projected token itself; nothing else should get one by default.
@@ -125,31 +163,53 @@ func newExporterAccess(ctx *pulumi.Context, o exporterObjects) (*corev1.ServiceA
 	if err != nil {
 		return nil, nil, err
 	}
-	role, err := rbacv1.NewRole(ctx, contract.ExporterName, &rbacv1.RoleArgs{
-		Metadata: o.meta(contract.ExporterName),
-		// Counting claims is all it does: no watch, no writes, nothing outside its namespace.
+	if len(pools) == 0 {
+		binding, err := newClaimReader(ctx, contract.ExporterName, o.namespace, sa, o, o.child...)
+		return sa, []pulumi.Resource{binding}, err
+	}
+	var bindings []pulumi.Resource
+	for _, p := range pools {
+		opts := append(append([]pulumi.ResourceOption{}, o.child...), pulumi.DependsOn(p.DependsOn))
+		// A pool in the exporter's own namespace (the one-pool shorthand) keeps the Role's
+		// resource name, so choosing a sizing policy does not replace it.
+		name := contract.ExporterName
+		if p.Namespace != ownNamespace {
+			name += "-" + p.Name
+		}
+		binding, err := newClaimReader(ctx, name, pulumi.String(p.Namespace).ToStringOutput(), sa, o, opts...)
+		if err != nil {
+			return nil, nil, err
+		}
+		bindings = append(bindings, binding)
+	}
+	return sa, bindings, nil
+}
+
+// newClaimReader is a Role in namespace that may get and list sandboxclaims, bound to the
+// exporter's ServiceAccount (which lives in the exporter's namespace).
+func newClaimReader(ctx *pulumi.Context, name string, namespace pulumi.StringOutput, sa *corev1.ServiceAccount, o exporterObjects, opts ...pulumi.ResourceOption) (*rbacv1.RoleBinding, error) {
+	meta := &metav1.ObjectMetaArgs{Name: pulumi.String(contract.ExporterName), Namespace: namespace, Labels: exporterLabels}
+	role, err := rbacv1.NewRole(ctx, name, &rbacv1.RoleArgs{
+		Metadata: meta,
+		// Counting claims is all it does: no watch, no writes, nothing outside these namespaces.
 		Rules: rbacv1.PolicyRuleArray{rbacv1.PolicyRuleArgs{
 			ApiGroups: pulumi.ToStringArray([]string{contract.AgentSandboxExtensionsGroup}),
 			Resources: pulumi.ToStringArray([]string{contract.SandboxClaimsResource}),
 			Verbs:     pulumi.ToStringArray([]string{"get", "list"}),
 		}},
-	}, o.child...)
+	}, opts...)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	binding, err := rbacv1.NewRoleBinding(ctx, contract.ExporterName, &rbacv1.RoleBindingArgs{
-		Metadata: o.meta(contract.ExporterName),
+	return rbacv1.NewRoleBinding(ctx, name, &rbacv1.RoleBindingArgs{
+		Metadata: meta,
 		RoleRef: rbacv1.RoleRefArgs{
 			ApiGroup: pulumi.String("rbac.authorization.k8s.io"), Kind: pulumi.String("Role"), Name: role.Metadata.Name().Elem(),
 		},
 		Subjects: rbacv1.SubjectArray{rbacv1.SubjectArgs{
 			Kind: pulumi.String("ServiceAccount"), Name: sa.Metadata.Name().Elem(), Namespace: o.namespace,
 		}},
-	}, o.child...)
-	if err != nil {
-		return nil, nil, err
-	}
-	return sa, binding, nil
+	}, opts...)
 }
 
 // exporterPod is how the exporter's container runs: a prebuilt image's entrypoint, or its
@@ -167,12 +227,17 @@ type exporterPod struct {
 }
 
 func prebuiltExporterPod(args *ClaimExporterArgs) *exporterPod {
+	env := corev1.EnvVarArray{
+		corev1.EnvVarArgs{Name: pulumi.String("EXPORTER_LISTEN"), Value: pulumi.Sprintf(":%d", contract.ExporterPort)},
+	}
+	if len(args.Pools) > 0 {
+		env = append(env, corev1.EnvVarArgs{Name: pulumi.String("EXPORTER_POOLS"), Value: pulumi.String(PoolsEnv(args.Pools))})
+	} else {
+		env = append(env, corev1.EnvVarArgs{Name: pulumi.String("EXPORTER_SELECTOR"), Value: pulumi.String(args.Selector)})
+	}
 	return &exporterPod{
-		image: args.Image,
-		env: corev1.EnvVarArray{
-			corev1.EnvVarArgs{Name: pulumi.String("EXPORTER_SELECTOR"), Value: pulumi.String(args.Selector)},
-			corev1.EnvVarArgs{Name: pulumi.String("EXPORTER_LISTEN"), Value: pulumi.Sprintf(":%d", contract.ExporterPort)},
-		},
+		image:   args.Image,
+		env:     env,
 		volumes: corev1.VolumeArray{tokenVolume()},
 		mounts: corev1.VolumeMountArray{
 			corev1.VolumeMountArgs{Name: pulumi.String("token"), MountPath: pulumi.String(ServiceAccountTokenDir), ReadOnly: pulumi.Bool(true)},

@@ -44,6 +44,8 @@ type WarmPoolArgs struct {
 	PoolName         string
 	InitialReplicas  int
 	RuntimeClassName string
+	// Agent is the sandbox's container; the zero value is the blueprint's placeholder (DefaultAgent).
+	Agent Agent
 	// DependsOn: the RuntimeClass and the agent-sandbox CRDs the template and pool need.
 	DependsOn []pulumi.Resource
 }
@@ -68,19 +70,7 @@ func NewWarmPool(ctx *pulumi.Context, name string, args *WarmPoolArgs, opts ...p
 	if err := ctx.RegisterComponentResource("warmpool:index:WarmPool", name, w, opts...); err != nil {
 		return nil, err
 	}
-	nsLabels := pulumi.StringMap{
-		contract.ManagedByLabel: pulumi.String(contract.ManagedByValue),
-		contract.StackLabel:     pulumi.String(args.StackLabelValue),
-	}
-	for k, v := range PodSecurityLabels() {
-		nsLabels[k] = pulumi.String(v)
-	}
-	ns, err := corev1.NewNamespace(ctx, args.Namespace, &corev1.NamespaceArgs{
-		Metadata: &metav1.ObjectMetaArgs{
-			Name:   pulumi.String(args.Namespace),
-			Labels: nsLabels,
-		},
-	}, pulumi.Parent(w), pulumi.DependsOn(args.DependsOn))
+	ns, err := newOwnedNamespace(ctx, args.Namespace, args.StackLabelValue, pulumi.Parent(w), pulumi.DependsOn(args.DependsOn))
 	if err != nil {
 		return nil, err
 	}
@@ -88,6 +78,10 @@ func NewWarmPool(ctx *pulumi.Context, name string, args *WarmPoolArgs, opts ...p
 	w.NamespaceName = ns.Metadata.Name().Elem()
 	inNamespace := []pulumi.Resource{ns}
 	labels := pulumi.StringMap{contract.PartOfLabel: pulumi.String(contract.ManagedByValue)}
+	agent := args.Agent
+	if agent.Image == "" {
+		agent = DefaultAgent()
+	}
 
 	template, err := apiextensions.NewCustomResource(ctx, args.TemplateName, &apiextensions.CustomResourceArgs{
 		ApiVersion: pulumi.String(contract.AgentSandboxExtensionsAPIVersion),
@@ -96,38 +90,8 @@ func NewWarmPool(ctx *pulumi.Context, name string, args *WarmPoolArgs, opts ...p
 		OtherFields: kubernetes.UntypedArgs{
 			"spec": pulumi.Map{
 				"podTemplate": pulumi.Map{
-					"metadata": pulumi.Map{
-						"annotations": pulumi.StringMap{
-							// No NIC at all: nothing to restrict, exec and logs still work.
-							"sandbox.amazonaws.com/network-isolated": pulumi.String("true"),
-							// An idle warm pod must not invite consolidation of its node.
-							"karpenter.sh/do-not-disrupt": pulumi.String("true"),
-						},
-					},
-					"spec": pulumi.Map{
-						"runtimeClassName": pulumi.String(args.RuntimeClassName),
-						// The agent talks to nothing in the cluster (it has no network): no token.
-						"automountServiceAccountToken": pulumi.Bool(false),
-						// What the namespace's restricted Pod Security level requires of every pod.
-						"securityContext": pulumi.Map{
-							"runAsNonRoot":   pulumi.Bool(true),
-							"runAsUser":      pulumi.Int(SandboxUID),
-							"runAsGroup":     pulumi.Int(SandboxUID),
-							"seccompProfile": pulumi.Map{"type": pulumi.String("RuntimeDefault")},
-						},
-						"containers": pulumi.Array{pulumi.Map{
-							"name":            pulumi.String("agent"),
-							"image":           pulumi.String(contract.WarmPodImage),
-							"imagePullPolicy": pulumi.String("IfNotPresent"),
-							"command":         pulumi.ToStringArray([]string{"sleep", "infinity"}),
-							"securityContext": pulumi.Map{
-								"allowPrivilegeEscalation": pulumi.Bool(false),
-								"capabilities":             pulumi.Map{"drop": pulumi.ToStringArray([]string{"ALL"})},
-								"runAsNonRoot":             pulumi.Bool(true),
-								"seccompProfile":           pulumi.Map{"type": pulumi.String("RuntimeDefault")},
-							},
-						}},
-					},
+					"metadata": pulumi.Map{"annotations": pulumi.ToStringMap(SandboxPodAnnotations())},
+					"spec":     agent.podSpec(args.RuntimeClassName),
 				},
 			},
 		},

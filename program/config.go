@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/components"
@@ -73,6 +71,13 @@ type Config struct {
 
 	// Isolation is what verify's readings must show: contract.IsolationVM or contract.IsolationGVisor.
 	Isolation string
+
+	// Agent is the shorthand pool's container (the `template` key); zero: the placeholder.
+	Agent components.Agent
+	// Sizing is the shorthand pool's sizing policy (the `sizing` key); zero: claims.
+	Sizing components.Sizing
+	// PoolList is the `pools` list; empty: the one pool the top-level keys describe (see Pools).
+	PoolList []*Pool
 }
 
 // StackLabelValue is the value of StackLabel on this stack's namespace.
@@ -165,6 +170,25 @@ func LoadConfig(ctx *pulumi.Context) (*Config, error) {
 		ExporterURL:           str("exporterUrl", ""),
 		ClaimSelector:         str("claimSelector", ""),
 		Isolation:             str("isolation", contract.IsolationVM),
+	}
+	if raw, err := cfg.Try("template"); err == nil {
+		if o, ok := decodeObject(raw, "template.", &parseErrs); ok {
+			c.Agent = readAgent(o)
+		}
+	}
+	if raw, err := cfg.Try("sizing"); err == nil {
+		if o, ok := decodeObject(raw, "sizing.", &parseErrs); ok {
+			c.Sizing = readSizing(o)
+		}
+	}
+	if raw, err := cfg.Try("pools"); err == nil && strings.TrimSpace(raw) != "" && strings.TrimSpace(raw) != "[]" {
+		// The shorthand's own keys would be silently ignored beside a list: refuse them.
+		for _, k := range []string{"poolName", "templateName", "template", "sizing", "headroom", "activationTargetValue", "claimSelector", "exporterUrl"} {
+			if _, set := cfg.Try(k); set == nil {
+				parseErrs = append(parseErrs, fmt.Sprintf("%s is a key of the one-pool shorthand, and pools is set; move it into each pool (`pulumi config set --path 'pools[0].%s' ...`) and remove it (`pulumi config rm %s`)", k, strings.TrimPrefix(strings.Replace(k, "poolName", "name", 1), ""), k))
+			}
+		}
+		c.readPools(raw, &parseErrs)
 	}
 	if c.ClusterName == "" {
 		if c.ClusterMode == components.ModeExisting {
@@ -277,63 +301,12 @@ func (c *Config) Validate(earlier ...string) error {
 		add("kedaChartVersion is %q; pin an exact chart version, MAJOR.MINOR.PATCH, such as %s (KEDA is a shared install: a range or wildcard would move it)", c.KedaChartVersion, contract.KedaChartVersion)
 	}
 
-	if len(c.Namespace) > 63 || !dns1123Label.MatchString(c.Namespace) {
-		add("namespace %q is not a valid Kubernetes namespace name (lower-case letters, digits and '-', at most 63, starting and ending with a letter or digit)", c.Namespace)
-	} else if slices.Contains(ReservedNamespaces, c.Namespace) || strings.HasPrefix(c.Namespace, "kube-") {
-		add("namespace %q belongs to Kubernetes or a shared install (%s, any kube-*); the stack owns and deletes its namespace, so choose a namespace of its own such as %s",
-			c.Namespace, strings.Join(ReservedNamespaces, ", "), contract.DefaultNamespace)
+	checkNamespace("namespace", c.Namespace, add)
+	pools := c.Pools()
+	for _, p := range pools {
+		c.validatePool(p, add)
 	}
-	for _, n := range []struct{ key, value string }{{"poolName", c.PoolName}, {"templateName", c.TemplateName}} {
-		// 63, not 253: the pool's name ends up in KEDA's HPA name and in label values.
-		if len(n.value) > 63 || !dns1123Subdomain.MatchString(n.value) {
-			add("%s %q is not a valid Kubernetes object name (lower-case letters, digits, '-' and '.', at most 63, starting and ending with a letter or digit)", n.key, n.value)
-		}
-	}
-
-	if c.MinReplicas < 0 {
-		add("minReplicas is %d; it cannot be negative (0 allows scale-to-zero, 1 keeps one warm sandbox at rest)", c.MinReplicas)
-	}
-	if c.MaxReplicas < 1 {
-		add("maxReplicas is %d; it must be at least 1", c.MaxReplicas)
-	}
-	if c.MinReplicas > c.MaxReplicas {
-		add("minReplicas (%d) is greater than maxReplicas (%d); lower minReplicas or raise maxReplicas", c.MinReplicas, c.MaxReplicas)
-	}
-	if c.LoadCap < 1 || c.LoadCap > c.MaxReplicas {
-		add("loadCap is %d; it must be between 1 and maxReplicas (%d), so verify never asks for more warm capacity than the pool's bound", c.LoadCap, c.MaxReplicas)
-	}
-	if v, err := strconv.ParseFloat(c.TargetValue, 64); !metricValue.MatchString(c.TargetValue) || err != nil || v <= 0 {
-		add("targetValue is %q; it must be a number greater than 0 (KEDA divides the claim count by it), written as a decimal with at most 3 decimals and below 1000000000, e.g. \"1\" for one warm sandbox per active claim", c.TargetValue)
-	}
-	if c.ActivationTargetValue != "" {
-		if !metricValue.MatchString(c.ActivationTargetValue) {
-			add("activationTargetValue is %q; it must be a number of 0 or more, written as a decimal with at most 3 decimals and below 1000000000, or empty", c.ActivationTargetValue)
-		} else if c.MinReplicas > 0 {
-			// KEDA's activation only decides between 0 and 1 replicas; above a floor of 1 it is never consulted.
-			add("activationTargetValue is %q but minReplicas is %d: activation only decides whether the pool scales from 0 to 1, so with a floor above 0 it does nothing; remove it, or set minReplicas to 0",
-				c.ActivationTargetValue, c.MinReplicas)
-		}
-	}
-	if c.PollingInterval < 1 || c.PollingInterval > 3600 {
-		add("pollingInterval is %d; it must be between 1 and 3600 seconds", c.PollingInterval)
-	}
-	if c.FallbackReplicas < 0 || c.FallbackReplicas > c.MaxReplicas {
-		add("fallbackReplicas is %d; it must be between 0 (hold the current size when the exporter cannot answer) and maxReplicas (%d)", c.FallbackReplicas, c.MaxReplicas)
-	}
-	if c.Headroom < 0 || c.Headroom >= c.MaxReplicas {
-		add("headroom is %d; it must be between 0 (one warm sandbox per targetValue claims, nothing more) and maxReplicas-1 (%d): at maxReplicas or more the pool never leaves its maximum, which is a fixed pool (set minReplicas=maxReplicas instead)", c.Headroom, c.MaxReplicas-1)
-	}
-	if c.Headroom > 0 && c.MinReplicas == 0 {
-		add("headroom is %d with minReplicas 0: the headroom keeps at least %d warm sandboxes, so the pool can never scale to zero; set minReplicas to 1 or more, or headroom to 0", c.Headroom, c.Headroom)
-	}
-	if c.ExporterURL != "" {
-		if u, err := url.Parse(c.ExporterURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-			add("exporterUrl is %q; it must be an http:// or https:// URL with a host (and no user info) that serves the exporter's /demand JSON", c.ExporterURL)
-		}
-	}
-	if _, err := labels.Parse(c.ClaimSelector); err != nil {
-		add("claimSelector %q is not a Kubernetes label selector (%v); write it as kubectl -l takes it, e.g. app.kubernetes.io/part-of=warm-pool-autoscaling-keda or tier in (a,b)", c.ClaimSelector, err)
-	}
+	validateAcrossPools(c, pools, add)
 	if strings.ContainsAny(c.ExporterImage, " \t\n") {
 		add("exporterImage %q is not an image reference", c.ExporterImage)
 	}
@@ -482,4 +455,14 @@ func withCurrentContext(contents, kubeContext string) (string, error) {
 		return currentContextLine.ReplaceAllLiteralString(contents, line), nil
 	}
 	return strings.TrimRight(contents, "\n") + "\n" + line + "\n", nil
+}
+
+// checkNamespace refuses a name that is not a namespace's, or one the stack must not own.
+func checkNamespace(key, ns string, add func(string, ...any)) {
+	if len(ns) > 63 || !dns1123Label.MatchString(ns) {
+		add("%s %q is not a valid Kubernetes namespace name (lower-case letters, digits and '-', at most 63, starting and ending with a letter or digit)", key, ns)
+	} else if slices.Contains(ReservedNamespaces, ns) || strings.HasPrefix(ns, "kube-") {
+		add("%s %q belongs to Kubernetes or a shared install (%s, any kube-*); the stack owns and deletes its namespace, so choose a namespace of its own such as %s",
+			key, ns, strings.Join(ReservedNamespaces, ", "), contract.DefaultNamespace)
+	}
 }

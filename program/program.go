@@ -54,61 +54,117 @@ func Run(ctx *pulumi.Context) error {
 		return err
 	}
 
-	pool, err := components.NewWarmPool(ctx, "warm-pool", &components.WarmPoolArgs{
-		Namespace: cfg.Namespace, StackLabelValue: cfg.StackLabelValue(),
-		TemplateName: cfg.TemplateName, PoolName: cfg.PoolName, InitialReplicas: cfg.MinReplicas,
-		RuntimeClassName: contract.RuntimeClassName,
-		// Destroy deletes the namespace (and the claims, sandboxes and ScaledObjects in it, whose
-		// finalizers these controllers remove) before agent-sandbox and KEDA themselves.
-		DependsOn: []pulumi.Resource{runtime, agentSandbox, keda},
-	}, inCluster)
-	if err != nil {
-		return err
-	}
-	if cfg.PreviewPrincipalArn != "" {
-		if _, err := components.NewPreviewAccess(ctx, "preview-access", &components.PreviewAccessArgs{
-			Namespace: pool.NamespaceName, NamespaceName: cfg.Namespace, DependsOn: []pulumi.Resource{pool.Namespace},
+	// Destroy deletes the namespaces (and the claims, sandboxes and ScaledObjects in them, whose
+	// finalizers these controllers remove) before agent-sandbox and KEDA themselves.
+	installs := []pulumi.Resource{runtime, agentSandbox, keda}
+	pools := cfg.Pools()
+	listed := len(cfg.PoolList) > 0
+	warmPools := make([]*components.WarmPool, len(pools))
+	for i, p := range pools {
+		name := "warm-pool"
+		if listed {
+			name += "-" + p.Name
+		}
+		if warmPools[i], err = components.NewWarmPool(ctx, name, &components.WarmPoolArgs{
+			Namespace: p.Namespace, StackLabelValue: cfg.StackLabelValue(),
+			TemplateName: p.TemplateName, PoolName: p.Name, InitialReplicas: p.MinReplicas,
+			RuntimeClassName: contract.RuntimeClassName, Agent: p.Agent,
+			DependsOn: installs,
 		}, inCluster); err != nil {
 			return err
 		}
 	}
+	// The exporter lives in the stack's namespace: the one pool's, or one of its own beside the listed pools.
+	stackNamespace, stackNamespaceName := warmPools[0].Namespace, warmPools[0].NamespaceName
+	if listed {
+		ns, err := components.NewStackNamespace(ctx, "stack-namespace", &components.StackNamespaceArgs{
+			Namespace: cfg.Namespace, StackLabelValue: cfg.StackLabelValue(), DependsOn: installs,
+		}, inCluster)
+		if err != nil {
+			return err
+		}
+		stackNamespace, stackNamespaceName = ns.Namespace, ns.NamespaceName
+	}
+	if cfg.PreviewPrincipalArn != "" {
+		if _, err := components.NewPreviewAccess(ctx, "preview-access", &components.PreviewAccessArgs{
+			Namespace: stackNamespaceName, NamespaceName: cfg.Namespace, DependsOn: []pulumi.Resource{stackNamespace},
+		}, inCluster); err != nil {
+			return err
+		}
+	}
+	exporterPools := make([]components.ExporterPool, 0, len(pools))
+	for i, p := range pools {
+		exporterPools = append(exporterPools, components.ExporterPool{
+			Name: p.Name, Namespace: p.Namespace, Selector: p.ClaimSelector,
+			ArrivalWindowsSeconds: p.ArrivalWindows(), DependsOn: []pulumi.Resource{warmPools[i].Namespace},
+		})
+	}
+	if !listed && pools[0].ArrivalWindows() == nil {
+		exporterPools = nil // the one pool without arrivals: the exporter as it always ran
+	}
 	claimExporter, err := components.NewClaimExporter(ctx, "claim-exporter", &components.ClaimExporterArgs{
-		Namespace: pool.NamespaceName, DependsOn: []pulumi.Resource{pool.Namespace},
-		Selector: cfg.ClaimSelector, Image: cfg.ExporterImage, Source: exporterSource,
-	}, inCluster)
-	if err != nil {
-		return err
-	}
-	exporterURL := claimExporter.URL
-	if cfg.ExporterURL != "" {
-		exporterURL = pulumi.String(cfg.ExporterURL).ToStringOutput()
-	}
-	autoscaler, err := components.NewAutoscaler(ctx, "autoscaler", &components.AutoscalerArgs{
-		Namespace: pool.NamespaceName, Name: contract.ScaledObjectName, PoolName: cfg.PoolName,
-		MinReplicas: cfg.MinReplicas, MaxReplicas: cfg.MaxReplicas,
-		TargetValue: cfg.TargetValue, ActivationTargetValue: cfg.ActivationTargetValue,
-		PollingInterval: cfg.PollingInterval, URL: exporterURL, FallbackReplicas: cfg.FallbackReplicas,
-		Headroom:  cfg.Headroom,
-		DependsOn: []pulumi.Resource{pool.Namespace, pool.Pool, claimExporter.Deployment, claimExporter.Service, keda},
+		Namespace: stackNamespaceName, NamespaceName: cfg.Namespace, DependsOn: []pulumi.Resource{stackNamespace},
+		Selector: cfg.ClaimSelector, Image: cfg.ExporterImage, Source: exporterSource, Pools: exporterPools,
 	}, inCluster)
 	if err != nil {
 		return err
 	}
 
+	var poolOutputs pulumi.Array
+	for i, p := range pools {
+		pool := warmPools[i]
+		exporterURL := claimExporter.URL
+		if listed {
+			exporterURL = pulumi.Sprintf("%s/%s", claimExporter.URL, p.Name)
+		}
+		if p.ExporterURL != "" {
+			exporterURL = pulumi.String(p.ExporterURL).ToStringOutput()
+		}
+		name := "autoscaler"
+		if listed {
+			name += "-" + p.Name
+		}
+		autoscaler, err := components.NewAutoscaler(ctx, name, &components.AutoscalerArgs{
+			Namespace: pool.NamespaceName, Name: p.ScaledObjectName, PoolName: p.Name,
+			MinReplicas: p.MinReplicas, MaxReplicas: p.MaxReplicas,
+			TargetValue: p.TargetValue, ActivationTargetValue: p.ActivationTargetValue,
+			PollingInterval: p.PollingInterval, URL: exporterURL, FallbackReplicas: p.FallbackReplicas,
+			Headroom: p.Headroom, Sizing: p.Sizing,
+			DependsOn: []pulumi.Resource{pool.Namespace, pool.Pool, claimExporter.Deployment, claimExporter.Service, keda},
+		}, inCluster)
+		if err != nil {
+			return err
+		}
+		out := pulumi.Map{
+			"name": pool.PoolName, "namespace": pool.NamespaceName, "templateName": pool.TemplateName,
+			"scaledObjectName": autoscaler.Name, "exporterUrl": exporterURL,
+			"claimSelector": pulumi.String(p.ClaimSelector), "minReplicas": pulumi.Int(p.MinReplicas),
+			"maxReplicas": pulumi.Int(p.MaxReplicas), "loadCap": pulumi.Int(p.LoadCap),
+			"sizingPolicy": pulumi.String(p.Sizing.Policy),
+		}
+		poolOutputs = append(poolOutputs, out)
+		if i > 0 {
+			continue
+		}
+		// The first pool's keys, as a one-pool stack always exported them.
+		ctx.Export("namespace", pool.NamespaceName)
+		ctx.Export("poolName", pool.PoolName)
+		ctx.Export("templateName", pool.TemplateName)
+		ctx.Export("scaledObjectName", autoscaler.Name)
+		ctx.Export("exporterUrl", exporterURL)
+		ctx.Export("claimSelector", pulumi.String(p.ClaimSelector))
+		ctx.Export("minReplicas", pulumi.Int(p.MinReplicas))
+		ctx.Export("maxReplicas", pulumi.Int(p.MaxReplicas))
+		ctx.Export("loadCap", pulumi.Int(p.LoadCap))
+	}
+
 	ctx.Export("clusterName", cluster.Name)
 	ctx.Export("kubeconfig", cluster.Kubeconfig)
-	ctx.Export("namespace", pool.NamespaceName)
+	ctx.Export("stackNamespace", stackNamespaceName)
 	ctx.Export("stackLabel", pulumi.String(cfg.StackLabelValue()))
-	ctx.Export("poolName", pool.PoolName)
-	ctx.Export("templateName", pool.TemplateName)
-	ctx.Export("scaledObjectName", autoscaler.Name)
 	ctx.Export("exporterServiceAccount", claimExporter.ServiceAccountName)
 	ctx.Export("exporterService", claimExporter.ServiceName)
-	ctx.Export("exporterUrl", exporterURL)
-	ctx.Export("claimSelector", pulumi.String(cfg.ClaimSelector))
-	ctx.Export("minReplicas", pulumi.Int(cfg.MinReplicas))
-	ctx.Export("maxReplicas", pulumi.Int(cfg.MaxReplicas))
-	ctx.Export("loadCap", pulumi.Int(cfg.LoadCap))
+	ctx.Export("pools", poolOutputs)
 	ctx.Export("isolation", pulumi.String(cfg.Isolation))
 	return nil
 }

@@ -128,6 +128,8 @@ func TestPulumiYamlMatchesTheProgram(t *testing.T) {
 		"isolation": cfg.Isolation,
 		// Computed when empty (<project>-<stack>); the declared default is the empty string.
 		"clusterName": "",
+		// Structured keys without a declared default: unset, the program uses its own (see pools.go).
+		"template": nil, "sizing": nil, "pools": nil,
 	}
 	for key, want := range goDefaults {
 		declared, ok := proj.Config[key]

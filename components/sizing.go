@@ -1,0 +1,135 @@
+package components
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// The sizing policies: how the ScaledObject turns the exporter's readings into a pool size.
+const (
+	// SizingClaims is the blueprint's mapping: ceil(claims held / targetValue) + headroom.
+	SizingClaims = "claims"
+	// SizingArrivals sizes the pool by the claims that arrive while a taken sandbox is replaced.
+	SizingArrivals = "arrivals"
+)
+
+// The trigger names the arrivals formula reads (KEDA passes each trigger's value by its name).
+const (
+	ArrivalsShortTrigger = "arrivals_short"
+	ArrivalsLongTrigger  = "arrivals_long"
+)
+
+// Sizing holds the arrivals policy's parameters, all things a platform team knows or chooses.
+type Sizing struct {
+	Policy string
+	// BootSeconds: a new sandbox's create -> Ready on the team's nodes.
+	BootSeconds int
+	// HPASyncSeconds: the HPA controller's sync period (15 s on EKS, not configurable there).
+	HPASyncSeconds int
+	// WarmHitTarget: the share of claims that should find a warm sandbox, in (0.5, 1).
+	WarmHitTarget float64
+	// ShortWindowSeconds and LongWindowSeconds are the arrival windows the exporter counts over:
+	// the short one sees a burst within a poll or two, the long one keeps the pool through gaps.
+	ShortWindowSeconds int
+	LongWindowSeconds  int
+}
+
+// Defaults of the arrivals policy. Boot time is the local node's measured 5-6 s rounded up;
+// on EKS a team should set what it measures.
+const (
+	DefaultBootSeconds        = 6
+	DefaultHPASyncSeconds     = 15
+	DefaultWarmHitTarget      = 0.99
+	DefaultShortWindowSeconds = 30
+	DefaultLongWindowSeconds  = 180
+)
+
+// DefaultSizing is the claims policy with the arrivals parameters' defaults filled in.
+func DefaultSizing() Sizing {
+	return Sizing{
+		Policy: SizingClaims, BootSeconds: DefaultBootSeconds, HPASyncSeconds: DefaultHPASyncSeconds,
+		WarmHitTarget: DefaultWarmHitTarget, ShortWindowSeconds: DefaultShortWindowSeconds, LongWindowSeconds: DefaultLongWindowSeconds,
+	}
+}
+
+// RefillSeconds is L, how long a pool that must grow is short of a sandbox: the ScaledObject's
+// poll, the HPA's sync, then the boot.
+func (s Sizing) RefillSeconds(pollingInterval int) int {
+	return s.BootSeconds + pollingInterval + s.HPASyncSeconds
+}
+
+// ArrivalsFormula is the KEDA scalingModifiers formula of the arrivals policy:
+//
+//	m      = max(arrivals_short / short, arrivals_long / long) * L   claims expected within L
+//	spares = m > 0 ? ceil(m + z*sqrt(m) + (z*z-1)/6 + 0.5) : 0         + headroom
+//
+// A pool that refills one for one is an (S-1, S) base-stock inventory: the sandboxes still
+// booting are Poisson with mean m whatever the boot-time distribution (Palm's theorem), so a
+// claim finds a warm one with probability P(N <= S-1). S is the Poisson quantile at the
+// warm-hit target, from the normal approximation with the Cornish-Fisher skew term and a
+// continuity correction (ArrivalsSpares is the same in Go; a test holds both to the exact
+// quantile). The formula starts with float( so KEDA does not wrap it again.
+func ArrivalsFormula(s Sizing, pollingInterval, headroom int) string {
+	l := float64(s.RefillSeconds(pollingInterval))
+	short, long := l/float64(s.ShortWindowSeconds), l/float64(s.LongWindowSeconds)
+	z := NormalQuantile(s.WarmHitTarget)
+	c := (z*z-1)/6 + 0.5
+	m := fmt.Sprintf("max(%s * %s, %s * %s)", ArrivalsShortTrigger, num(short), ArrivalsLongTrigger, num(long))
+	return fmt.Sprintf("float((%s > 0 ? ceil(%s + %s * %s ** 0.5 + %s) : 0) + %d)", m, m, num(z), m, num(c), headroom)
+}
+
+// ArrivalsSpares is ArrivalsFormula evaluated in Go, with the constants rounded as rendered.
+func ArrivalsSpares(s Sizing, pollingInterval, headroom int, arrivalsShort, arrivalsLong float64) float64 {
+	l := float64(s.RefillSeconds(pollingInterval))
+	short, long := round6(l/float64(s.ShortWindowSeconds)), round6(l/float64(s.LongWindowSeconds))
+	z := round6(NormalQuantile(s.WarmHitTarget))
+	c := round6((z*z-1)/6 + 0.5)
+	m := math.Max(arrivalsShort*short, arrivalsLong*long)
+	spares := 0.0
+	if m > 0 {
+		spares = math.Ceil(m + z*math.Sqrt(m) + c)
+	}
+	return spares + float64(headroom)
+}
+
+// PoissonQuantile is the smallest k with P(N <= k) >= p for N ~ Poisson(m): the spares a pool
+// needs, less one.
+func PoissonQuantile(m, p float64) int {
+	term := math.Exp(-m)
+	cdf := term
+	k := 0
+	for cdf < p && k < 100000 {
+		k++
+		term *= m / float64(k)
+		cdf += term
+	}
+	return k
+}
+
+// NormalQuantile is the standard normal's inverse CDF (Acklam's rational approximation,
+// relative error below 1.2e-9), for p in (0, 1).
+func NormalQuantile(p float64) float64 {
+	a := []float64{-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02, 1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00}
+	b := []float64{-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02, 6.680131188771972e+01, -1.328068155288572e+01}
+	c := []float64{-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00, -2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00}
+	d := []float64{7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00}
+	const low = 0.02425
+	switch {
+	case p < low:
+		q := math.Sqrt(-2 * math.Log(p))
+		return (((((c[0]*q+c[1])*q+c[2])*q+c[3])*q+c[4])*q + c[5]) / ((((d[0]*q+d[1])*q+d[2])*q+d[3])*q + 1)
+	case p <= 1-low:
+		q := p - 0.5
+		r := q * q
+		return (((((a[0]*r+a[1])*r+a[2])*r+a[3])*r+a[4])*r + a[5]) * q / (((((b[0]*r+b[1])*r+b[2])*r+b[3])*r+b[4])*r + 1)
+	default:
+		q := math.Sqrt(-2 * math.Log(1-p))
+		return -(((((c[0]*q+c[1])*q+c[2])*q+c[3])*q+c[4])*q + c[5]) / ((((d[0]*q+d[1])*q+d[2])*q+d[3])*q + 1)
+	}
+}
+
+func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
+
+// num renders a constant with six decimals at most, as the formula carries it.
+func num(x float64) string { return strconv.FormatFloat(round6(x), 'f', -1, 64) }

@@ -1,0 +1,153 @@
+package program
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	psaapi "k8s.io/pod-security-admission/api"
+	psapolicy "k8s.io/pod-security-admission/policy"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/components"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+)
+
+// imageReference is the OCI distribution reference grammar (distribution/reference's
+// ReferenceRegexp): [registry[:port]/]path[:tag][@digest], lower-case path components.
+var imageReference = regexp.MustCompile(`^` +
+	`(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*(?::[0-9]+)?/)?` +
+	`[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*` +
+	`(?::[\w][\w.-]{0,127})?` +
+	`(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9A-Fa-f]{32,})?$`)
+
+// envName is what a container's environment variable may be called (C identifier-ish, as
+// the API server's validation allows: no '=' and not empty).
+var envName = regexp.MustCompile(`^[-._a-zA-Z][-._a-zA-Z0-9]*$`)
+
+// agentResources are the resource names a sandbox's container may request.
+var agentResources = []string{"cpu", "memory", "ephemeral-storage"}
+
+// validateAgent checks a template the team configured: every field's grammar, and then the pod
+// the program would render from it against the restricted Pod Security level the namespace
+// enforces, so a template the API server would reject is refused here, before anything exists.
+func validateAgent(at string, a components.Agent, add func(string, ...any)) {
+	if !imageReference.MatchString(a.Image) {
+		add("%simage %q is not an image reference; write it as registry/path:tag or registry/path@sha256:<digest>, e.g. %s", at, a.Image, contract.WarmPodImage)
+	} else if !strings.Contains(a.Image, "@") && (!strings.Contains(path.Base(a.Image), ":") || strings.HasSuffix(a.Image, ":latest")) {
+		add("%simage %q has no pinned tag; pin a version or a digest (registry/path:1.2.3 or @sha256:...) so every warm sandbox runs the same agent", at, a.Image)
+	}
+	if a.RunAsUser < 1 {
+		add("%srunAsUser is %d; a sandbox runs as a non-root user (the namespace enforces Pod Security restricted, which rejects UID 0); use the UID your image's agent user has, e.g. %d", at, a.RunAsUser, components.SandboxUID)
+	}
+	for name := range a.Env {
+		if !envName.MatchString(name) {
+			add("%senv has %q, which is not an environment variable name (letters, digits, '_', '-', '.', not starting with a digit)", at, name)
+		}
+	}
+	for _, r := range []struct {
+		key string
+		m   map[string]string
+	}{{"resources.requests", a.Requests}, {"resources.limits", a.Limits}} {
+		for name, q := range r.m {
+			if !slices.Contains(agentResources, name) {
+				add("%s%s has %q; a sandbox may ask for %s", at, r.key, name, strings.Join(agentResources, ", "))
+				continue
+			}
+			if _, err := resource.ParseQuantity(q); err != nil {
+				add("%s%s.%s is %q, which is not a Kubernetes quantity (e.g. 500m, 2, 512Mi, 4Gi)", at, r.key, name, q)
+			}
+		}
+	}
+	for name, lim := range a.Limits {
+		req, hasReq := a.Requests[name]
+		l, errL := resource.ParseQuantity(lim)
+		q, errQ := resource.ParseQuantity(req)
+		if hasReq && errL == nil && errQ == nil && q.Cmp(l) > 0 {
+			add("%sresources.requests.%s (%s) is above resources.limits.%s (%s); the API server rejects that, so lower the request or raise the limit", at, name, req, name, lim)
+		}
+	}
+	if a.WorkingDir != "" && !strings.HasPrefix(a.WorkingDir, "/") {
+		add("%sworkingDir %q must be an absolute path", at, a.WorkingDir)
+	}
+	if a.ScratchMountPath != "" && (!strings.HasPrefix(a.ScratchMountPath, "/") || a.ScratchMountPath == "/") {
+		add("%sscratch.mountPath %q must be an absolute path other than /", at, a.ScratchMountPath)
+	}
+	if a.ScratchSizeLimit != "" {
+		if a.ScratchMountPath == "" {
+			add("%sscratch.sizeLimit is set without scratch.mountPath; say where the scratch volume goes", at)
+		}
+		if _, err := resource.ParseQuantity(a.ScratchSizeLimit); err != nil {
+			add("%sscratch.sizeLimit is %q, which is not a Kubernetes quantity (e.g. 1Gi)", at, a.ScratchSizeLimit)
+		}
+	}
+	for _, v := range podSecurityViolations(a) {
+		add("%s would be rejected by the namespace's Pod Security level (restricted): %s", strings.TrimSuffix(at, "."), v)
+	}
+}
+
+// podSecurityViolations renders the sandbox pod the program would create for a and evaluates it
+// with the Pod Security admission library the API server runs, at the version the namespace pins.
+func podSecurityViolations(a components.Agent) []string {
+	b, err := json.Marshal(components.SandboxPodTemplate(a, contract.RuntimeClassName))
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var tpl corev1.PodTemplateSpec
+	if err := json.Unmarshal(b, &tpl); err != nil {
+		return []string{fmt.Sprintf("the pod does not decode as a Kubernetes pod (%v)", err)}
+	}
+	evaluator, err := psapolicy.NewEvaluator(psapolicy.DefaultChecks(), nil)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	version, err := psaapi.ParseVersion(components.PodSecurityVersion)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, r := range evaluator.EvaluatePod(psaapi.LevelVersion{Level: psaapi.LevelRestricted, Version: version}, &tpl.ObjectMeta, &tpl.Spec) {
+		if !r.Allowed {
+			out = append(out, r.ForbiddenReason+": "+r.ForbiddenDetail)
+		}
+	}
+	return out
+}
+
+// warmHitTarget is a share written as a decimal: 0.9, 0.99, 0.995.
+var warmHitTarget = regexp.MustCompile(`^0\.[0-9]{1,4}$`)
+
+// validateSizing checks the sizing policy's parameters.
+func validateSizing(p *Pool, add func(string, ...any)) {
+	s := p.Sizing
+	switch s.Policy {
+	case components.SizingClaims:
+		return
+	case components.SizingArrivals:
+	default:
+		add("sizing.policy is %q; it must be one of %s (warm sandboxes per claim held, the blueprint's) or %s (sized by the claims that arrive while a taken sandbox is replaced)", s.Policy, components.SizingClaims, components.SizingArrivals)
+		return
+	}
+	if s.BootSeconds < 1 || s.BootSeconds > 600 {
+		add("sizing.bootSeconds is %d; set the seconds a new sandbox takes from creation to Ready on your nodes (1..600)", s.BootSeconds)
+	}
+	if s.HPASyncSeconds < 1 || s.HPASyncSeconds > 300 {
+		add("sizing.hpaSyncSeconds is %d; set the HPA controller's sync period (15 on EKS), 1..300", s.HPASyncSeconds)
+	}
+	if s.WarmHitTarget < 0.5 || s.WarmHitTarget >= 1 {
+		add("sizing.warmHitTarget is %v; it must be at least 0.5 and below 1 (1 would need an infinite pool), e.g. 0.99", s.WarmHitTarget)
+	}
+	if s.ShortWindowSeconds < p.PollingInterval || s.ShortWindowSeconds > 3600 {
+		add("sizing.shortWindowSeconds is %d; it must be at least the pollingInterval (%d: a shorter window can miss arrivals between two reads) and at most 3600", s.ShortWindowSeconds, p.PollingInterval)
+	}
+	if s.LongWindowSeconds <= s.ShortWindowSeconds || s.LongWindowSeconds > 3600 {
+		add("sizing.longWindowSeconds is %d; it must be above shortWindowSeconds (%d) and at most 3600", s.LongWindowSeconds, s.ShortWindowSeconds)
+	}
+	if p.TargetValue != contract.DefaultTargetValue {
+		add("targetValue is %q with sizing.policy=arrivals, which does not read it (it sizes by arrivals, not claims per sandbox); remove it", p.TargetValue)
+	}
+}
