@@ -63,12 +63,12 @@ func TestCAFromFile(t *testing.T) {
 		return p
 	}
 	countWith := func(caFile string) (int64, error) {
-		c, err := newAPIClient(Config{APIURL: api.URL, TokenFile: tokenFile, CAFile: caFile, Namespace: testNS, ReadTimeout: 5 * time.Second})
+		c, err := newAPIClient(Config{APIURL: api.URL, TokenFile: tokenFile, CAFile: caFile, ReadTimeout: 5 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, _, err := (&counter{api: c}).count(context.Background())
-		return n, err
+		r, err := newCounter(c, Pool{Namespace: testNS}).count(context.Background())
+		return r.count, err
 	}
 
 	if n, err := countWith(writeCA("right.crt", api.Certificate().Raw)); err != nil || n != 5 {

@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -24,8 +25,8 @@ func TestConfigInClusterDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{APIURL: "https://[fd00::1]:443", TokenFile: token, CAFile: DefaultCAFile,
-		Namespace: "warm-pool-autoscaling-keda", Listen: ":8080", ReadTimeout: DefaultReadTimeout}
-	if cfg != want {
+		Pools: []Pool{{Namespace: "warm-pool-autoscaling-keda"}}, Listen: ":8080", ReadTimeout: DefaultReadTimeout}
+	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("config = %+v\nwant     %+v", cfg, want)
 	}
 }
@@ -41,9 +42,9 @@ func TestConfigFlagBeatsEnvBeatsDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{APIURL: "https://env:6443", TokenFile: "/env/token", CAFile: "/env/ca", Namespace: "env-ns",
-		Selector: "env=1", Listen: ":9", ReadTimeout: 2 * time.Second}
-	if cfg != want {
+	want := Config{APIURL: "https://env:6443", TokenFile: "/env/token", CAFile: "/env/ca",
+		Pools: []Pool{{Namespace: "env-ns", Selector: "env=1"}}, Listen: ":9", ReadTimeout: 2 * time.Second}
+	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("env config = %+v\nwant         %+v", cfg, want)
 	}
 	cfg, err = LoadConfig([]string{"--api-url", "http://flag:8001", "--token-file", "/flag/token", "--ca-file", "",
@@ -51,9 +52,9 @@ func TestConfigFlagBeatsEnvBeatsDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = Config{APIURL: "http://flag:8001", TokenFile: "/flag/token", CAFile: "", Namespace: "flag-ns",
-		Selector: "flag=1", Listen: "127.0.0.1:0", ReadTimeout: time.Second}
-	if cfg != want {
+	want = Config{APIURL: "http://flag:8001", TokenFile: "/flag/token", CAFile: "",
+		Pools: []Pool{{Namespace: "flag-ns", Selector: "flag=1"}}, Listen: "127.0.0.1:0", ReadTimeout: time.Second}
+	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("flag config = %+v\nwant          %+v", cfg, want)
 	}
 }
