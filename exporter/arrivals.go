@@ -26,10 +26,11 @@ const maxRememberedArrivals = maxRequestsPerRead * pageSize
 type arrivalMemory struct {
 	short, long time.Duration
 	created     map[string]int64 // UID -> creationTimestamp, Unix seconds
+	limit       int              // maxRememberedArrivals; tests lower it
 }
 
 func newArrivalMemory(short, long time.Duration) *arrivalMemory {
-	return &arrivalMemory{short: short, long: long, created: map[string]int64{}}
+	return &arrivalMemory{short: short, long: long, created: map[string]int64{}, limit: maxRememberedArrivals}
 }
 
 // Times are compared in whole seconds, the resolution of creationTimestamp and of the API
@@ -42,12 +43,23 @@ func (m *arrivalMemory) see(uid string, created, now time.Time) error {
 	if c <= now.Unix()-int64(m.long/time.Second) {
 		return nil
 	}
-	if _, ok := m.created[uid]; !ok && len(m.created) >= maxRememberedArrivals {
+	if _, ok := m.created[uid]; !ok && len(m.created) >= m.limit {
 		return fmt.Errorf("more than %d claims were created within the last %s; the exporter does not remember more "+
-			"(shorten the long arrival window)", maxRememberedArrivals, m.long)
+			"(shorten the long arrival window)", m.limit, m.long)
 	}
 	m.created[uid] = c
 	return nil
+}
+
+// forget drops the claims created before the long window ending at now. A read calls it before it
+// records any claim, so a memory at its limit frees itself as claims leave the window.
+func (m *arrivalMemory) forget(now time.Time) {
+	longFrom := now.Unix() - int64(m.long/time.Second)
+	for uid, c := range m.created {
+		if c <= longFrom {
+			delete(m.created, uid)
+		}
+	}
 }
 
 // count forgets the claims created before the long window and counts the rest in each window.

@@ -111,6 +111,7 @@ func (c *counter) countArrivals(ctx context.Context) (reading, error) {
 			if now = page.date; now.IsZero() {
 				now = c.now()
 			}
+			c.arrivals.forget(now)
 		}
 		for i := range c.metas {
 			m := &c.metas[i].Metadata

@@ -94,16 +94,22 @@ func (h *harness) demandAt(t *testing.T, path string) (int, map[string]any) {
 	return code, m
 }
 
-// wantCount asserts a 200 with the given count and freshness.
+// wantCount asserts a 200 from /demand with the given count and freshness.
 func (h *harness) wantCount(t *testing.T, want int, fresh bool) map[string]any {
 	t.Helper()
-	code, m := h.demand(t)
+	return h.wantCountAt(t, "/demand", want, fresh)
+}
+
+// wantCountAt asserts a 200 from path with the given count and freshness.
+func (h *harness) wantCountAt(t *testing.T, path string, want int, fresh bool) map[string]any {
+	t.Helper()
+	code, m := h.demandAt(t, path)
 	if code != http.StatusOK {
-		t.Fatalf("/demand status %d, want 200: %v", code, m)
+		t.Fatalf("%s status %d, want 200: %v", path, code, m)
 	}
 	got, ok := m["active_claims"].(float64)
 	if !ok || int(got) != want || m["fresh"] != fresh {
-		t.Fatalf("/demand = %v, want active_claims=%d fresh=%t", m, want, fresh)
+		t.Fatalf("%s = %v, want active_claims=%d fresh=%t", path, m, want, fresh)
 	}
 	return m
 }

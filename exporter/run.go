@@ -79,7 +79,8 @@ func servePools(ctx context.Context, api *apiClient, cfg Config, times trackerTi
 	pools := make([]*servedPool, 0, len(cfg.Pools))
 	for _, p := range cfg.Pools {
 		c := newCounter(api, p)
-		pools = append(pools, &servedPool{Pool: p, tracker: newTracker(ctx, c.count, times, log.With("pool", p.Name, "namespace", p.Namespace))})
+		pools = append(pools, &servedPool{Pool: p, counter: c,
+			tracker: newTracker(ctx, c.count, times, log.With("pool", p.Name, "namespace", p.Namespace))})
 	}
 	return pools
 }

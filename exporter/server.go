@@ -41,6 +41,7 @@ type ErrorResponse struct {
 // servedPool is one pool and the tracker of its reads.
 type servedPool struct {
 	Pool
+	counter *counter
 	tracker *tracker
 }
 
