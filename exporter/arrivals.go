@@ -66,17 +66,12 @@ func (m *arrivalMemory) forget(now time.Time) {
 // A creation time after now (the second it is truncated to, or a server's clock step) counts in
 // both windows: the claim is recent.
 func (m *arrivalMemory) count(now time.Time) Arrivals {
-	a := Arrivals{ShortWindow: m.short, LongWindow: m.long}
-	shortFrom, longFrom := now.Unix()-int64(m.short/time.Second), now.Unix()-int64(m.long/time.Second)
-	for uid, c := range m.created {
-		switch {
-		case c <= longFrom:
-			delete(m.created, uid)
-		case c > shortFrom:
+	m.forget(now)
+	a := Arrivals{ShortWindow: m.short, LongWindow: m.long, Long: int64(len(m.created))}
+	shortFrom := now.Unix() - int64(m.short/time.Second)
+	for _, c := range m.created {
+		if c > shortFrom {
 			a.Short++
-			a.Long++
-		default:
-			a.Long++
 		}
 	}
 	return a

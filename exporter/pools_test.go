@@ -86,6 +86,15 @@ func TestOnePoolAnswerKeepsItsFields(t *testing.T) {
 	if code != http.StatusOK || !want.MatchString(body) {
 		t.Errorf("/demand = %d %q, want it to match %s", code, body, want)
 	}
+	api.setFault(func(w http.ResponseWriter, _ *http.Request, _ int) bool {
+		writeStatus(w, http.StatusInternalServerError, "InternalError", "down")
+		return true
+	})
+	code, body = h.get(t, "/demand")
+	want = regexp.MustCompile(`^\{"active_claims":3,"namespace":"` + testNS + `","selector":"","read_at":"[0-9T:Z-]+","fresh":false,"method":"remainingItemCount","stale_reason":"[^"]+","pool":""\}\n$`)
+	if code != http.StatusOK || !want.MatchString(body) {
+		t.Errorf("stale /demand = %d %q, want it to match %s", code, body, want)
+	}
 	wantNotFound(t, h, "/demand/x", `no pool "x"`, "one pool, served at /demand")
 }
 
