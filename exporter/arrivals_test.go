@@ -78,11 +78,15 @@ func TestArrivalWindowEdges(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if len(m.created) != 5 {
+		t.Errorf("the memory holds %d claims, want the 5 within the long window", len(m.created))
+	}
 	if a := m.count(t0); a.Short != 3 || a.Long != 5 {
 		t.Errorf("ages -2, 0, 29, 30, 179, 180 s and 1 h: arrivals %+v, want short 3 (-2, 0, 29) and long 5 (up to 179)", a)
 	}
-	if len(m.created) != 5 {
-		t.Errorf("the memory holds %d claims, want the 5 within the long window", len(m.created))
+	// 151 s later the ages are 149, 151, 180, 181 and 330 s.
+	if a := m.count(t0.Add(151 * time.Second)); a.Short != 0 || a.Long != 2 || len(m.created) != 2 {
+		t.Errorf("151 s later: arrivals %+v and %d remembered, want 0, 2 and 2", a, len(m.created))
 	}
 }
 
