@@ -152,9 +152,10 @@ func (t *tracker) read(f *flight) {
 	t.inflight = nil
 	t.recent = f
 	t.mu.Unlock()
-	close(f.done)
-
+	// Logged before the waiting scrapes are released: a scrape's answer never
+	// comes before the line that explains it.
 	t.logTransition(prev, next, err)
+	close(f.done)
 }
 
 // logTransition writes one line per failed read and one per change worth
