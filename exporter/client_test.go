@@ -124,7 +124,7 @@ func TestErrorsCarryNoContinueToken(t *testing.T) {
 			api.addClaims("claim", 1203, partOfLabels)
 			h := newHarness(t, api, testSelector, 5*time.Second)
 			h.wantCount(t, 1203, true) // requests 1-3
-			var token string // written by the fault, which runs under api.mu
+			var token string           // written by the fault, which runs under api.mu
 			api.setFault(func(w http.ResponseWriter, r *http.Request, n int) bool {
 				if n < 5 { // page 2 of the second read, and the transport's retry of it
 					return false
