@@ -41,7 +41,6 @@ var errPageTooLarge = errors.New("list response is larger than the exporter's ca
 // apiClient makes authenticated list requests to the Kubernetes API.
 type apiClient struct {
 	base         *url.URL
-	path         string
 	tokenFile    string
 	http         *http.Client
 	maxPageBytes int64
@@ -66,7 +65,6 @@ func newAPIClient(cfg Config) (*apiClient, error) {
 	}
 	return &apiClient{
 		base:      base,
-		path:      fmt.Sprintf(claimsPath, cfg.Namespace), // unescaped: url.URL.String escapes it
 		tokenFile: cfg.TokenFile,
 		http: &http.Client{
 			Transport: transport,
@@ -89,9 +87,28 @@ type listPage struct {
 	} `json:"metadata"`
 	// Items stays raw so that a present "items": null (what the API server
 	// sends for an empty list) is told apart from a body with no items at all.
-	Items json.RawMessage `json:"items"`
+	Items rawItems `json:"items"`
 	// count is the number of items on this page.
 	count int64
+	// date is the API server's clock when it answered (its Date header; zero if absent).
+	date time.Time
+}
+
+// itemMeta is what the arrival signal reads of each claim in a metadata-only list.
+type itemMeta struct {
+	Metadata struct {
+		UID               string    `json:"uid"`
+		CreationTimestamp time.Time `json:"creationTimestamp"`
+	} `json:"metadata"`
+}
+
+// rawItems is the undecoded "items" of a page: the part of the body they span, not a copy (a
+// json.RawMessage copied each page's 0.6 MB). It is only valid while list holds the body.
+type rawItems []byte
+
+func (r *rawItems) UnmarshalJSON(b []byte) error {
+	*r = b
+	return nil
 }
 
 var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -106,9 +123,10 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("API answered %d %s: %s", e.Code, http.StatusText(e.Code), e.Message)
 }
 
-// list fetches one page of claims. The token is read from its file here, on
-// every request, so a token the kubelet has rotated is picked up at once.
-func (c *apiClient) list(ctx context.Context, query url.Values, accept string) (*listPage, error) {
+// list fetches one page of the claims in namespace. The token is read from its file here, on
+// every request, so a token the kubelet has rotated is picked up at once. With metas non-nil the
+// items are decoded into *metas (its backing array reused), for their UIDs and creation times.
+func (c *apiClient) list(ctx context.Context, namespace string, query url.Values, accept string, metas *[]itemMeta) (*listPage, error) {
 	token, err := os.ReadFile(c.tokenFile)
 	if err != nil {
 		return nil, fmt.Errorf("read token file: %w", err)
@@ -118,7 +136,7 @@ func (c *apiClient) list(ctx context.Context, query url.Values, accept string) (
 		return nil, fmt.Errorf("token file %s is empty", c.tokenFile)
 	}
 	u := *c.base
-	u.Path += c.path
+	u.Path += fmt.Sprintf(claimsPath, namespace) // unescaped: url.URL.String escapes it
 	u.RawQuery = query.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
@@ -163,7 +181,21 @@ func (c *apiClient) list(ctx context.Context, query url.Values, accept string) (
 	if !strings.HasSuffix(page.Kind, "List") || len(page.Items) == 0 {
 		return nil, fmt.Errorf("API answered 200 but not with a list (kind %q, items present: %t)", page.Kind, len(page.Items) != 0)
 	}
-	if string(page.Items) != "null" {
+	if d, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
+		page.date = d
+	}
+	switch {
+	case metas != nil:
+		// Zeroed first: a reused element must not lend an item a field it lacks.
+		clear((*metas)[:cap(*metas)])
+		*metas = (*metas)[:0]
+		if string(page.Items) != "null" {
+			if err := json.Unmarshal(page.Items, metas); err != nil {
+				return nil, fmt.Errorf("decode list items: %w", err)
+			}
+		}
+		page.count = int64(len(*metas))
+	case string(page.Items) != "null":
 		// Items decode into empty structs: each is still validated, none kept.
 		var items []struct{}
 		if err := json.Unmarshal(page.Items, &items); err != nil {
@@ -171,6 +203,7 @@ func (c *apiClient) list(ctx context.Context, query url.Values, accept string) (
 		}
 		page.count = int64(len(items))
 	}
+	page.Items = nil // the body goes back to the pool
 	return &page, nil
 }
 

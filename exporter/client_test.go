@@ -63,12 +63,12 @@ func TestCAFromFile(t *testing.T) {
 		return p
 	}
 	countWith := func(caFile string) (int64, error) {
-		c, err := newAPIClient(Config{APIURL: api.URL, TokenFile: tokenFile, CAFile: caFile, Namespace: testNS, ReadTimeout: 5 * time.Second})
+		c, err := newAPIClient(Config{APIURL: api.URL, TokenFile: tokenFile, CAFile: caFile, ReadTimeout: 5 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, _, err := (&counter{api: c}).count(context.Background())
-		return n, err
+		r, err := newCounter(c, Pool{Namespace: testNS}).count(context.Background())
+		return r.count, err
 	}
 
 	if n, err := countWith(writeCA("right.crt", api.Certificate().Raw)); err != nil || n != 5 {
@@ -124,7 +124,7 @@ func TestErrorsCarryNoContinueToken(t *testing.T) {
 			api.addClaims("claim", 1203, partOfLabels)
 			h := newHarness(t, api, testSelector, 5*time.Second)
 			h.wantCount(t, 1203, true) // requests 1-3
-			var token string
+			var token string           // written by the fault, which runs under api.mu
 			api.setFault(func(w http.ResponseWriter, r *http.Request, n int) bool {
 				if n < 5 { // page 2 of the second read, and the transport's retry of it
 					return false
@@ -134,14 +134,17 @@ func TestErrorsCarryNoContinueToken(t *testing.T) {
 				return true
 			})
 			reason := h.staleReason(t, 1203)
-			if token == "" {
+			api.mu.Lock()
+			sent := token
+			api.mu.Unlock()
+			if sent == "" {
 				t.Fatal("page 2 carried no continue token")
 			}
 			if !strings.Contains(reason, "page 2") {
 				t.Errorf("stale_reason = %q, want it to name page 2", reason)
 			}
 			for where, text := range map[string]string{"stale_reason": reason, "log": h.logs.String()} {
-				for _, secret := range []string{token, url.QueryEscape(token), "continue=", "claim-00499"} {
+				for _, secret := range []string{sent, url.QueryEscape(sent), "continue=", "claim-00499"} {
 					if strings.Contains(text, secret) {
 						t.Errorf("%s carries %q: %s", where, secret, text)
 					}

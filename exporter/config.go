@@ -1,6 +1,8 @@
 package exporter
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -24,15 +26,40 @@ const (
 	DefaultReadTimeout = 30 * time.Second
 )
 
+// Bounds of a pool's configuration (EXPORTER_POOLS).
+const (
+	// MaxPoolNameLength: a pool's name is a DNS label this long at most (the program derives
+	// object names from it).
+	MaxPoolNameLength = 40
+	// MaxArrivalWindow bounds the long arrival window: the exporter remembers every claim created
+	// within it (about 100 bytes each), so it stays a window, not a history.
+	MaxArrivalWindow = time.Hour
+)
+
+// Pool is one set of claims the exporter counts and serves on its own path.
+type Pool struct {
+	// Name is served at DemandPath/<Name>; "" is the one-pool mode's pool, served at DemandPath.
+	Name      string
+	Namespace string // namespace whose SandboxClaims are counted
+	Selector  string // label selector; empty counts every claim in Namespace
+	// ShortWindow and LongWindow are the arrival windows (whole seconds, short < long); both 0
+	// for a pool without an arrival signal.
+	ShortWindow, LongWindow time.Duration
+}
+
+// HasArrivals says whether the pool serves arrivals (and is read with the full metadata list).
+func (p Pool) HasArrivals() bool { return p.LongWindow > 0 }
+
 // Config is everything the exporter needs to run; LoadConfig fills it from
 // flags and environment variables.
 type Config struct {
 	APIURL    string // base URL of the Kubernetes API server
 	TokenFile string // bearer token, re-read on every request
 	CAFile    string // PEM bundle to trust; empty means the system roots
-	Namespace string // namespace whose SandboxClaims are counted
-	Selector  string // label selector; empty counts every claim
-	Listen    string // address the HTTP server binds
+	// Pools are counted each on its own; at least one. Without EXPORTER_POOLS, one pool named ""
+	// from --namespace (or the namespace file) and --selector.
+	Pools  []Pool
+	Listen string // address the HTTP server binds
 	// ReadTimeout bounds one whole read (every page of it); a scrape waits
 	// for it at most ScrapeDeadline.
 	ReadTimeout time.Duration
@@ -58,6 +85,7 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 	}
 
 	var cfg Config
+	var namespace, selector, pools string
 	fs := flag.NewFlagSet("claim-exporter", flag.ContinueOnError)
 	fs.SetOutput(usage)
 	fs.StringVar(&cfg.APIURL, "api-url", env("EXPORTER_API_URL", inClusterURL(getenv)),
@@ -66,10 +94,13 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 		"file holding the bearer token, re-read on every request [EXPORTER_TOKEN_FILE]")
 	fs.StringVar(&cfg.CAFile, "ca-file", env("EXPORTER_CA_FILE", DefaultCAFile),
 		"PEM file of the CA that signs the API server's certificate; empty trusts the system roots [EXPORTER_CA_FILE]")
-	fs.StringVar(&cfg.Namespace, "namespace", getenv("EXPORTER_NAMESPACE"),
-		"namespace whose SandboxClaims are counted [EXPORTER_NAMESPACE] (default: the namespace file beside the token)")
-	fs.StringVar(&cfg.Selector, "selector", getenv("EXPORTER_SELECTOR"),
-		"label selector of the claims to count; empty counts every claim in the namespace [EXPORTER_SELECTOR]")
+	fs.StringVar(&pools, "pools", getenv(PoolsEnv),
+		`the pools to count, a JSON array of {"name", "namespace", "selector", "arrivalWindowsSeconds": [short, long]}, `+
+			`each served at `+DemandPath+`/<name> [`+PoolsEnv+`] (default: one pool from --namespace and --selector, at `+DemandPath+`)`)
+	fs.StringVar(&namespace, "namespace", getenv("EXPORTER_NAMESPACE"),
+		"namespace whose SandboxClaims are counted, without --pools [EXPORTER_NAMESPACE] (default: the namespace file beside the token)")
+	fs.StringVar(&selector, "selector", getenv("EXPORTER_SELECTOR"),
+		"label selector of the claims to count, without --pools; empty counts every claim in the namespace [EXPORTER_SELECTOR]")
 	fs.StringVar(&cfg.Listen, "listen", env("EXPORTER_LISTEN", DefaultListen),
 		"address to serve /demand, /metrics and /healthz on [EXPORTER_LISTEN]")
 	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", defaultTimeout,
@@ -88,22 +119,199 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 	if cfg.TokenFile == "" {
 		return Config{}, errors.New("--token-file is empty")
 	}
-	if cfg.Namespace == "" {
+	if cfg.ReadTimeout <= 0 {
+		return Config{}, fmt.Errorf("--read-timeout must be positive, got %s", cfg.ReadTimeout)
+	}
+
+	if pools != "" {
+		// Each pool names its namespace and selector: a second source of either would leave
+		// the reader guessing which one counts.
+		if namespace != "" || selector != "" {
+			return Config{}, fmt.Errorf("%s (--pools) is set, so each pool names its own namespace and selector: "+
+				"unset EXPORTER_NAMESPACE/--namespace and EXPORTER_SELECTOR/--selector (got %q and %q), "+
+				"or unset %s to count the one pool they name", PoolsEnv, namespace, selector, PoolsEnv)
+		}
+		p, err := ParsePools(pools)
+		if err != nil {
+			return Config{}, err
+		}
+		cfg.Pools = p
+		return cfg, nil
+	}
+
+	if namespace == "" {
 		// The kubelet writes the pod's namespace beside the token it mounts.
 		nsFile := filepath.Join(filepath.Dir(cfg.TokenFile), "namespace")
 		b, err := os.ReadFile(nsFile)
 		if err != nil {
 			return Config{}, fmt.Errorf("no namespace: set --namespace (EXPORTER_NAMESPACE) or provide %s: %w", nsFile, err)
 		}
-		cfg.Namespace = strings.TrimSpace(string(b))
-		if cfg.Namespace == "" {
+		namespace = strings.TrimSpace(string(b))
+		if namespace == "" {
 			return Config{}, fmt.Errorf("no namespace: %s is empty", nsFile)
 		}
 	}
-	if cfg.ReadTimeout <= 0 {
-		return Config{}, fmt.Errorf("--read-timeout must be positive, got %s", cfg.ReadTimeout)
-	}
+	cfg.Pools = []Pool{{Namespace: namespace, Selector: selector}}
 	return cfg, nil
+}
+
+// poolJSON is one element of EXPORTER_POOLS as written (contract.ExporterPool).
+type poolJSON struct {
+	Name                  string        `json:"name"`
+	Namespace             string        `json:"namespace"`
+	Selector              string        `json:"selector"`
+	ArrivalWindowsSeconds []json.Number `json:"arrivalWindowsSeconds"`
+}
+
+// ParsePools reads EXPORTER_POOLS: a JSON array of
+// {"name", "namespace", "selector", "arrivalWindowsSeconds"}, the last two optional. It reports
+// every problem it finds, each with the pool, what is wrong and how to fix it.
+func ParsePools(s string) ([]Pool, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields() // a misspelt key must not silently drop a setting
+	dec.UseNumber()
+	var raw []poolJSON
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("%s is not a JSON array of pools like "+
+			`[{"name": "code", "namespace": "agents-code", "selector": "", "arrivalWindowsSeconds": [30, 180]}]: %w`, PoolsEnv, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%s has more after its JSON array; give one array of pools", PoolsEnv)
+	}
+	if len(raw) == 0 {
+		return nil, fmt.Errorf("%s lists no pool: add at least one "+
+			`{"name": ..., "namespace": ...}, or unset it to count the one pool of EXPORTER_NAMESPACE`, PoolsEnv)
+	}
+
+	var problems []string
+	bad := func(i int, p poolJSON, format string, args ...any) {
+		problems = append(problems, fmt.Sprintf("pool %d (name %q): ", i+1, p.Name)+fmt.Sprintf(format, args...))
+	}
+	pools := make([]Pool, 0, len(raw))
+	byName := map[string]int{}
+	for i, p := range raw {
+		switch {
+		case p.Name == "":
+			bad(i, p, `"name" is missing; give the pool a name (it is served at %s/<name>)`, DemandPath)
+		case len(p.Name) > MaxPoolNameLength || !isDNSLabel(p.Name):
+			bad(i, p, "name is not a DNS label of at most %d characters (lower-case letters, digits and '-', "+
+				"starting and ending with a letter or digit); rename it, e.g. %q", MaxPoolNameLength, suggestLabel(p.Name))
+		}
+		if j, dup := byName[p.Name]; dup && p.Name != "" {
+			bad(i, p, "the name is used by pool %d too; give each pool its own name", j+1)
+		} else {
+			byName[p.Name] = i
+		}
+		switch {
+		case p.Namespace == "":
+			bad(i, p, `"namespace" is missing; give the namespace that holds the pool's claims`)
+		case len(p.Namespace) > 63 || !isDNSLabel(p.Namespace):
+			bad(i, p, "namespace %q is not a Kubernetes namespace name (a DNS label of at most 63 characters: "+
+				"lower-case letters, digits and '-', starting and ending with a letter or digit)", p.Namespace)
+		}
+		if strings.TrimSpace(p.Selector) != p.Selector || strings.ContainsAny(p.Selector, "\n\r\t") {
+			bad(i, p, "selector %q has surrounding or control whitespace; write it as a label selector such as %q",
+				p.Selector, "app=code")
+		}
+		pool := Pool{Name: p.Name, Namespace: p.Namespace, Selector: p.Selector}
+		if short, long, msg := parseWindows(p.ArrivalWindowsSeconds); msg != "" {
+			bad(i, p, "%s", msg)
+		} else {
+			pool.ShortWindow, pool.LongWindow = short, long
+		}
+		pools = append(pools, pool)
+	}
+
+	// Two pools in one namespace count the same claims unless selectors tell them apart: one
+	// without a selector counts the other's claims too.
+	for i := range pools {
+		for j := range i {
+			a, b := pools[j], pools[i]
+			if a.Namespace != b.Namespace || a.Namespace == "" {
+				continue
+			}
+			switch {
+			case a.Selector == "" || b.Selector == "":
+				bad(i, raw[i], "shares namespace %q with pool %d (name %q) and one of them has no selector, so it would count "+
+					"the other's claims too; give each pool its own namespace (one namespace per pool keeps the one-item count) "+
+					"or each a selector that tells their claims apart", b.Namespace, j+1, a.Name)
+			case a.Selector == b.Selector:
+				bad(i, raw[i], "has the same namespace %q and selector %q as pool %d (name %q), so both count the same claims; "+
+					"give one of them another namespace or selector", b.Namespace, b.Selector, j+1, a.Name)
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("%s: %s", PoolsEnv, strings.Join(problems, "; "))
+	}
+	return pools, nil
+}
+
+// parseWindows checks arrivalWindowsSeconds: none, or [short, long] in whole seconds with
+// 1 <= short < long <= MaxArrivalWindow. It returns a problem and its fix, or "".
+func parseWindows(v []json.Number) (short, long time.Duration, problem string) {
+	const fix = "give none, or two whole numbers of seconds [short, long] with 1 <= short < long <= %d, e.g. [30, 180]"
+	max := int64(MaxArrivalWindow / time.Second)
+	if len(v) == 0 {
+		return 0, 0, ""
+	}
+	if len(v) != 2 {
+		return 0, 0, fmt.Sprintf("arrivalWindowsSeconds has %d value(s) %v; "+fix, len(v), v, max)
+	}
+	var s [2]int64
+	for k, n := range v {
+		x, err := n.Int64()
+		if err != nil {
+			return 0, 0, fmt.Sprintf("arrivalWindowsSeconds value %s is not a whole number of seconds; "+fix, n, max)
+		}
+		s[k] = x
+	}
+	switch {
+	case s[0] < 1:
+		return 0, 0, fmt.Sprintf("arrivalWindowsSeconds short window %d is below 1 s; "+fix, s[0], max)
+	case s[1] <= s[0]:
+		return 0, 0, fmt.Sprintf("arrivalWindowsSeconds [%d, %d]: the long window must be longer than the short one "+
+			"(short first); "+fix, s[0], s[1], max)
+	case s[1] > max:
+		return 0, 0, fmt.Sprintf("arrivalWindowsSeconds long window %d s is above %d s (the exporter remembers every claim "+
+			"created within it); "+fix, s[1], max, max)
+	}
+	return time.Duration(s[0]) * time.Second, time.Duration(s[1]) * time.Second, ""
+}
+
+// isDNSLabel: RFC 1123 label, lower case (what Kubernetes names namespaces with).
+func isDNSLabel(s string) bool {
+	if s == "" || len(s) > 63 || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// suggestLabel turns a name into a DNS label for the error's "e.g.".
+func suggestLabel(s string) string {
+	var b bytes.Buffer
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && b.Bytes()[b.Len()-1] != '-':
+			b.WriteByte('-')
+		}
+	}
+	out := strings.Trim(b.String(), "-")
+	if len(out) > MaxPoolNameLength {
+		out = strings.TrimRight(out[:MaxPoolNameLength], "-")
+	}
+	if out == "" {
+		out = "pool-1"
+	}
+	return out
 }
 
 // inClusterURL is the API server address Kubernetes injects into every pod;

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"time"
 )
 
 // How a count was obtained; published as "method" so a reader can tell.
@@ -30,50 +31,105 @@ const MaxClaimCount = 8 << 30 / 64
 // out continue tokens is cut off after 200 requests, not at the time bound.
 const maxRequestsPerRead = 200
 
-// counter counts the claims in one namespace, always completely.
-type counter struct {
-	api      *apiClient
-	selector string
+// reading is what one complete read of a pool yields.
+type reading struct {
+	count    int64
+	method   string
+	arrivals *Arrivals // nil for a pool without arrival windows
 }
 
-// count returns the number of claims and the method that produced it.
+// counter counts the claims of one pool, always completely.
+type counter struct {
+	api  *apiClient
+	pool Pool
+	// arrivals remembers the claims created within the long window (nil without windows).
+	arrivals *arrivalMemory
+	now      func() time.Time // the fallback clock when the API sends no Date header
+	metas    []itemMeta       // one page's items, reused from page to page
+}
+
+func newCounter(api *apiClient, pool Pool) *counter {
+	c := &counter{api: api, pool: pool, now: time.Now}
+	if pool.HasArrivals() {
+		c.arrivals = newArrivalMemory(pool.ShortWindow, pool.LongWindow)
+	}
+	return c
+}
+
+// count reads the pool once and returns the number of claims, the method that produced it and,
+// for a pool with arrival windows, its arrivals.
 //
-// Without a selector it asks for one item: the API server then reports how
+// Without a selector or arrival windows it asks for one item: the API server then reports how
 // many items remain after it (metadata.remainingItemCount), so the total costs
 // ~1 KB however many claims there are. The apiserver (storage/continue.go
 // PrepareContinueToken, v0.36) computes that number as the size of the list's
 // snapshot minus the limit, from etcd's count at the list's revision or from
 // the watch cache's snapshot, so on a first page it is exact, not an estimate.
 // The server only sets it when no selector is given, so with a selector the
-// claims are counted through a paginated metadata-only list.
-func (c *counter) count(ctx context.Context) (int64, string, error) {
-	if c.selector != "" {
-		n, err := c.countPages(ctx)
-		return n, MethodList, err
+// claims are counted through a paginated metadata-only list, as they are for a pool with arrival
+// windows, whose signal needs every claim's creation time.
+func (c *counter) count(ctx context.Context) (reading, error) {
+	if c.arrivals != nil {
+		return c.countArrivals(ctx)
+	}
+	if c.pool.Selector != "" {
+		n, err := c.countPages(ctx, nil)
+		return reading{count: n, method: MethodList}, err
 	}
 	q := url.Values{"limit": {"1"}}
-	page, err := c.api.list(ctx, q, acceptMetadataList)
+	page, err := c.api.list(ctx, c.pool.Namespace, q, acceptMetadataList, nil)
 	if err != nil {
-		return 0, MethodRemainingItemCount, err
+		return reading{method: MethodRemainingItemCount}, err
 	}
 	items := page.count
 	switch rc := page.Metadata.RemainingItemCount; {
 	case rc != nil && *rc >= 0 && *rc <= MaxClaimCount-items:
-		return items + *rc, MethodRemainingItemCount, nil
+		return reading{count: items + *rc, method: MethodRemainingItemCount}, nil
 	case rc != nil:
 		// Checked before adding, so a huge value cannot overflow into a
 		// plausible (or negative) count.
-		return 0, MethodRemainingItemCount, fmt.Errorf("API reported remainingItemCount %d with %d item(s) on the page, "+
+		return reading{method: MethodRemainingItemCount}, fmt.Errorf("API reported remainingItemCount %d with %d item(s) on the page, "+
 			"which is not a count of claims (it must be 0..%d in total)", *rc, items, MaxClaimCount)
 	case page.Metadata.Continue == "":
 		// No continue token: this page is the whole list.
-		return items, MethodRemainingItemCount, nil
+		return reading{count: items, method: MethodRemainingItemCount}, nil
 	default:
 		// More items but no count (a server that does not compute it): count
 		// them page by page rather than publish a partial number.
-		n, err := c.countPages(ctx)
-		return n, MethodList, err
+		n, err := c.countPages(ctx, nil)
+		return reading{count: n, method: MethodList}, err
 	}
+}
+
+// countArrivals walks the pool's metadata-only list, counting its claims and recording each
+// one's creation time. Times are the API server's: "now" is the Date of the list's first page,
+// the moment of the snapshot the pages add up to, so a skewed exporter clock shifts nothing.
+func (c *counter) countArrivals(ctx context.Context) (reading, error) {
+	var now time.Time
+	n, err := c.countPages(ctx, func(page *listPage) error {
+		if now.IsZero() {
+			if now = page.date; now.IsZero() {
+				now = c.now()
+			}
+			c.arrivals.forget(now)
+		}
+		for i := range c.metas {
+			m := &c.metas[i].Metadata
+			if m.UID == "" || m.CreationTimestamp.IsZero() {
+				return fmt.Errorf("a claim on the list has no metadata.uid or metadata.creationTimestamp (item %d of the page); "+
+					"arrivals cannot be counted from it", i+1)
+			}
+			if err := c.arrivals.see(m.UID, m.CreationTimestamp, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return reading{method: MethodList}, err
+	}
+	a := c.arrivals.count(now)
+	return reading{count: n, method: MethodList, arrivals: &a}, nil
 }
 
 // countPages walks the whole list, metadata only. Every page after the first
@@ -84,7 +140,10 @@ func (c *counter) count(ctx context.Context) (int64, string, error) {
 // A page larger than the body cap is asked for again with half the limit
 // (claims with large labels or annotations), down to one item per page.
 // Errors never carry the continue token: it encodes the last claim's name.
-func (c *counter) countPages(ctx context.Context) (int64, error) {
+//
+// visit, if not nil, is given each page with its items decoded into c.metas; an error from it
+// fails the read.
+func (c *counter) countPages(ctx context.Context, visit func(*listPage) error) (int64, error) {
 	var total int64
 	cont := ""
 	limit := pageSize
@@ -95,13 +154,17 @@ func (c *counter) countPages(ctx context.Context) (int64, error) {
 				"the read gives up rather than load the API server without end", maxRequestsPerRead, pages, total)
 		}
 		q := url.Values{"limit": {strconv.Itoa(limit)}}
-		if c.selector != "" {
-			q.Set("labelSelector", c.selector)
+		if c.pool.Selector != "" {
+			q.Set("labelSelector", c.pool.Selector)
 		}
 		if cont != "" {
 			q.Set("continue", cont)
 		}
-		page, err := c.api.list(ctx, q, acceptMetadataList)
+		var metas *[]itemMeta
+		if visit != nil {
+			metas = &c.metas
+		}
+		page, err := c.api.list(ctx, c.pool.Namespace, q, acceptMetadataList, metas)
 		if errors.Is(err, errPageTooLarge) && limit > 1 {
 			limit /= 2
 			continue
@@ -117,6 +180,11 @@ func (c *counter) countPages(ctx context.Context) (int64, error) {
 			return 0, fmt.Errorf("page %d: the pages add up to more than %d claims, which is not a count", pages, MaxClaimCount)
 		}
 		total += page.count
+		if visit != nil {
+			if err := visit(page); err != nil {
+				return 0, fmt.Errorf("page %d: %w", pages, err)
+			}
+		}
 		next := page.Metadata.Continue
 		if next == "" {
 			return total, nil

@@ -27,32 +27,45 @@ var partOfLabels = map[string]string{"app.kubernetes.io/part-of": "warm-pool-aut
 // these tests are about what a read yields. tracker_test covers the deadline.
 const harnessScrapeDeadline = time.Minute
 
-// harness wires the exporter's real client, counter, tracker and handler to a
-// fake API server, with the token in a file and the logs captured.
+// harness wires the exporter's real client, counters, trackers and handler to
+// a fake API server, with the token in a file and the logs captured.
 type harness struct {
 	api       *fakeAPI
 	tokenFile string
 	handler   http.Handler
 	logs      *syncBuffer
 	client    *apiClient
+	pools     []*servedPool
 }
 
+// testTimes: a scrape waits for its read, and no read is reused, so each
+// scrape shows its own read. TestThreeTriggersCostOneRead covers the reuse.
+func testTimes(timeout time.Duration) trackerTimes {
+	return trackerTimes{readTimeout: timeout, scrapeDeadline: harnessScrapeDeadline}
+}
+
+// newHarness serves the one-pool mode: the fake's namespace and selector.
 func newHarness(t *testing.T, api *fakeAPI, selector string, timeout time.Duration) *harness {
+	t.Helper()
+	return newPoolsHarness(t, api, []Pool{{Namespace: api.namespace, Selector: selector}}, testTimes(timeout))
+}
+
+// newPoolsHarness serves the given pools.
+func newPoolsHarness(t testing.TB, api *fakeAPI, pools []Pool, times trackerTimes) *harness {
 	t.Helper()
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tokenFile, []byte(testToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{APIURL: api.URL, TokenFile: tokenFile, Namespace: api.namespace, Selector: selector, ReadTimeout: timeout}
+	cfg := Config{APIURL: api.URL, TokenFile: tokenFile, Pools: pools, ReadTimeout: times.readTimeout}
 	client, err := newAPIClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
-	c := &counter{api: client, selector: selector}
-	tr := newTracker(context.Background(), c.count, timeout, harnessScrapeDeadline, log)
-	return &harness{api: api, tokenFile: tokenFile, handler: newHandler(tr, api.namespace, selector), logs: logs, client: client}
+	served := servePools(context.Background(), client, cfg, times, log)
+	return &harness{api: api, tokenFile: tokenFile, handler: newHandler(served), logs: logs, client: client, pools: served}
 }
 
 func (h *harness) get(t *testing.T, path string) (int, string) {
@@ -67,24 +80,36 @@ func (h *harness) get(t *testing.T, path string) (int, string) {
 // told apart from a zero one.
 func (h *harness) demand(t *testing.T) (int, map[string]any) {
 	t.Helper()
-	code, body := h.get(t, "/demand")
+	return h.demandAt(t, "/demand")
+}
+
+// demandAt GETs path and decodes its JSON into a map.
+func (h *harness) demandAt(t *testing.T, path string) (int, map[string]any) {
+	t.Helper()
+	code, body := h.get(t, path)
 	var m map[string]any
 	if err := json.Unmarshal([]byte(body), &m); err != nil {
-		t.Fatalf("/demand body is not JSON: %v: %q", err, body)
+		t.Fatalf("%s body is not JSON: %v: %q", path, err, body)
 	}
 	return code, m
 }
 
-// wantCount asserts a 200 with the given count and freshness.
+// wantCount asserts a 200 from /demand with the given count and freshness.
 func (h *harness) wantCount(t *testing.T, want int, fresh bool) map[string]any {
 	t.Helper()
-	code, m := h.demand(t)
+	return h.wantCountAt(t, "/demand", want, fresh)
+}
+
+// wantCountAt asserts a 200 from path with the given count and freshness.
+func (h *harness) wantCountAt(t *testing.T, path string, want int, fresh bool) map[string]any {
+	t.Helper()
+	code, m := h.demandAt(t, path)
 	if code != http.StatusOK {
-		t.Fatalf("/demand status %d, want 200: %v", code, m)
+		t.Fatalf("%s status %d, want 200: %v", path, code, m)
 	}
 	got, ok := m["active_claims"].(float64)
 	if !ok || int(got) != want || m["fresh"] != fresh {
-		t.Fatalf("/demand = %v, want active_claims=%d fresh=%t", m, want, fresh)
+		t.Fatalf("%s = %v, want active_claims=%d fresh=%t", path, m, want, fresh)
 	}
 	return m
 }

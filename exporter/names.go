@@ -8,6 +8,9 @@ const (
 	ClaimsGroup    = "extensions.agents.x-k8s.io"
 	ClaimsVersion  = "v1beta1"
 	ClaimsResource = "sandboxclaims"
-	// DemandPath serves DemandResponse.
+	// DemandPath serves DemandResponse for the one pool; DemandPath + "/" + <pool> serves each
+	// pool's.
 	DemandPath = "/demand"
+	// PoolsEnv lists the pools to count (JSON, see ParsePools).
+	PoolsEnv = "EXPORTER_POOLS"
 )

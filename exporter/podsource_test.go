@@ -49,7 +49,8 @@ func TestPodSourceFileSet(t *testing.T) {
 
 // What the pod does: PodSource written to an empty directory builds with no
 // module download (GOPROXY=off), and the binary serves a count from an API
-// server given by flags, answers /healthz, and exits cleanly on SIGTERM.
+// server given by flags, then two pools (one with arrivals) from
+// EXPORTER_POOLS, answers /healthz, and exits cleanly on SIGTERM.
 func TestPodSourceBuildsAndRunsStandalone(t *testing.T) {
 	files, err := PodSource()
 	if err != nil {
@@ -75,16 +76,60 @@ func TestPodSourceBuildsAndRunsStandalone(t *testing.T) {
 
 	api := newFakeAPI(t, testNS)
 	api.addClaims("claim", 3, partOfLabels)
+	api.addClaimsIn("agents-code", "claim", 2, nil, time.Time{})
 	tokenFile := filepath.Join(dir, "token")
 	os.WriteFile(tokenFile, []byte(testToken), 0o600)
+
+	// The one-pool mode, from flags.
+	base, stop, logs := startBinary(t, bin, nil, "--api-url", api.URL, "--token-file", tokenFile, "--ca-file", "",
+		"--namespace", testNS, "--selector", testSelector)
+	resp, err := http.Get(base + "/demand")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d DemandResponse
+	err = json.NewDecoder(resp.Body).Decode(&d)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 || d.ActiveClaims != 3 || !d.Fresh || d.Selector != testSelector || d.Namespace != testNS {
+		t.Fatalf("/demand = %d %+v (%v)\n%s", resp.StatusCode, d, err, logs.String())
+	}
+	stop()
+
+	// Two pools from EXPORTER_POOLS, one with arrival windows.
+	pools := `[{"name": "code", "namespace": "agents-code", "arrivalWindowsSeconds": [30, 180]},` +
+		`{"name": "default", "namespace": "` + testNS + `", "selector": "` + testSelector + `"}]`
+	base, stop, logs = startBinary(t, bin, []string{"EXPORTER_POOLS=" + pools}, "--api-url", api.URL, "--token-file", tokenFile, "--ca-file", "")
+	for path, want := range map[string]int64{"/demand/code": 2, "/demand/default": 3} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d DemandResponse
+		err = json.NewDecoder(resp.Body).Decode(&d)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || d.ActiveClaims != want || !d.Fresh || (path == "/demand/code") != (d.ArrivalsShort != nil && *d.ArrivalsShort == 2) {
+			t.Errorf("%s = %d %+v (%v)\n%s", path, resp.StatusCode, d, err, logs.String())
+		}
+	}
+	if resp, err := http.Get(base + "/demand"); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Errorf("/demand with two pools: %v %v, want 404", resp, err)
+	}
+	stop()
+}
+
+// startBinary runs the built exporter on a free port with args (and env added
+// to the test's), waits for /healthz, and returns its URL and a stop that
+// sends SIGTERM and checks it exits cleanly with no token in its log.
+func startBinary(t *testing.T, bin string, env []string, args ...string) (string, func(), *syncBuffer) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := exec.Command(bin, "--api-url", api.URL, "--token-file", tokenFile, "--ca-file", "",
-		"--namespace", testNS, "--selector", testSelector, "--listen", addr)
+	cmd := exec.Command(bin, append(args, "--listen", addr)...)
+	cmd.Env = append(os.Environ(), env...)
 	logs := &syncBuffer{}
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
@@ -92,11 +137,11 @@ func TestPodSourceBuildsAndRunsStandalone(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	defer func() {
+	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			cmd.Process.Kill()
 		}
-	}()
+	})
 
 	base := "http://" + addr
 	deadline := time.Now().Add(20 * time.Second)
@@ -111,27 +156,20 @@ func TestPodSourceBuildsAndRunsStandalone(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	resp, err := http.Get(base + "/demand")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d DemandResponse
-	err = json.NewDecoder(resp.Body).Decode(&d)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != 200 || d.ActiveClaims != 3 || !d.Fresh || d.Selector != testSelector || d.Namespace != testNS {
-		t.Fatalf("/demand = %d %+v (%v)\n%s", resp.StatusCode, d, err, logs.String())
-	}
-
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("exit after SIGTERM: %v\n%s", err, logs.String())
+	stop := func() {
+		t.Helper()
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("exit after SIGTERM: %v\n%s", err, logs.String())
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("binary did not exit after SIGTERM")
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("binary did not exit after SIGTERM")
+		if strings.Contains(logs.String(), testToken) {
+			t.Errorf("the token appears in the binary's log:\n%s", logs.String())
+		}
 	}
-	if strings.Contains(logs.String(), testToken) {
-		t.Errorf("the token appears in the binary's log:\n%s", logs.String())
-	}
+	return base, stop, logs
 }

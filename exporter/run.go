@@ -52,12 +52,10 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config, log *slog.Logger) e
 		ln.Close()
 		return err
 	}
-	c := &counter{api: api, selector: cfg.Selector}
-	t := newTracker(ctx, c.count, cfg.ReadTimeout, ScrapeDeadline, log)
-	srv := newHTTPServer(newHandler(t, cfg.Namespace, cfg.Selector), serverTimeouts)
-	log.Info("serving", "listen", ln.Addr().String(), "api_url", cfg.APIURL, "namespace", cfg.Namespace,
-		"selector", cfg.Selector, "token_file", cfg.TokenFile, "ca_file", cfg.CAFile,
-		"read_timeout", cfg.ReadTimeout.String(), "scrape_deadline", ScrapeDeadline.String())
+	srv := newHTTPServer(newHandler(servePools(ctx, api, cfg, productionTimes(cfg.ReadTimeout), log)), serverTimeouts)
+	log.Info("serving", "listen", ln.Addr().String(), "api_url", cfg.APIURL, "pools", describePools(cfg.Pools),
+		"token_file", cfg.TokenFile, "ca_file", cfg.CAFile, "read_timeout", cfg.ReadTimeout.String(),
+		"scrape_deadline", ScrapeDeadline.String(), "reuse_window", ReuseWindow.String())
 
 	shutdownDone := make(chan struct{})
 	go func() {
@@ -73,4 +71,29 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config, log *slog.Logger) e
 		return nil
 	}
 	return err
+}
+
+// servePools gives each pool its own counter and tracker: pools are read independently, and a
+// fault in one pool's namespace (a missing Role) leaves the others' answers fresh.
+func servePools(ctx context.Context, api *apiClient, cfg Config, times trackerTimes, log *slog.Logger) []*servedPool {
+	pools := make([]*servedPool, 0, len(cfg.Pools))
+	for _, p := range cfg.Pools {
+		c := newCounter(api, p)
+		pools = append(pools, &servedPool{Pool: p, counter: c,
+			tracker: newTracker(ctx, c.count, times, log.With("pool", p.Name, "namespace", p.Namespace))})
+	}
+	return pools
+}
+
+// describePools is the start line's view of the configuration.
+func describePools(pools []Pool) []map[string]any {
+	out := make([]map[string]any, 0, len(pools))
+	for _, p := range pools {
+		m := map[string]any{"name": p.Name, "namespace": p.Namespace, "selector": p.Selector}
+		if p.HasArrivals() {
+			m["arrival_windows"] = []string{p.ShortWindow.String(), p.LongWindow.String()}
+		}
+		out = append(out, m)
+	}
+	return out
 }

@@ -67,8 +67,8 @@ func TestAPIFaultsServeLastGoodCountStale(t *testing.T) {
 				}
 			}
 			code, metrics := h.get(t, "/metrics")
-			if code != http.StatusOK || !strings.Contains(metrics, "\nwarmpool_active_claims{namespace=\""+testNS+"\"} 3\n") ||
-				!strings.Contains(metrics, "\nwarmpool_active_claims_fresh{namespace=\""+testNS+"\"} 0\n") {
+			if code != http.StatusOK || !strings.Contains(metrics, "\nwarmpool_active_claims{pool=\"\",namespace=\""+testNS+"\"} 3\n") ||
+				!strings.Contains(metrics, "\nwarmpool_active_claims_fresh{pool=\"\",namespace=\""+testNS+"\"} 0\n") {
 				t.Errorf("/metrics during the fault = %d:\n%s", code, metrics)
 			}
 
@@ -164,10 +164,10 @@ func TestMetricsText(t *testing.T) {
 		t.Fatalf("/metrics status %d", code)
 	}
 	for _, want := range []string{
-		"# TYPE warmpool_active_claims gauge\nwarmpool_active_claims{namespace=\"ns-\\\"quoted\\\"\"} 3\n",
-		"# TYPE warmpool_active_claims_fresh gauge\nwarmpool_active_claims_fresh{namespace=\"ns-\\\"quoted\\\"\"} 1\n",
-		"# TYPE warmpool_active_claims_read_failures_total counter\nwarmpool_active_claims_read_failures_total{namespace=\"ns-\\\"quoted\\\"\"} 0\n",
-		"warmpool_active_claims_read_timestamp_seconds{namespace=\"ns-\\\"quoted\\\"\"} 1",
+		"# TYPE warmpool_active_claims gauge\nwarmpool_active_claims{pool=\"\",namespace=\"ns-\\\"quoted\\\"\"} 3\n",
+		"# TYPE warmpool_active_claims_fresh gauge\nwarmpool_active_claims_fresh{pool=\"\",namespace=\"ns-\\\"quoted\\\"\"} 1\n",
+		"# TYPE warmpool_active_claims_read_failures_total counter\nwarmpool_active_claims_read_failures_total{pool=\"\",namespace=\"ns-\\\"quoted\\\"\"} 0\n",
+		"warmpool_active_claims_read_timestamp_seconds{pool=\"\",namespace=\"ns-\\\"quoted\\\"\"} 1",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q:\n%s", want, body)
@@ -180,12 +180,12 @@ func TestMetricsText(t *testing.T) {
 func TestConcurrentScrapesShareOneRead(t *testing.T) {
 	var calls atomic.Int32
 	release := make(chan struct{})
-	count := func(ctx context.Context) (int64, string, error) {
+	count := func(ctx context.Context) (reading, error) {
 		calls.Add(1)
 		<-release
-		return 7, MethodRemainingItemCount, nil
+		return reading{count: 7, method: MethodRemainingItemCount}, nil
 	}
-	tr := newTracker(context.Background(), count, time.Second, time.Minute, discardLogger())
+	tr := newTracker(context.Background(), count, times(time.Second, time.Minute), discardLogger())
 	var wg sync.WaitGroup
 	results := make(chan Snapshot, 10)
 	scrape := func() { defer wg.Done(); results <- tr.Scrape() }

@@ -19,14 +19,24 @@ func newBlockingCount() *blockingCount {
 	return &blockingCount{started: make(chan struct{}, 16), release: make(chan int64)}
 }
 
-func (b *blockingCount) count(ctx context.Context) (int64, string, error) {
+func (b *blockingCount) count(ctx context.Context) (reading, error) {
 	b.started <- struct{}{}
 	select {
 	case n := <-b.release:
-		return n, MethodList, nil
+		return reading{count: n, method: MethodList}, nil
 	case <-ctx.Done():
-		return 0, MethodList, ctx.Err()
+		return reading{method: MethodList}, ctx.Err()
 	}
+}
+
+// fixedCount is a count function that always reads n.
+func fixedCount(n int64, method string) func(context.Context) (reading, error) {
+	return func(context.Context) (reading, error) { return reading{count: n, method: method}, nil }
+}
+
+// times is a tracker's bounds without reuse.
+func times(readTimeout, scrapeDeadline time.Duration) trackerTimes {
+	return trackerTimes{readTimeout: readTimeout, scrapeDeadline: scrapeDeadline}
 }
 
 // scrapeOrFail runs Scrape and fails the test if it has not answered within
@@ -66,7 +76,7 @@ func waitIdle(t *testing.T, tr *tracker) {
 // (no count), never 0.
 func TestScrapeAnswersWithinItsDeadlineWhileTheReadGoesOn(t *testing.T) {
 	b := newBlockingCount()
-	tr := newTracker(context.Background(), b.count, time.Minute, 20*time.Millisecond, discardLogger())
+	tr := newTracker(context.Background(), b.count, times(time.Minute, 20*time.Millisecond), discardLogger())
 
 	s := scrapeOrFail(t, tr) // the first read hangs
 	if s.HasCount || s.Fresh || !strings.Contains(s.Err, "running") {
@@ -93,9 +103,7 @@ func TestScrapeAnswersWithinItsDeadlineWhileTheReadGoesOn(t *testing.T) {
 // A read that ends within the scrape deadline is served fresh by the scrape
 // that started it.
 func TestFastReadIsServedFresh(t *testing.T) {
-	tr := newTracker(context.Background(), func(context.Context) (int64, string, error) {
-		return 4, MethodRemainingItemCount, nil
-	}, time.Minute, time.Minute, discardLogger())
+	tr := newTracker(context.Background(), fixedCount(4, MethodRemainingItemCount), times(time.Minute, time.Minute), discardLogger())
 	if s := scrapeOrFail(t, tr); !s.Fresh || s.Count != 4 || s.Err != "" {
 		t.Errorf("scrape = %+v, want 4 fresh", s)
 	}
@@ -106,13 +114,13 @@ func TestFastReadIsServedFresh(t *testing.T) {
 func TestBackgroundReadIsBounded(t *testing.T) {
 	var mu sync.Mutex
 	calls := 0
-	tr := newTracker(context.Background(), func(ctx context.Context) (int64, string, error) {
+	tr := newTracker(context.Background(), func(ctx context.Context) (reading, error) {
 		mu.Lock()
 		calls++
 		mu.Unlock()
 		<-ctx.Done()
-		return 0, MethodList, ctx.Err()
-	}, 50*time.Millisecond, time.Minute, discardLogger())
+		return reading{method: MethodList}, ctx.Err()
+	}, times(50*time.Millisecond, time.Minute), discardLogger())
 	s := scrapeOrFail(t, tr)
 	if s.HasCount || !strings.Contains(s.Err, context.DeadlineExceeded.Error()) || s.Failures != 1 {
 		t.Errorf("scrape = %+v, want a failed read bounded by its timeout", s)
@@ -129,16 +137,12 @@ func TestBackgroundReadIsBounded(t *testing.T) {
 // function returns; the largest possible count is still published.
 func TestReadsNeverPublishANonCount(t *testing.T) {
 	for _, n := range []int64{-1, MaxClaimCount + 1, -1 << 63} {
-		tr := newTracker(context.Background(), func(context.Context) (int64, string, error) {
-			return n, MethodList, nil
-		}, time.Minute, time.Minute, discardLogger())
+		tr := newTracker(context.Background(), fixedCount(n, MethodList), times(time.Minute, time.Minute), discardLogger())
 		if s := scrapeOrFail(t, tr); s.HasCount || !strings.Contains(s.Err, "not a count") {
 			t.Errorf("count %d: published %+v", n, s)
 		}
 	}
-	tr := newTracker(context.Background(), func(context.Context) (int64, string, error) {
-		return MaxClaimCount, MethodList, nil
-	}, time.Minute, time.Minute, discardLogger())
+	tr := newTracker(context.Background(), fixedCount(MaxClaimCount, MethodList), times(time.Minute, time.Minute), discardLogger())
 	if s := scrapeOrFail(t, tr); !s.HasCount || s.Count != MaxClaimCount {
 		t.Errorf("the largest count: %+v", s)
 	}

@@ -1,5 +1,6 @@
-// Command claim-exporter counts the SandboxClaims in a namespace and serves the
-// count to KEDA's metrics-api scaler. Flags and environment variables: -help.
+// Command claim-exporter counts the SandboxClaims of one pool or several
+// (EXPORTER_POOLS) and serves each pool's count, and its arrivals, to KEDA's
+// metrics-api scaler. Flags and environment variables: -help.
 package main
 
 import (
