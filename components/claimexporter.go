@@ -55,26 +55,15 @@ type ExporterPool struct {
 	DependsOn []pulumi.Resource
 }
 
-// exporterPoolsEnv is EXPORTER_POOLS: the pools as the exporter reads them.
-type exporterPoolsEnv struct {
-	Name                  string `json:"name"`
-	Namespace             string `json:"namespace"`
-	Selector              string `json:"selector,omitempty"`
-	ArrivalWindowsSeconds []int  `json:"arrivalWindowsSeconds,omitempty"`
-}
-
-// PoolsEnv renders EXPORTER_POOLS.
+// PoolsEnv renders contract.ExporterPoolsEnv: the pools as the exporter reads them.
 func PoolsEnv(pools []ExporterPool) string {
-	var out []exporterPoolsEnv
+	var out []contract.ExporterPool
 	for _, p := range pools {
-		out = append(out, exporterPoolsEnv{Name: p.Name, Namespace: p.Namespace, Selector: p.Selector, ArrivalWindowsSeconds: p.ArrivalWindowsSeconds})
+		out = append(out, contract.ExporterPool{Name: p.Name, Namespace: p.Namespace, Selector: p.Selector, ArrivalWindowsSeconds: p.ArrivalWindowsSeconds})
 	}
 	b, _ := json.Marshal(out) // strings and ints only: cannot fail
 	return string(b)
 }
-
-// PoolDemandPath is where the exporter serves one pool's count among several.
-func PoolDemandPath(pool string) string { return contract.DemandPath + "/" + pool }
 
 // ClaimExporter is the exporter's ServiceAccount, Role, RoleBinding, Deployment and ClusterIP Service.
 type ClaimExporter struct {
@@ -83,7 +72,9 @@ type ClaimExporter struct {
 	ServiceAccountName pulumi.StringOutput
 	ServiceName        pulumi.StringOutput
 	// URL is the in-cluster /demand URL of the Service.
-	URL        pulumi.StringOutput
+	URL pulumi.StringOutput
+	// ServiceURL is the Service's in-cluster base URL (scheme, host and port).
+	ServiceURL pulumi.StringOutput
 	Deployment *appsv1.Deployment
 	Service    *corev1.Service
 }
@@ -126,7 +117,8 @@ func NewClaimExporter(ctx *pulumi.Context, name string, args *ClaimExporterArgs,
 	e.Deployment, e.Service = deployment, service
 	e.ServiceAccountName = sa.Metadata.Name().Elem()
 	e.ServiceName = service.Metadata.Name().Elem()
-	e.URL = pulumi.Sprintf("http://%s.%s.svc.cluster.local:%d%s", e.ServiceName, args.Namespace, contract.ExporterPort, contract.DemandPath)
+	e.ServiceURL = pulumi.Sprintf("http://%s.%s.svc.cluster.local:%d", e.ServiceName, args.Namespace, contract.ExporterPort)
+	e.URL = pulumi.Sprintf("%s%s", e.ServiceURL, contract.DemandPath)
 	return e, ctx.RegisterResourceOutputs(e, pulumi.Map{
 		"serviceAccountName": e.ServiceAccountName,
 		"serviceName":        e.ServiceName,
@@ -231,7 +223,7 @@ func prebuiltExporterPod(args *ClaimExporterArgs) *exporterPod {
 		corev1.EnvVarArgs{Name: pulumi.String("EXPORTER_LISTEN"), Value: pulumi.Sprintf(":%d", contract.ExporterPort)},
 	}
 	if len(args.Pools) > 0 {
-		env = append(env, corev1.EnvVarArgs{Name: pulumi.String("EXPORTER_POOLS"), Value: pulumi.String(PoolsEnv(args.Pools))})
+		env = append(env, corev1.EnvVarArgs{Name: pulumi.String(contract.ExporterPoolsEnv), Value: pulumi.String(PoolsEnv(args.Pools))})
 	} else {
 		env = append(env, corev1.EnvVarArgs{Name: pulumi.String("EXPORTER_SELECTOR"), Value: pulumi.String(args.Selector)})
 	}

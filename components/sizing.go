@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 // The sizing policies: how the ScaledObject turns the exporter's readings into a pool size.
@@ -15,9 +17,10 @@ const (
 )
 
 // The trigger names the arrivals formula reads (KEDA passes each trigger's value by its name).
+// They equal the exporter's field names, which the triggers read as their valueLocation.
 const (
-	ArrivalsShortTrigger = "arrivals_short"
-	ArrivalsLongTrigger  = "arrivals_long"
+	ArrivalsShortTrigger = contract.DemandArrivalsShortField
+	ArrivalsLongTrigger  = contract.DemandArrivalsLongField
 )
 
 // Sizing holds the arrivals policy's parameters, all things a platform team knows or chooses.

@@ -115,7 +115,7 @@ func Run(ctx *pulumi.Context) error {
 		pool := warmPools[i]
 		exporterURL := claimExporter.URL
 		if listed {
-			exporterURL = pulumi.Sprintf("%s/%s", claimExporter.URL, p.Name)
+			exporterURL = pulumi.Sprintf("%s%s", claimExporter.ServiceURL, contract.DemandPoolPath(p.Name))
 		}
 		if p.ExporterURL != "" {
 			exporterURL = pulumi.String(p.ExporterURL).ToStringOutput()
