@@ -424,7 +424,7 @@ func (c *Config) validatePool(p *Pool, add func(string, ...any)) {
 	if _, err := labels.Parse(p.ClaimSelector); err != nil {
 		padd("claimSelector %q is not a Kubernetes label selector (%v); write it as kubectl -l takes it, e.g. app.kubernetes.io/part-of=warm-pool-autoscaling-keda or tier in (a,b)", p.ClaimSelector, err)
 	}
-	validateAgent(p.prefix+"template.", p.Agent, padd)
+	validateAgent("template.", p.Agent, padd)
 	validateSizing(p, padd)
 }
 

@@ -136,8 +136,8 @@ func TestTemplateCannotBreakTheIsolation(t *testing.T) {
 		"host network":        {`{"hostNetwork": true}`, "template.hostNetwork cannot be configured"},
 		"root":                {`{"runAsUser": 0}`, "template.runAsUser is 0; a sandbox runs as a non-root user"},
 		"unknown key":         {`{"imagee": "x:1"}`, "template.imagee is not a key the program knows"},
-		"unpinned image":      {`{"image": "ghcr.io/acme/agent"}`, "has no pinned tag"},
-		"latest image":        {`{"image": "ghcr.io/acme/agent:latest"}`, "has no pinned tag"},
+		"unpinned image":      {`{"image": "ghcr.io/acme/agent"}`, `template.image "ghcr.io/acme/agent" has no pinned tag`},
+		"latest image":        {`{"image": "ghcr.io/acme/agent:latest"}`, `template.image "ghcr.io/acme/agent:latest" has no pinned tag`},
 		"bad image":           {`{"image": "UPPER::"}`, `template.image "UPPER::" is not an image reference`},
 		"bad quantity":        {`{"resources": {"requests": {"memory": "lots"}}}`, `template.resources.requests.memory is "lots", which is not a Kubernetes quantity`},
 		"gpu":                 {`{"resources": {"requests": {"nvidia.com/gpu": "1"}}}`, `template.resources.requests has "nvidia.com/gpu"`},
@@ -159,6 +159,14 @@ func TestTemplateCannotBreakTheIsolation(t *testing.T) {
 			assert.Contains(t, err.Error(), "pools[0]."+c.want)
 		})
 	}
+}
+
+// The Pod Security evaluation runs on the pod the program renders: a root UID is refused by the
+// admission library too, not only by the program's own rule.
+func TestTemplateIsJudgedByPodSecurityAdmission(t *testing.T) {
+	_, err := runProgram(t, withConfig(map[string]string{"template": `{"runAsUser": 0}`}))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "template would be rejected by the namespace's Pod Security level (restricted): runAsUser=0")
 }
 
 func TestPoolListRules(t *testing.T) {
@@ -208,7 +216,7 @@ func TestArrivalsSizingRendersItsFormula(t *testing.T) {
 	assert.Equal(t, []any{"arrivals_short", "arrivals_long"}, locations)
 	formula := inputStr(t, so, "spec", "advanced", "scalingModifiers", "formula")
 	// L = 10 + 15 + 15 = 40 s; windows 30 and 180 s; z(0.95) = 1.644854.
-	assert.Equal(t, "float((max(arrivals_short * 1.333333, arrivals_long * 0.222222) > 0 ? ceil(max(arrivals_short * 1.333333, arrivals_long * 0.222222) + 1.644854 * max(arrivals_short * 1.333333, arrivals_long * 0.222222) ** 0.5 + 0.784268) : 0) + 0)", formula)
+	assert.Equal(t, "float((max(arrivals_short * 1.333333, arrivals_long * 0.222222) > 0 ? ceil(max(arrivals_short * 1.333333, arrivals_long * 0.222222) + 1.644854 * max(arrivals_short * 1.333333, arrivals_long * 0.222222) ** 0.5 + 0.784257) : 0) + 0)", formula)
 	// The one pool keeps its Role's name and its /demand URL; the exporter learns the windows.
 	mustFind(t, rec, typeRole, "claim-exporter")
 	dep := mustFind(t, rec, typeDeployment, "claim-exporter")
