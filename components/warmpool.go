@@ -36,6 +36,9 @@ func PodSecurityLabels() map[string]string {
 	return l
 }
 
+// WarmPoolType is the WarmPool component's type token.
+const WarmPoolType = "warmpool:index:WarmPool"
+
 // WarmPoolArgs names the namespace, template and pool, and the floor the pool starts at.
 type WarmPoolArgs struct {
 	Namespace        string
@@ -67,7 +70,7 @@ type WarmPool struct {
 // would either conflict with kube-controller-manager or reset the pool to its floor under load.
 func NewWarmPool(ctx *pulumi.Context, name string, args *WarmPoolArgs, opts ...pulumi.ResourceOption) (*WarmPool, error) {
 	w := &WarmPool{}
-	if err := ctx.RegisterComponentResource("warmpool:index:WarmPool", name, w, opts...); err != nil {
+	if err := ctx.RegisterComponentResource(WarmPoolType, name, w, opts...); err != nil {
 		return nil, err
 	}
 	ns, err := newOwnedNamespace(ctx, args.Namespace, args.StackLabelValue, pulumi.Parent(w), pulumi.DependsOn(args.DependsOn))

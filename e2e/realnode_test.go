@@ -50,12 +50,14 @@ func newRealEnv(t testing.TB, ctx context.Context) *realEnv {
 // waitExporterRolledOut waits until the Deployment's current template has one available
 // replica and no old ones, and returns its running pod.
 func (e *realEnv) waitExporterRolledOut(ctx context.Context, t testing.TB, timeout time.Duration) *corev1.Pod {
-	if err := framework.WaitDeploymentAvailable(ctx, e.cluster.Client, e.ns, contract.ExporterName, timeout); err != nil {
+	// The exporter lives in the stack's namespace: the one pool's, or its own beside listed pools.
+	ns := e.outputs.String("stackNamespace")
+	if err := framework.WaitDeploymentAvailable(ctx, e.cluster.Client, ns, contract.ExporterName, timeout); err != nil {
 		t.Fatal(err)
 	}
 	var pod *corev1.Pod
 	framework.Eventually(t, ctx, "the exporter's running pod", time.Minute, func(ctx context.Context) (bool, error) {
-		pods, err := e.cluster.Client.CoreV1().Pods(e.ns).List(ctx, exporterPods)
+		pods, err := e.cluster.Client.CoreV1().Pods(ns).List(ctx, exporterPods)
 		if err != nil {
 			return false, err
 		}
@@ -196,10 +198,15 @@ func TestEndToEndRealNode(t *testing.T) {
 		{"Pod Security: the namespace enforces restricted, rejects a pod that breaks it, and the exporter runs under it", func(ctx context.Context, t *testing.T) {
 			e.podSecurityEnforced(ctx, t)
 		}},
-		{"pulumi destroy removes the stack", func(ctx context.Context, t *testing.T) {
+		{"two pools from config (different images and sizes): the stack moves from the shorthand, verify passes per pool and across pools", func(ctx context.Context, t *testing.T) {
+			e.twoPools(ctx, t, verifyBin)
+		}},
+		{"pulumi destroy removes the stack and leaves none of its namespaces", func(ctx context.Context, t *testing.T) {
 			if _, err := e.stack.Destroy(ctx); err != nil {
 				t.Fatal(err)
 			}
+			stack := e.outputs.String("stackNamespace")
+			e.nothingLeft(ctx, t, []string{stack, stack + "-code", stack + "-browser"})
 		}},
 	}
 	for _, s := range steps {

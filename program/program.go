@@ -77,9 +77,12 @@ func Run(ctx *pulumi.Context) error {
 	// The exporter lives in the stack's namespace: the one pool's, or one of its own beside the listed pools.
 	stackNamespace, stackNamespaceName := warmPools[0].Namespace, warmPools[0].NamespaceName
 	if listed {
+		// A stack that ran the one-pool shorthand had this namespace under its WarmPool "warm-pool":
+		// the alias carries it over (and the exporter in it), instead of deleting it and failing to
+		// create it again under its new parent.
 		ns, err := components.NewStackNamespace(ctx, "stack-namespace", &components.StackNamespaceArgs{
 			Namespace: cfg.Namespace, StackLabelValue: cfg.StackLabelValue(), DependsOn: installs,
-		}, inCluster)
+		}, inCluster, pulumi.Aliases([]pulumi.Alias{{Name: pulumi.String("warm-pool"), Type: pulumi.String(components.WarmPoolType)}}))
 		if err != nil {
 			return err
 		}

@@ -17,7 +17,8 @@ import (
 
 // OutputKeys are the stack outputs verify reads; a deploy without one of them is broken.
 var OutputKeys = []string{"namespace", "stackLabel", "poolName", "templateName", "scaledObjectName", "exporterServiceAccount",
-	"exporterService", "exporterUrl", "claimSelector", "minReplicas", "maxReplicas", "loadCap", "kubeconfig", "clusterName"}
+	"exporterService", "exporterUrl", "claimSelector", "minReplicas", "maxReplicas", "loadCap", "kubeconfig", "clusterName",
+	"stackNamespace", "pools"}
 
 // LocalStackConfig is the program's config against a local control plane: an existing cluster,
 // the isolated-sandbox RuntimeClass required, KEDA and agent-sandbox adopted. KEDA runs as a

@@ -1,0 +1,119 @@
+package e2e
+
+// Two kinds of agent in one stack, on the real node: the stack that ran one pool moves to a
+// `pools` list of two pools with different images and sizes (the shorthand's namespace stays,
+// now holding only the exporter), verify passes per pool and across pools, and destroy leaves
+// none of the three namespaces behind.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
+)
+
+// browserAgentImage is the second pool's agent: a one-file image (busybox-static, nothing else)
+// imported into the node under a reference of its own, so the two pools run different images.
+const browserAgentImage = "warmpool.local/browser-agent:e2e"
+
+// twoPoolsConfig is the README's two-pool example, sized for the local node.
+func twoPoolsConfig() string {
+	pools := []map[string]any{
+		{"name": "code", "template": map[string]any{
+			"image":     contract.WarmPodImage,
+			"command":   []string{"sleep", "infinity"},
+			"resources": map[string]any{"requests": map[string]any{"cpu": "50m", "memory": "32Mi"}, "limits": map[string]any{"memory": "64Mi"}},
+		}},
+		{"name": "browser", "template": map[string]any{
+			"image": browserAgentImage, "command": []string{"/bin/busybox", "sleep", "infinity"},
+			"resources":              map[string]any{"requests": map[string]any{"cpu": "100m", "memory": "96Mi"}},
+			"readOnlyRootFilesystem": true, "scratch": map[string]any{"mountPath": "/scratch", "sizeLimit": "64Mi"},
+		}},
+	}
+	b, _ := json.Marshal(pools)
+	return string(b)
+}
+
+// twoPools moves the stack to two pools and proves them with verify.
+func (e *realEnv) twoPools(ctx context.Context, t *testing.T, verifyBin string) {
+	archive := filepath.Join(e.work, "browser-agent.tar")
+	if err := localcluster.WriteImageArchive(browserAgentImage, map[string]string{"bin/busybox": "/usr/bin/busybox"},
+		v1.Config{Entrypoint: []string{"/bin/busybox"}}, archive); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.cluster.ImportImage(ctx, archive); err != nil {
+		t.Fatal(err)
+	}
+	stackNamespace := e.ns
+	e.config["pools"] = twoPoolsConfig()
+	if err := e.stack.SetConfig(ctx, e.config); err != nil {
+		t.Fatal(err)
+	}
+	e.upStack(ctx, t)
+	if got := e.outputs.String("stackNamespace"); got != stackNamespace {
+		t.Fatalf("stackNamespace output %q, want the shorthand's namespace %q (it keeps the exporter)", got, stackNamespace)
+	}
+	e.waitExporterRolledOut(ctx, t, 5*time.Minute)
+	for _, p := range []struct{ name, image, memory string }{{"code", contract.WarmPodImage, "32Mi"}, {"browser", browserAgentImage, "96Mi"}} {
+		ns := stackNamespace + "-" + p.name
+		framework.Eventually(t, ctx, fmt.Sprintf("pool %s's warm sandbox to be Ready in %s, running %s", p.name, ns, p.image), 3*time.Minute, func(ctx context.Context) (bool, error) {
+			pods, err := e.cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err
+			}
+			for _, pod := range pods.Items {
+				c := pod.Spec.Containers[0]
+				if c.Image != p.image || c.Resources.Requests.Memory().String() != p.memory {
+					return false, fmt.Errorf("pod %s runs %s with memory request %s, want %s and %s", pod.Name, c.Image, c.Resources.Requests.Memory(), p.image, p.memory)
+				}
+				for _, cond := range pod.Status.Conditions {
+					if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
+						return true, nil
+					}
+				}
+			}
+			return false, fmt.Errorf("%d pod(s) in %s, none Ready", len(pods.Items), ns)
+		})
+	}
+	rep, code := e.runVerify(ctx, t, verifyBin, "two-pools-verify", "--phase", "all", "--require-exec", "--probe-url", outsideProbeURL)
+	if code != 0 || rep.Failed != 0 {
+		t.Errorf("verify on two pools exited %d with %d failed", code, rep.Failed)
+	}
+	crossPool := 0
+	for _, c := range rep.Checks {
+		if c.Phase == "cross-pool" {
+			crossPool++
+			t.Logf("cross-pool: %s %s: %s", c.Status, c.Name, c.Evidence)
+		}
+	}
+	if crossPool == 0 {
+		t.Errorf("verify's report has no cross-pool check")
+	}
+}
+
+// nothingLeft checks that destroy removed every namespace the stack owned.
+func (e *realEnv) nothingLeft(ctx context.Context, t *testing.T, namespaces []string) {
+	for _, ns := range namespaces {
+		framework.Eventually(t, ctx, "namespace "+ns+" to be gone after destroy", 3*time.Minute, func(ctx context.Context) (bool, error) {
+			_, err := e.cluster.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return true, nil
+			}
+			if err != nil {
+				return false, err
+			}
+			return false, fmt.Errorf("namespace %s still exists", ns)
+		})
+	}
+}
