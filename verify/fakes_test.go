@@ -420,7 +420,7 @@ func runWith(t *testing.T, ctx context.Context, c *cluster, cfg Config, ex Exece
 	// stop cancels ctx, as the signal context's stop does in main.
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	code := execute(ctx, stop, cfg, c.kube, c.dyn, ex, d, rep, &buf)
+	code := execute(ctx, stop, cfg, c.kube, c.dyn, ex, func(PoolTarget) DemandReader { return d }, rep, &buf)
 	return code, rep, buf.String()
 }
 
