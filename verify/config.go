@@ -76,10 +76,10 @@ type Config struct {
 	Poll            time.Duration
 	// HPASync is the HPA controller's sync period: a formula-sized step counts a reading taken
 	// within one polling interval plus one sync of the decision.
-	HPASync         time.Duration
-	ControlFloor    time.Duration
-	ControlK        float64
-	ScaleUpTime     time.Duration
+	HPASync      time.Duration
+	ControlFloor time.Duration
+	ControlK     float64
+	ScaleUpTime  time.Duration
 }
 
 // defaultConfig holds the blueprint's names and the timeouts sized for a
@@ -299,7 +299,7 @@ type stackOutputs struct {
 // poolOutput is one element of the pools output.
 type poolOutput struct {
 	Name, Namespace, TemplateName, ScaledObject, ExporterURL, ClaimSelector, SizingPolicy string
-	Min, Max, LoadCap                                                                    *int
+	Min, Max, LoadCap                                                                     *int
 }
 
 // PoolTarget is one pool as a run drives it: its names, where the exporter serves its demand,
@@ -309,8 +309,8 @@ type PoolTarget struct {
 	// ExporterPath is the path (no leading slash) of the pool's answer: "demand" or "demand/<pool>".
 	ExporterPath string
 	// SizingPolicy is the stack's word for the pool's sizing ("claims", "arrivals"; "" unknown).
-	SizingPolicy          string
-	LoadCap               int
+	SizingPolicy           string
+	LoadCap                int
 	OutputsMin, OutputsMax int
 }
 

@@ -291,7 +291,7 @@ func (r *Runner) settleAtFloor(ctx context.Context, floor int64) (int64, string,
 		return 0, "", fmt.Errorf("%d claim(s) in %s match the exporter's selector %q: the pool's size would not be this control's", n, r.cfg.Namespace, r.cfg.ClaimSelector)
 	}
 	if r.formula != nil {
-		o := r.formulaWait(ctx, 0, time.Now(), r.cfg.StepTimeout+r.formulaWindow(), &floor, true, true)
+		o := r.formulaWait(ctx, 0, time.Now(), r.cfg.StepTimeout+r.formulaWindow(), &floor, true, false, true)
 		if o.err != nil || o.matched == nil {
 			return 0, "", fmt.Errorf("not back at its floor: %v; %s", o.err, lastReadings(o.readings, 3))
 		}

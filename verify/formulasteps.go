@@ -35,9 +35,12 @@ func (r *Runner) formulaWindow() time.Duration { return r.pollingInterval + r.cf
 // formulaWait reads the pool and the exporter every poll interval until a counted reading's
 // decision equals spec.replicas (and, with floor set, equals the floor too), or timeout
 // passes. With untilLongWindow the timeout is extended by the exporter's long window (a pool
-// whose claims are gone still counts their arrivals that long). quiet prints only readings
-// that differ from the one before.
-func (r *Runner) formulaWait(ctx context.Context, n int, changedAt time.Time, timeout time.Duration, floor *int64, untilLongWindow, quiet bool) formulaOutcome {
+// whose claims are gone still counts their arrivals that long). With arrived (a claim was
+// created at changedAt) a reading counts only while that claim is inside the exporter's long
+// window: later, every window may have emptied and a pool that never followed the demand
+// would agree with the formula at rest. quiet prints only readings that differ from the one
+// before.
+func (r *Runner) formulaWait(ctx context.Context, n int, changedAt time.Time, timeout time.Duration, floor *int64, untilLongWindow, arrived, quiet bool) formulaOutcome {
 	w := r.formulaWindow()
 	start := time.Now()
 	deadline := start.Add(timeout)
@@ -87,14 +90,18 @@ func (r *Runner) formulaWait(ctx context.Context, n int, changedAt time.Time, ti
 				out.err = err
 				return out
 			}
+			aged := arrived && d.longWindow() > 0 && at.Sub(changedAt) > d.longWindow()
 			fr := report.FormulaReading{AtSeconds: at.Sub(changedAt).Seconds(), Inputs: in, ActiveClaims: d.ActiveClaims, ReadAt: d.ReadAt,
-				Value: v, Want: want, SpecReplicas: out.spec, Counted: d.ActiveClaims == int64(n)}
+				Value: v, Want: want, SpecReplicas: out.spec, Counted: d.ActiveClaims == int64(n) && !aged}
 			hist = append(hist, timed{at, fr})
 			out.readings = append(out.readings, fr)
 			line = fmt.Sprintf("%s active_claims=%d read_at=%s -> formula %g -> clamp(ceil(%g/%g), %d, %d)=%d; spec.replicas=%d",
 				formatInputs(in), d.ActiveClaims, d.ReadAt, v, v, r.target, r.min, r.max, want, out.spec)
-			if !fr.Counted {
+			switch {
+			case d.ActiveClaims != int64(n):
 				line += fmt.Sprintf(" (not counted: the exporter does not show the %d claim(s) held yet)", n)
+			case aged:
+				line += fmt.Sprintf(" (not counted: the step's claim has left the exporter's long window of %s, so this reading no longer carries the demand the step added)", d.longWindow())
 			}
 		}
 		if !quiet || line != lastPrinted {
@@ -135,25 +142,28 @@ func wantWord(floor *int64, spec int64) string {
 	return fmt.Sprintf("%d", spec)
 }
 
-// lastReadings prints the last few readings for a FAIL's evidence.
+// lastReadings prints, for a FAIL's evidence, the last few readings that counted (the ones the
+// step was held to), else the last few taken.
 func lastReadings(rs []report.FormulaReading, k int) string {
 	if len(rs) == 0 {
 		return "no reading was taken"
 	}
-	from := max(0, len(rs)-k)
-	var parts []string
-	for _, x := range rs[from:] {
-		c := ""
-		if !x.Counted {
-			c = ", not counted"
+	var pick []report.FormulaReading
+	for _, x := range rs {
+		if x.Counted {
+			pick = append(pick, x)
 		}
-		parts = append(parts, fmt.Sprintf("+%s %s active_claims=%d -> %g -> %d vs spec.replicas=%d%s", secs(x.AtSeconds), formatInputs(x.Inputs), x.ActiveClaims, x.Value, x.Want, x.SpecReplicas, c))
 	}
-	s := strings.Join(parts, "; ")
-	if from > 0 {
-		s = fmt.Sprintf("%d readings, the last %d: %s", len(rs), len(rs)-from, s)
+	what := "counted"
+	if len(pick) == 0 {
+		pick, what = rs, "taken (none counted)"
 	}
-	return s
+	from := max(0, len(pick)-k)
+	var parts []string
+	for _, x := range pick[from:] {
+		parts = append(parts, fmt.Sprintf("+%s %s active_claims=%d -> %g -> %d vs spec.replicas=%d", secs(x.AtSeconds), formatInputs(x.Inputs), x.ActiveClaims, x.Value, x.Want, x.SpecReplicas))
+	}
+	return fmt.Sprintf("%d readings, %d %s, the last %d of those: %s", len(rs), len(pick), what, len(pick)-from, strings.Join(parts, "; "))
 }
 
 // distinctWants are the formula's answers over the readings, in order.
@@ -174,7 +184,7 @@ func (r *Runner) awaitFormulaStep(ctx context.Context, dir string, n int, change
 	if dir == "down" {
 		timeout += r.downWindow
 	}
-	o := r.formulaWait(ctx, n, changedAt, timeout, nil, false, false)
+	o := r.formulaWait(ctx, n, changedAt, timeout, nil, false, dir == "up", false)
 	step := Step{Claims: n, SpecReplicas: i64(o.spec), Seen: o.seen, FormulaReadings: o.readings}
 	name := fmt.Sprintf("scale %s: %d claim(s) -> spec.replicas held to the formula", dir, n)
 	if o.err != nil || o.matched == nil {
@@ -222,7 +232,7 @@ func (r *Runner) formulaFloor(ctx context.Context, ph string) (poolReading, time
 	}
 	began := time.Now()
 	r.rep.Printf("waiting for the arrivals to leave the exporter's windows and spec.replicas to reach the formula's answer at no demand, %d", floor)
-	o := r.formulaWait(ctx, 0, began, r.cfg.StepTimeout+r.formulaWindow(), &floor, true, true)
+	o := r.formulaWait(ctx, 0, began, r.cfg.StepTimeout+r.formulaWindow(), &floor, true, false, true)
 	if o.err != nil || o.matched == nil {
 		if ctx.Err() != nil {
 			return poolReading{}, 0, ctx.Err()
