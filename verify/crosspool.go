@@ -42,6 +42,13 @@ func crossPool(ctx context.Context, cfg Config, drivers []*Runner, all []PoolTar
 		rep.SetCrossPool(&report.CrossPool{Skipped: why})
 		return
 	}
+	// A pool whose phases stopped early still holds this run's claims: they go first, by name.
+	for _, d := range drivers {
+		if held := d.rest.ownedClaims(); len(held) > 0 {
+			deleted, err := d.rest.deleteAllClaims(ctx)
+			rep.Printf("%s's phases left this run's claims %v: deleted %v (%v)", d.cfg.Pool, held, deleted, err)
+		}
+	}
 	// Every pool's mapping gives its floor; a pool this run only watches is read quietly.
 	var members []*crossMember
 	var unmapped []string

@@ -545,3 +545,26 @@ func exact(t *testing.T, rep *Report, name string) Status {
 	t.Fatalf("no check named %q", name)
 	return ""
 }
+
+// A pool whose phases stopped early (here its claim never reported Ready) still holds this
+// run's claim when the cross-pool control starts: it is deleted by name first, so the
+// control starts from no demand instead of failing on verify's own leftover.
+func TestCrossPoolClearsLeftoverClaims(t *testing.T) {
+	c := newCluster(t)
+	c.stackNS = "agents"
+	c.addPool(&simPool{name: "a", ns: "agents-a", min: 1, max: 3})
+	c.addPool(&simPool{name: "b", ns: "agents-b", min: 1, max: 3})
+	c.readyDelay = time.Second
+	c.kwok = true
+	c.start()
+	cfg := poolsConfig(c)
+	cfg.AdoptionTimeout = 200 * time.Millisecond
+	code, rep, out := runPools(t, context.Background(), c, cfg, blueprintExec())
+	if code != 1 || status(t, rep, "[a] the claim reported Ready within the bound") != Fail {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if !strings.Contains(out, "a's phases left this run's claims [demand-1]: deleted [demand-1]") ||
+		status(t, rep, "[cross-pool] every pool holds its floor before demand on a") != Pass {
+		t.Fatalf("the leftover was not cleared first\n%s", out)
+	}
+}
