@@ -32,12 +32,14 @@ func (a accessReview) String() string {
 	return fmt.Sprintf("%s %s %s", a.verb, res, where)
 }
 
-// accessReviews: get/list claims in its namespace, and nothing else a
-// compromised exporter could use.
-func accessReviews(ns string) []accessReview {
+// accessReviews: get/list claims in the pool's namespace, and nothing else a
+// compromised exporter could use. With several pools the exporter lives in the
+// stack's namespace (stackNS), which holds no pool: it may not list claims or
+// read secrets there either.
+func accessReviews(ns, stackNS string) []accessReview {
 	const ext = contract.AgentSandboxExtensionsGroup
 	other := "default"
-	if ns == other {
+	if ns == other || stackNS == other {
 		other = "kube-system"
 	}
 	rs := []accessReview{
@@ -46,6 +48,12 @@ func accessReviews(ns string) []accessReview {
 	}
 	for _, v := range []string{"watch", "create", "update", "patch", "delete", "deletecollection"} {
 		rs = append(rs, accessReview{v, ext, contract.SandboxClaimsResource, "", ns, false})
+	}
+	if stackNS != "" && stackNS != ns {
+		rs = append(rs,
+			accessReview{"list", ext, contract.SandboxClaimsResource, "", stackNS, false},
+			accessReview{"get", "", "secrets", "", stackNS, false},
+		)
 	}
 	return append(rs,
 		accessReview{"list", ext, contract.SandboxClaimsResource, "", "", false},
@@ -62,13 +70,14 @@ func accessReviews(ns string) []accessReview {
 }
 
 // access asks the API server, one SubjectAccessReview per verb, as the
-// ServiceAccount with the groups a real token of it carries.
+// ServiceAccount (in the stack's namespace, beside the exporter) with the
+// groups a real token of it carries, about the pool's namespace.
 func (r *Runner) access(ctx context.Context) error {
-	ns, sa := r.cfg.Namespace, r.cfg.ExporterSA
-	user := fmt.Sprintf("system:serviceaccount:%s:%s", ns, sa)
-	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
-	r.rep.Printf("subject: %s", user)
-	for _, a := range accessReviews(ns) {
+	ns, sns, sa := r.cfg.Namespace, r.cfg.stackNamespace(), r.cfg.ExporterSA
+	user := fmt.Sprintf("system:serviceaccount:%s:%s", sns, sa)
+	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + sns, "system:authenticated"}
+	r.rep.Printf("subject: %s; the pool's namespace: %s", user, ns)
+	for _, a := range accessReviews(ns, sns) {
 		sar := &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{
 			User: user, Groups: groups,
 			ResourceAttributes: &authzv1.ResourceAttributes{Namespace: a.namespace, Verb: a.verb, Group: a.group, Resource: a.resource, Subresource: a.subresource},

@@ -44,8 +44,8 @@ func TestAccess(t *testing.T) {
 			if err := r.access(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			if len(rep.Checks) != len(accessReviews(testNS)) {
-				t.Fatalf("%d checks for %d reviews", len(rep.Checks), len(accessReviews(testNS)))
+			if len(rep.Checks) != len(accessReviews(testNS, testNS)) {
+				t.Fatalf("%d checks for %d reviews", len(rep.Checks), len(accessReviews(testNS, testNS)))
 			}
 			if len(tc.wantFail) == 0 && !rep.OK() {
 				t.Fatalf("failures: %v", rep.Failures())

@@ -71,7 +71,7 @@ func (r *Runner) adoption(ctx context.Context) error {
 		return errStop
 	}
 	lat := readyAt.Sub(createdAt)
-	r.rep.AdoptionLatencySeconds = f64(lat.Seconds())
+	r.rep.SetAdoptionLatency(lat.Seconds())
 	r.rep.Printf("claim %s Ready %s after its create returned (create and wait together: %s)", name, secs(lat.Seconds()), secs(readyAt.Sub(began).Seconds()))
 
 	sbName := claimSandboxName(ready)

@@ -48,6 +48,21 @@ func (r *Runner) baseline(ctx context.Context, ph string) (poolReading, error) {
 	}
 	r.rep.Pass(ph, "no demand at the start", fmt.Sprintf("0 claims match the exporter's selector %s", sel))
 
+	if r.formula != nil {
+		p, took, err := r.formulaFloor(ctx, ph)
+		if err != nil {
+			return p, err
+		}
+		if ph == "baseline" {
+			r.addStep("up", Step{Claims: 0, Expected: p.Spec, SpecReplicas: i64(p.Spec), ReadyReplicas: p.Ready,
+				LatencySeconds: f64(took.Seconds()), Seen: []int64{p.Spec},
+				Note: "baseline: no demand change; latency is the time to read the floor (arrivals aged out of the exporter's windows) after verify started looking"})
+		}
+		r.rep.Printf("[reading] %s spec.replicas=%d status.readyReplicas=%s claims=0", ph, p.Spec, p.readyString())
+		r.lastExpected = p.Spec
+		return p, nil
+	}
+
 	want := r.expected(0)
 	var seen []int64
 	began := time.Now()

@@ -30,7 +30,10 @@ type Config struct {
 	OutputsFile string
 	Stack       string
 
-	Namespace        string
+	Namespace string
+	// StackNamespace holds the exporter (its Deployment, Service and ServiceAccount): the
+	// stackNamespace output; the pool's namespace in a one-pool stack.
+	StackNamespace   string
 	StackLabel       string
 	Pool             string
 	ScaledObject     string
@@ -43,6 +46,14 @@ type Config struct {
 	OutputsMin       int
 	OutputsMax       int
 	kubeconfigOutput string // the stack's kubeconfig output (contents), if any
+	// SizingPolicy is the pool's sizingPolicy output ("claims", "arrivals"; "" unknown).
+	SizingPolicy string
+
+	// Targets are the pools this run drives (all of the stack's, or the one --pool names);
+	// AllTargets every pool of the stack (the cross-pool control reads them all). Both empty:
+	// one pool from the single keys above.
+	Targets    []PoolTarget
+	AllTargets []PoolTarget
 
 	Phase       string
 	JSONPath    string
@@ -63,9 +74,12 @@ type Config struct {
 	RestoreTimeout  time.Duration
 	ExecTimeout     time.Duration
 	Poll            time.Duration
-	ControlFloor    time.Duration
-	ControlK        float64
-	ScaleUpTime     time.Duration
+	// HPASync is the HPA controller's sync period: a formula-sized step counts a reading taken
+	// within one polling interval plus one sync of the decision.
+	HPASync      time.Duration
+	ControlFloor time.Duration
+	ControlK     float64
+	ScaleUpTime  time.Duration
 }
 
 // defaultConfig holds the blueprint's names and the timeouts sized for a
@@ -91,6 +105,7 @@ func defaultConfig() Config {
 		RestoreTimeout:  2 * time.Minute,
 		ExecTimeout:     30 * time.Second,
 		Poll:            2 * time.Second,
+		HPASync:         15 * time.Second,
 		ControlFloor:    60 * time.Second,
 		ControlK:        4,
 	}
@@ -124,21 +139,22 @@ Flags:
 	fs.StringVar(&c.Context, "context", "", "kubeconfig context to use (default: the kubeconfig's current context)")
 	fs.StringVar(&c.OutputsFile, "outputs-file", "", "read stack outputs from this JSON file instead of running pulumi; \"none\" to use flags and defaults only")
 	fs.StringVar(&c.Stack, "stack", "", "Pulumi stack to read outputs from (passed to pulumi stack output --stack)")
-	fs.StringVar(&c.Namespace, "namespace", c.Namespace, "namespace the stack owns (output namespace)")
+	fs.StringVar(&c.Namespace, "namespace", c.Namespace, "the pool's namespace (output namespace, or pools[].namespace of the pool --pool names)")
+	fs.StringVar(&c.StackNamespace, "stack-namespace", "", "namespace of the exporter's Deployment, Service and ServiceAccount (output stackNamespace; default: the pool's namespace)")
 	fs.StringVar(&c.StackLabel, "stack-label", "", "expected value of the namespace label "+labelStack+" (output stackLabel); without it verify refuses to run")
 	fs.BoolVar(&c.WithoutStackLabel, "without-stack-label", false, "run with no stack label known, in a namespace that carries none (refused if it carries one: name it with --stack-label)")
 	fs.StringVar(&c.Isolation, "isolation", c.Isolation, "isolation the sandbox runtime must show: vm (EKS) or gvisor (the local stand-in) (output isolation)")
-	fs.StringVar(&c.Pool, "pool", c.Pool, "SandboxWarmPool name (output poolName)")
-	fs.StringVar(&c.ScaledObject, "scaled-object", c.ScaledObject, "ScaledObject name (output scaledObjectName)")
+	fs.StringVar(&c.Pool, "pool", c.Pool, "SandboxWarmPool name (output poolName); with the pools output it names the one pool to run (unset: every pool of the stack)")
+	fs.StringVar(&c.ScaledObject, "scaled-object", c.ScaledObject, "ScaledObject name (output scaledObjectName, or pools[].scaledObjectName of the pool --pool names)")
 	fs.StringVar(&c.ExporterService, "exporter-service", c.ExporterService, "exporter Service name, port 8080 (output exporterService)")
 	fs.StringVar(&c.ExporterSA, "exporter-service-account", c.ExporterSA, "exporter ServiceAccount for the access reviews (output exporterServiceAccount)")
-	fs.StringVar(&c.ExporterURL, "exporter-url", "", "read the exporter's /demand here (e.g. http://127.0.0.1:8080/demand); default: through the API server's service proxy")
-	fs.StringVar(&c.ClaimSelector, "claim-selector", "", "label selector the exporter counts claims with; empty = every claim in the namespace (output claimSelector)")
-	fs.IntVar(&c.LoadCap, "load-cap", c.LoadCap, "most claims verify creates (demand-1..N); must be <= maxReplicaCount (output loadCap)")
+	fs.StringVar(&c.ExporterURL, "exporter-url", "", "read the exporter here instead of through the API server's service proxy: its address (http://127.0.0.1:8080, or .../demand) serves each pool at its own path (pools[].exporterUrl's); a URL with another path is one pool's answer")
+	fs.StringVar(&c.ClaimSelector, "claim-selector", "", "label selector the exporter counts the pool's claims with; empty = every claim in the pool's namespace (output claimSelector, or pools[].claimSelector)")
+	fs.IntVar(&c.LoadCap, "load-cap", c.LoadCap, "most claims verify creates on a pool (demand-1..N); must be <= maxReplicaCount (output loadCap, or pools[].loadCap); set, it applies to every pool run")
 	fs.StringVar(&c.Phase, "phase", c.Phase, "demand, control or all")
 	fs.StringVar(&c.JSONPath, "json", "", "also write a machine-readable report to this file (\"-\" = stdout, text then goes to stderr)")
 	fs.BoolVar(&c.RequireExec, "require-exec", false, "treat a node without a kubelet (KWOK, or kubelet port 0) as FAIL instead of SKIP for the readings")
-	fs.StringVar(&c.OrdinaryPod, "ordinary-pod", "", "ordinary pod to compare the sandbox readings with (default: a running pod of the exporter Deployment)")
+	fs.StringVar(&c.OrdinaryPod, "ordinary-pod", "", "ordinary pod, in the stack namespace, to compare the sandbox readings with (default: a running pod of the exporter Deployment)")
 	fs.StringVar(&c.ProbeURL, "probe-url", c.ProbeURL, "http(s) URL outside the pod that the no-network check requests from the claimed pod (/bin/httpprobe, else wget); an IP literal does not depend on name resolution")
 	fs.BoolVar(&c.DownEach, "down-stepwise", c.DownEach, "scale down one claim at a time, asserting each step (false: delete all claims at once)")
 	fs.DurationVar(&c.StepTimeout, "step-timeout", c.StepTimeout, "how long one scaling step may take (scale-down adds the HPA's stabilization window)")
@@ -149,6 +165,7 @@ Flags:
 	fs.DurationVar(&c.RestoreTimeout, "restore-timeout", c.RestoreTimeout, "how long the exit handler may take to delete claims and restore the ScaledObject")
 	fs.DurationVar(&c.ExecTimeout, "exec-timeout", c.ExecTimeout, "timeout of one exec into a pod")
 	fs.DurationVar(&c.Poll, "poll-interval", c.Poll, "polling interval (the fallback beside watches; the control's reading rate)")
+	fs.DurationVar(&c.HPASync, "hpa-sync-period", c.HPASync, "the HPA controller's sync period (kube-controller-manager --horizontal-pod-autoscaler-sync-period); a formula-sized step holds spec.replicas to a reading taken within the ScaledObject's pollingInterval plus this of the decision")
 	fs.DurationVar(&c.ControlFloor, "control-floor", c.ControlFloor, "shortest control window")
 	fs.Float64Var(&c.ControlK, "control-k", c.ControlK, "control window = max(control-floor, k x measured scale-up time)")
 	fs.DurationVar(&c.ScaleUpTime, "scale-up-time", 0, "scale-up time to size the control window with when --phase control runs without a demand phase")
@@ -189,6 +206,12 @@ Flags:
 			return c, usageError{fmt.Sprintf("stack outputs: %v", err)}
 		}
 		o.applyTo(&c, set)
+		if err := o.selectPools(&c, set); err != nil {
+			return c, err
+		}
+	}
+	if c.StackNamespace == "" {
+		c.StackNamespace = c.Namespace
 	}
 	if err := c.validate(); err != nil {
 		return c, err
@@ -208,8 +231,19 @@ func (c *Config) validate() error {
 	if c.Namespace == "" || c.Pool == "" || c.ScaledObject == "" {
 		return usageError{"namespace, pool and scaled object names must not be empty"}
 	}
+	for _, t := range c.targets() {
+		if t.LoadCap < 1 {
+			return usageError{fmt.Sprintf("pool %s: the load cap must be at least 1, not %d", t.Name, t.LoadCap)}
+		}
+	}
+	if p := urlPath(c.ExporterURL); len(c.allTargets()) > 1 && p != "" && p != strings.TrimPrefix(contract.DemandPath, "/") {
+		return usageError{fmt.Sprintf("--exporter-url %s names a path, and the stack has %d pools, each served at its own path: give the exporter's address (http://host:port, or .../demand) and verify reads each pool's path from the pools output", c.ExporterURL, len(c.allTargets()))}
+	}
 	if c.ControlK <= 0 {
 		return usageError{"--control-k must be positive"}
+	}
+	if c.HPASync <= 0 {
+		return usageError{"--hpa-sync-period must be positive"}
 	}
 	if _, ok := isolationMeaning[c.Isolation]; !ok {
 		return usageError{fmt.Sprintf("--isolation (or the isolation output) must be %s or %s, not %q", isolationVM, isolationGVisor, c.Isolation)}
@@ -256,62 +290,103 @@ var isolationMeaning = map[string]string{
 type stackOutputs struct {
 	Kubeconfig, Namespace, StackLabel, Pool, ScaledObject   string
 	ExporterSA, ExporterService, ExporterURL, ClaimSelector string
-	Isolation                                               string
+	Isolation, StackNamespace                               string
 	Min, Max, LoadCap                                       *int
+	// Pools is the pools output (nil in outputs written before it existed).
+	Pools []poolOutput
+}
+
+// poolOutput is one element of the pools output.
+type poolOutput struct {
+	Name, Namespace, TemplateName, ScaledObject, ExporterURL, ClaimSelector, SizingPolicy string
+	Min, Max, LoadCap                                                                     *int
+}
+
+// PoolTarget is one pool as a run drives it: its names, where the exporter serves its demand,
+// and the bounds and load cap the stack exported for it.
+type PoolTarget struct {
+	Name, Namespace, ScaledObject, ClaimSelector string
+	// ExporterPath is the path (no leading slash) of the pool's answer: "demand" or "demand/<pool>".
+	ExporterPath string
+	// SizingPolicy is the stack's word for the pool's sizing ("claims", "arrivals"; "" unknown).
+	SizingPolicy           string
+	LoadCap                int
+	OutputsMin, OutputsMax int
+}
+
+// outputsObject reads the keys of one JSON object of outputs; errs collects what is malformed.
+type outputsObject struct {
+	m    map[string]json.RawMessage
+	errs []error
+}
+
+func parseOutputsObject(raw []byte) (*outputsObject, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("not a JSON object: %w", err)
+	}
+	return &outputsObject{m: m}, nil
+}
+
+// str reads a string; a secret hidden as "[secret]" is absent.
+func (o *outputsObject) str(key string, dst *string) {
+	v, ok := o.m[key]
+	if !ok {
+		return
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		// kubeconfig may be an object when a program exports it unserialized.
+		if key == "kubeconfig" && len(v) > 0 && v[0] == '{' {
+			*dst = string(v)
+			return
+		}
+		o.errs = append(o.errs, fmt.Errorf("%s: %w", key, err))
+		return
+	}
+	if s == "[secret]" {
+		return
+	}
+	*dst = s
+}
+
+// num reads a whole number, written as a JSON number or a string.
+func (o *outputsObject) num(key string, dst **int) {
+	v, ok := o.m[key]
+	if !ok {
+		return
+	}
+	var n json.Number
+	if err := json.Unmarshal(v, &n); err != nil {
+		var s string
+		if err2 := json.Unmarshal(v, &s); err2 != nil {
+			o.errs = append(o.errs, fmt.Errorf("%s: %w", key, err))
+			return
+		}
+		n = json.Number(s)
+	}
+	i, err := strconv.Atoi(n.String())
+	if err != nil {
+		o.errs = append(o.errs, fmt.Errorf("%s: %w", key, err))
+		return
+	}
+	*dst = &i
 }
 
 // parseOutputs reads `pulumi stack output --json` (numbers may come as JSON
 // numbers or strings; secrets hidden as "[secret]" are treated as absent).
 func parseOutputs(raw []byte) (stackOutputs, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return stackOutputs{}, fmt.Errorf("not a JSON object: %w", err)
+	obj, err := parseOutputsObject(raw)
+	if err != nil {
+		return stackOutputs{}, err
 	}
+	m := obj.m
 	var o stackOutputs
+	str, num := obj.str, obj.num
 	var errs []error
-	str := func(key string, dst *string) {
-		v, ok := m[key]
-		if !ok {
-			return
-		}
-		var s string
-		if err := json.Unmarshal(v, &s); err != nil {
-			// kubeconfig may be an object when a program exports it unserialized.
-			if key == "kubeconfig" && len(v) > 0 && v[0] == '{' {
-				*dst = string(v)
-				return
-			}
-			errs = append(errs, fmt.Errorf("%s: %w", key, err))
-			return
-		}
-		if s == "[secret]" {
-			return
-		}
-		*dst = s
-	}
-	num := func(key string, dst **int) {
-		v, ok := m[key]
-		if !ok {
-			return
-		}
-		var n json.Number
-		if err := json.Unmarshal(v, &n); err != nil {
-			var s string
-			if err2 := json.Unmarshal(v, &s); err2 != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", key, err))
-				return
-			}
-			n = json.Number(s)
-		}
-		i, err := strconv.Atoi(n.String())
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", key, err))
-			return
-		}
-		*dst = &i
-	}
 	str("kubeconfig", &o.Kubeconfig)
 	str("namespace", &o.Namespace)
+	str("stackNamespace", &o.StackNamespace)
 	str("stackLabel", &o.StackLabel)
 	str("poolName", &o.Pool)
 	str("scaledObjectName", &o.ScaledObject)
@@ -323,7 +398,59 @@ func parseOutputs(raw []byte) (stackOutputs, error) {
 	num("minReplicas", &o.Min)
 	num("maxReplicas", &o.Max)
 	num("loadCap", &o.LoadCap)
+	errs = append(errs, obj.errs...)
+	if v, ok := m["pools"]; ok && string(v) != "null" {
+		pools, err := parsePoolOutputs(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("pools: %w", err))
+		}
+		o.Pools = pools
+	}
 	return o, errors.Join(errs...)
+}
+
+// parsePoolOutputs reads the pools output: a list of objects with the one-pool keys per pool.
+func parsePoolOutputs(raw json.RawMessage) ([]poolOutput, error) {
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, fmt.Errorf("not a list: %w", err)
+	}
+	var out []poolOutput
+	var errs []error
+	seen := map[string]bool{}
+	for i, e := range list {
+		sub, err := parseOutputsObject(e)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("[%d]: %w", i, err))
+			continue
+		}
+		p := poolOutput{}
+		sub.str("name", &p.Name)
+		sub.str("namespace", &p.Namespace)
+		sub.str("templateName", &p.TemplateName)
+		sub.str("scaledObjectName", &p.ScaledObject)
+		sub.str("exporterUrl", &p.ExporterURL)
+		sub.str("claimSelector", &p.ClaimSelector)
+		sub.str("sizingPolicy", &p.SizingPolicy)
+		sub.num("minReplicas", &p.Min)
+		sub.num("maxReplicas", &p.Max)
+		sub.num("loadCap", &p.LoadCap)
+		if err := errors.Join(sub.errs...); err != nil {
+			errs = append(errs, fmt.Errorf("[%d]: %w", i, err))
+			continue
+		}
+		if p.Name == "" || p.Namespace == "" {
+			errs = append(errs, fmt.Errorf("[%d] has no name or no namespace", i))
+			continue
+		}
+		if seen[p.Namespace+"/"+p.Name] {
+			errs = append(errs, fmt.Errorf("[%d]: pool %s/%s is listed twice", i, p.Namespace, p.Name))
+			continue
+		}
+		seen[p.Namespace+"/"+p.Name] = true
+		out = append(out, p)
+	}
+	return out, errors.Join(errs...)
 }
 
 // applyTo fills c from the outputs wherever the user did not set the flag.
@@ -356,6 +483,126 @@ func (o stackOutputs) applyTo(c *Config, set map[string]bool) {
 	if o.Max != nil {
 		c.OutputsMax = *o.Max
 	}
+	// The exporter's namespace: the stackNamespace output. Where it is the pool's own (a
+	// one-pool stack) a --namespace moves both, as it always did; absent (outputs written
+	// before it existed) it is the pool's namespace.
+	if !set["stack-namespace"] && o.StackNamespace != "" && (o.StackNamespace != o.Namespace || !set["namespace"]) {
+		c.StackNamespace = o.StackNamespace
+	}
+}
+
+// selectPools turns the pools output into the run's targets: every pool, or the one --pool
+// names. Flags that name one pool's objects apply to the one pool driven; with several they are
+// refused rather than applied to the wrong pool. Without the pools output it does nothing: the
+// single keys are the one pool, as before.
+func (o stackOutputs) selectPools(c *Config, set map[string]bool) error {
+	if len(o.Pools) == 0 {
+		return nil
+	}
+	var all []PoolTarget
+	var names []string
+	for _, p := range o.Pools {
+		t := PoolTarget{Name: p.Name, Namespace: p.Namespace, ScaledObject: p.ScaledObject, ClaimSelector: p.ClaimSelector,
+			ExporterPath: urlPath(p.ExporterURL), SizingPolicy: p.SizingPolicy, LoadCap: c.LoadCap}
+		if t.ScaledObject == "" {
+			t.ScaledObject = p.Name
+		}
+		if t.ExporterPath == "" {
+			t.ExporterPath = strings.TrimPrefix(contract.DemandPath, "/")
+		}
+		if p.LoadCap != nil && !set["load-cap"] {
+			t.LoadCap = *p.LoadCap
+		}
+		if p.Min != nil {
+			t.OutputsMin = *p.Min
+		}
+		if p.Max != nil {
+			t.OutputsMax = *p.Max
+		}
+		all = append(all, t)
+		names = append(names, p.Name)
+	}
+	selected := all
+	if set["pool"] {
+		selected = nil
+		for _, t := range all {
+			if t.Name == c.Pool {
+				selected = append(selected, t)
+			}
+		}
+		if len(selected) != 1 {
+			return usageError{fmt.Sprintf("--pool %s: the stack has %d pools of that name; its pools are %s", c.Pool, len(selected), strings.Join(names, ", "))}
+		}
+	}
+	if len(selected) > 1 {
+		for _, f := range []string{"namespace", "scaled-object", "claim-selector"} {
+			if set[f] {
+				return usageError{fmt.Sprintf("--%s names one pool's object, and this run drives %d pools (%s); choose the pool with --pool", f, len(selected), strings.Join(names, ", "))}
+			}
+		}
+	} else {
+		t := &selected[0]
+		if set["namespace"] {
+			t.Namespace = c.Namespace
+		}
+		if set["scaled-object"] {
+			t.ScaledObject = c.ScaledObject
+		}
+		if set["claim-selector"] {
+			t.ClaimSelector = c.ClaimSelector
+		}
+		for i := range all {
+			if all[i].Name == t.Name {
+				all[i] = *t
+			}
+		}
+	}
+	c.Targets, c.AllTargets = selected, all
+	// The single keys follow the first pool driven, so what reads them reads that pool.
+	c.applyTarget(selected[0])
+	return nil
+}
+
+// applyTarget sets the single keys to one pool's.
+func (c *Config) applyTarget(t PoolTarget) {
+	c.Namespace, c.Pool, c.ScaledObject, c.ClaimSelector = t.Namespace, t.Name, t.ScaledObject, t.ClaimSelector
+	c.ExporterPath, c.SizingPolicy, c.LoadCap = t.ExporterPath, t.SizingPolicy, t.LoadCap
+	c.OutputsMin, c.OutputsMax = t.OutputsMin, t.OutputsMax
+}
+
+// targets are the pools this run drives: the selected ones, or one from the single keys.
+func (c Config) targets() []PoolTarget {
+	if len(c.Targets) > 0 {
+		return c.Targets
+	}
+	return []PoolTarget{{Name: c.Pool, Namespace: c.Namespace, ScaledObject: c.ScaledObject, ClaimSelector: c.ClaimSelector,
+		ExporterPath: c.ExporterPath, SizingPolicy: c.SizingPolicy, LoadCap: c.LoadCap, OutputsMin: c.OutputsMin, OutputsMax: c.OutputsMax}}
+}
+
+// allTargets are every pool of the stack.
+func (c Config) allTargets() []PoolTarget {
+	if len(c.AllTargets) > 0 {
+		return c.AllTargets
+	}
+	return c.targets()
+}
+
+// forPool is the config one pool's phases run with: the single keys are that pool's.
+func (c Config) forPool(t PoolTarget) Config {
+	d := c
+	d.applyTarget(t)
+	if d.StackNamespace == "" {
+		d.StackNamespace = c.Namespace
+	}
+	return d
+}
+
+// stackNamespace is where the exporter lives.
+func (c Config) stackNamespace() string {
+	if c.StackNamespace != "" {
+		return c.StackNamespace
+	}
+	return c.Namespace
 }
 
 // pulumiOutputs runs the Pulumi CLI in the current directory.

@@ -210,7 +210,7 @@ func TestHelpDocumentsFlags(t *testing.T) {
 	help := out.String() + errb.String()
 	for _, f := range []string{"-kubeconfig", "-context", "-namespace", "-phase", "-json", "-exporter-url", "-outputs-file",
 		"-step-timeout", "-adoption-bound", "-control-floor", "-control-k", "-restore-timeout",
-		"-isolation", "-stack-label", "-without-stack-label", "-probe-url"} {
+		"-isolation", "-stack-label", "-without-stack-label", "-probe-url", "-pool", "-stack-namespace", "-hpa-sync-period"} {
 		if !strings.Contains(help, f) {
 			t.Errorf("--help does not document %s", f)
 		}

@@ -19,13 +19,17 @@ func hpaName(so string) string { return "keda-hpa-" + so }
 // controlWindow is max(floor, k x the measured scale-up time): long enough
 // that KEDA would have moved the pool several times over if it were there.
 func (r *Runner) controlWindow() (time.Duration, string) {
-	measured, src := r.upDecision, "measured slowest scale-up decision"
+	return windowFrom(r.cfg, r.upDecision, "measured slowest scale-up decision")
+}
+
+// windowFrom is max(control-floor, k x measured), with --scale-up-time when nothing was measured.
+func windowFrom(cfg Config, measured time.Duration, src string) (time.Duration, string) {
 	if measured == 0 {
-		measured, src = r.cfg.ScaleUpTime, "--scale-up-time"
+		measured, src = cfg.ScaleUpTime, "--scale-up-time"
 	}
-	k := time.Duration(r.cfg.ControlK * float64(measured))
-	w := max(r.cfg.ControlFloor, k)
-	return w, fmt.Sprintf("max(floor %s, %g x %s %s = %s) = %s", r.cfg.ControlFloor, r.cfg.ControlK, src, measured.Round(time.Millisecond), k.Round(time.Millisecond), w.Round(time.Millisecond))
+	k := time.Duration(cfg.ControlK * float64(measured))
+	w := max(cfg.ControlFloor, k)
+	return w, fmt.Sprintf("max(floor %s, %g x %s %s = %s) = %s", cfg.ControlFloor, cfg.ControlK, src, measured.Round(time.Millisecond), k.Round(time.Millisecond), w.Round(time.Millisecond))
 }
 
 // control: remove the ScaledObject, show its HPA gone, apply the same demand,
@@ -104,7 +108,7 @@ func (r *Runner) control(ctx context.Context) error {
 	window, how := r.controlWindow()
 	r.rep.Printf("-- 3/4 watch spec.replicas for %s: %s --", window.Round(time.Millisecond), how)
 	readings, values, err := r.watchFlat(ctx, window)
-	r.rep.Control = &ControlWindow{WindowSeconds: window.Seconds(), Derivation: how, Readings: readings, Baseline: base.Spec, Values: values}
+	r.rep.SetControl(&ControlWindow{WindowSeconds: window.Seconds(), Derivation: how, Readings: readings, Baseline: base.Spec, Values: values})
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

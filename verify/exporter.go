@@ -8,13 +8,14 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
-// DemandReading is what the exporter served at GET /demand.
+// DemandReading is what the exporter served for one pool (GET /demand or /demand/<pool>).
 type DemandReading struct {
 	ActiveClaims int64
 	ReadAt       string
@@ -22,11 +23,30 @@ type DemandReading struct {
 	Method       string
 	Fresh        bool
 	Via          string
+	// Pool is the answer's pool field ("" in the one-pool mode).
+	Pool string
+	// Fields holds every top-level number of the answer by name: what a metrics-api trigger's
+	// valueLocation reads (active_claims, arrivals_short, arrivals_long, ...).
+	Fields map[string]float64
 }
 
 func (d DemandReading) String() string {
-	return fmt.Sprintf("%s active_claims=%d read_at=%s fresh=%t method=%s selector=%q",
+	s := fmt.Sprintf("%s active_claims=%d read_at=%s fresh=%t method=%s selector=%q",
 		d.Via, d.ActiveClaims, d.ReadAt, d.Fresh, d.Method, d.Selector)
+	if d.Pool != "" {
+		s += fmt.Sprintf(" pool=%s", d.Pool)
+	}
+	for _, k := range []string{contract.DemandArrivalsShortField, contract.DemandArrivalsLongField} {
+		if v, ok := d.Fields[k]; ok {
+			s += fmt.Sprintf(" %s=%g", k, v)
+		}
+	}
+	return s
+}
+
+// longWindow is the exporter's long arrival window (0 when the pool has none).
+func (d DemandReading) longWindow() time.Duration {
+	return time.Duration(d.Fields[contract.DemandArrivalsLongWindowField] * float64(time.Second))
 }
 
 // DemandReader reads the exporter once. An unreachable exporter or an answer
@@ -45,6 +65,7 @@ func parseDemand(status int, body []byte) (DemandReading, error) {
 		Method       string `json:"method"`
 		Fresh        bool   `json:"fresh"`
 		Error        string `json:"error"`
+		Pool         string `json:"pool"`
 	}
 	if status != http.StatusOK {
 		return DemandReading{}, fmt.Errorf("exporter answered HTTP %d: %s", status, strings.TrimSpace(string(body)))
@@ -55,7 +76,18 @@ func parseDemand(status int, body []byte) (DemandReading, error) {
 	if v.ActiveClaims == nil {
 		return DemandReading{}, fmt.Errorf("exporter answer has no active_claims: %q", truncate(string(body), 200))
 	}
-	return DemandReading{ActiveClaims: *v.ActiveClaims, ReadAt: v.ReadAt, Selector: v.Selector, Method: v.Method, Fresh: v.Fresh}, nil
+	var all map[string]any
+	if err := json.Unmarshal(body, &all); err != nil {
+		return DemandReading{}, fmt.Errorf("exporter answer is not a JSON object: %v", err)
+	}
+	fields := map[string]float64{}
+	for k, x := range all {
+		if f, ok := x.(float64); ok {
+			fields[k] = f
+		}
+	}
+	return DemandReading{ActiveClaims: *v.ActiveClaims, ReadAt: v.ReadAt, Selector: v.Selector, Method: v.Method, Fresh: v.Fresh,
+		Pool: v.Pool, Fields: fields}, nil
 }
 
 // httpDemand reads the exporter directly (the e2e runs it as a local process).
@@ -113,4 +145,25 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
+}
+
+// directDemandURL is where --exporter-url reads a pool: the address given with the pool's own
+// path when it names none or the bare /demand (so one address serves every pool of the
+// stack), else the URL as given (one pool only: validate refuses a path with several).
+func directDemandURL(given string, t PoolTarget) string {
+	p := urlPath(given)
+	if p != "" && p != strings.TrimPrefix(contract.DemandPath, "/") {
+		return given
+	}
+	origin := given
+	if i := strings.Index(given, "://"); i >= 0 {
+		if j := strings.Index(given[i+3:], "/"); j >= 0 {
+			origin = given[:i+3+j]
+		}
+	}
+	path := t.ExporterPath
+	if path == "" {
+		path = strings.TrimPrefix(contract.DemandPath, "/")
+	}
+	return strings.TrimSuffix(origin, "/") + "/" + path
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	dynfake "k8s.io/client-go/dynamic/fake"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/vm"
 	kfake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 )
@@ -59,18 +63,116 @@ type cluster struct {
 	seq       int
 	firstSeen map[string]time.Time
 	stopped   chan struct{}
+
+	// pools are the stack's pools (empty at start: one, warm-pool in testNS, with min and max);
+	// stackNS holds the exporter (testNS when empty).
+	pools   []*simPool
+	stackNS string
+	// created records each claim's creation time by namespace, as the exporter remembers
+	// arrivals (deleted claims included) for its windows.
+	created           map[string][]time.Time
+	shortWin, longWin time.Duration
+	unlabelledNS      string // a namespace created without the stack's labels
+}
+
+// simPool is one pool of the simulated stack.
+type simPool struct {
+	name, ns, so string
+	min, max     int64
+	// formula, when set, is the arrivals policy: the ScaledObject carries it over the
+	// arrivals_short and arrivals_long triggers, and the simulated HPA evaluates it on the
+	// fake exporter's windows.
+	formula string
+	program *vm.Program
+	// offBy is added to the simulated HPA's decision: spec.replicas off the formula.
+	offBy int64
+	// follows names another pool whose claims this pool's autoscaler also counts: the wiring
+	// mistake the cross-pool control must catch.
+	follows string
+	// exporterPath is the path the pool's triggers read ("demand" or "demand/<name>").
+	exporterPath string
+}
+
+// arrivalsFormula is the program's arrivals formula for the defaults (boot 6 s, HPA sync 15 s,
+// pollingInterval 15 s, 99 % warm hits, windows 30 s and 180 s), headroom 0, as
+// components.ArrivalsFormula renders it: 1 arrival in the short window -> 5, 2 -> 8, 3 -> 10.
+const arrivalsFormula = "float((max(arrivals_short * 1.2, arrivals_long * 0.2) > 0 ? ceil(max(arrivals_short * 1.2, arrivals_long * 0.2) + 2.326348 * max(arrivals_short * 1.2, arrivals_long * 0.2) ** 0.5 + 1.235316) : 0) + 0)"
+
+// addPool adds a pool to the simulated stack (before start); the first one added replaces
+// the default warm-pool.
+func (c *cluster) addPool(p *simPool) *simPool {
+	if p.so == "" {
+		p.so = p.name
+	}
+	if p.exporterPath == "" {
+		p.exporterPath = "demand/" + p.name
+	}
+	if p.formula != "" {
+		env := map[string]float64{"arrivals_short": 0, "arrivals_long": 0}
+		prog, err := expr.Compile(p.formula, expr.Env(env), expr.AsFloat64())
+		if err != nil {
+			c.t.Fatalf("simulated formula: %v", err)
+		}
+		p.program = prog
+	}
+	c.pools = append(c.pools, p)
+	return p
+}
+
+func (c *cluster) pool(ns string) *simPool {
+	for _, p := range c.pools {
+		if p.ns == ns {
+			return p
+		}
+	}
+	return nil
+}
+
+func (c *cluster) exporterNS() string {
+	if c.stackNS != "" {
+		return c.stackNS
+	}
+	return testNS
+}
+
+// arrivals counts the claims created in ns within the last d, deleted ones included.
+func (c *cluster) arrivals(ns string, d time.Duration) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, t := range c.created[ns] {
+		if time.Since(t) <= d {
+			n++
+		}
+	}
+	return n
+}
+
+// targets are the config targets of every simulated pool.
+func (c *cluster) targets() []PoolTarget {
+	var out []PoolTarget
+	for _, p := range c.pools {
+		out = append(out, PoolTarget{Name: p.name, Namespace: p.ns, ScaledObject: p.so, ExporterPath: p.exporterPath, LoadCap: 3,
+			OutputsMin: int(p.min), OutputsMax: int(p.max)})
+	}
+	return out
 }
 
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
 	c := &cluster{t: t, min: 1, max: 3, stopped: make(chan struct{}), hpaMetricType: autoscalingv2.AverageValueMetricType,
-		firstSeen: map[string]time.Time{}}
+		firstSeen: map[string]time.Time{}, created: map[string][]time.Time{},
+		shortWin: 300 * time.Millisecond, longWin: 600 * time.Millisecond}
 	c.keda.Store(true)
 	return c
 }
 
 func nsObj(labels map[string]string) *corev1.Namespace {
-	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testNS, Labels: labels}}
+	return nsNamed(testNS, labels)
+}
+
+func nsNamed(name string, labels map[string]string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 }
 
 // start builds the clients and runs the simulator until the test ends.
@@ -86,30 +188,68 @@ func (c *cluster) start(extraDyn ...runtime.Object) {
 	if c.noKubeletEndpoint {
 		node.Status.DaemonEndpoints.KubeletEndpoint.Port = 0
 	}
-	exporterDep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "claim-exporter", Namespace: testNS},
+	if len(c.pools) == 0 {
+		c.addPool(&simPool{name: "warm-pool", ns: testNS, so: "warm-pool", min: c.min, max: c.max, exporterPath: "demand"})
+	}
+	sns := c.exporterNS()
+	exporterDep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "claim-exporter", Namespace: sns},
 		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "claim-exporter"}}}}
-	exporterPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "claim-exporter-54cfbb9984-pbhqd", Namespace: testNS, Labels: map[string]string{"app": "claim-exporter"}},
+	exporterPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "claim-exporter-54cfbb9984-pbhqd", Namespace: sns, Labels: map[string]string{"app": "claim-exporter"}},
 		Spec: corev1.PodSpec{NodeName: "node-1"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
-	c.kube = kfake.NewClientset(nsObj(map[string]string{labelManagedBy: projectName, labelStack: "warm-pool-autoscaling-keda.dev"}),
-		node, exporterDep, exporterPod)
+	good := map[string]string{labelManagedBy: projectName, labelStack: "warm-pool-autoscaling-keda.dev"}
+	kubeObjs := []runtime.Object{node, exporterDep, exporterPod}
+	seenNS := map[string]bool{}
+	for _, ns := range append([]string{sns}, func() []string {
+		var n []string
+		for _, p := range c.pools {
+			n = append(n, p.ns)
+		}
+		return n
+	}()...) {
+		if seenNS[ns] {
+			continue
+		}
+		seenNS[ns] = true
+		l := good
+		if ns == c.unlabelledNS {
+			l = map[string]string{"team": "a"}
+		}
+		kubeObjs = append(kubeObjs, nsNamed(ns, l))
+	}
+	c.kube = kfake.NewClientset(kubeObjs...)
 	c.kube.PrependReactor("create", "subjectaccessreviews", c.answerSAR)
 
 	scheme := runtime.NewScheme()
-	pool := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxWarmPool",
-		"metadata": map[string]any{"name": "warm-pool", "namespace": testNS},
-		"spec":     map[string]any{"replicas": c.min, "sandboxTemplateRef": map[string]any{"name": "warm-pool-agent"}},
-		"status":   map[string]any{"replicas": c.min, "readyReplicas": c.min},
-	}}
-	so := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject",
-		"metadata": map[string]any{"name": "warm-pool", "namespace": testNS, "uid": "so-uid-0", "resourceVersion": "7",
-			"finalizers": []any{"finalizeScaledObject"}, "labels": map[string]any{labelPartOf: projectName}},
-		"spec": map[string]any{"scaleTargetRef": map[string]any{"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxWarmPool", "name": "warm-pool"},
-			"minReplicaCount": c.min, "maxReplicaCount": c.max},
-		"status": map[string]any{"hpaName": "keda-hpa-warm-pool"},
-	}}
-	objs := append([]runtime.Object{pool, so}, extraDyn...)
+	var objs []runtime.Object
+	for _, p := range c.pools {
+		pool := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxWarmPool",
+			"metadata": map[string]any{"name": p.name, "namespace": p.ns},
+			"spec":     map[string]any{"replicas": p.min, "sandboxTemplateRef": map[string]any{"name": p.name + "-agent"}},
+			"status":   map[string]any{"replicas": p.min, "readyReplicas": p.min},
+		}}
+		spec := map[string]any{"scaleTargetRef": map[string]any{"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxWarmPool", "name": p.name},
+			"minReplicaCount": p.min, "maxReplicaCount": p.max}
+		if p.formula != "" {
+			url := fmt.Sprintf("http://claim-exporter.%s.svc.cluster.local:8080/%s", sns, p.exporterPath)
+			trig := func(name string) any {
+				return map[string]any{"type": "metrics-api", "name": name, "metricType": "AverageValue",
+					"metadata": map[string]any{"url": url, "valueLocation": name, "targetValue": "1", "format": "json", "timeout": "3000"}}
+			}
+			spec["pollingInterval"] = int64(1)
+			spec["triggers"] = []any{trig("arrivals_short"), trig("arrivals_long")}
+			spec["advanced"] = map[string]any{"scalingModifiers": map[string]any{"formula": p.formula, "target": "1", "metricType": "AverageValue"}}
+		}
+		so := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject",
+			"metadata": map[string]any{"name": p.so, "namespace": p.ns, "uid": "so-uid-0", "resourceVersion": "7",
+				"finalizers": []any{"finalizeScaledObject"}, "labels": map[string]any{labelPartOf: projectName}},
+			"spec":   spec,
+			"status": map[string]any{"hpaName": "keda-hpa-" + p.so},
+		}}
+		objs = append(objs, pool, so)
+	}
+	objs = append(objs, extraDyn...)
 	c.dyn = dynfake.NewSimpleDynamicClientWithCustomListKinds(scheme, listKinds, objs...)
 	// The API server stamps uid and creationTimestamp; the fake does not.
 	c.dyn.PrependReactor("create", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -117,12 +257,17 @@ func (c *cluster) start(extraDyn ...runtime.Object) {
 			c.mu.Lock()
 			c.seq++
 			u.SetUID(types.UID(fmt.Sprintf("uid-%d", c.seq)))
+			if a.GetResource().Resource == "sandboxclaims" {
+				c.created[a.GetNamespace()] = append(c.created[a.GetNamespace()], time.Now())
+			}
 			c.mu.Unlock()
 			u.SetCreationTimestamp(metav1.Now())
 		}
 		return false, nil, nil
 	})
-	c.syncHPA(context.Background())
+	for _, p := range c.pools {
+		c.syncHPA(context.Background(), p)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go c.loop(ctx)
 	c.t.Cleanup(func() { cancel(); <-c.stopped })
@@ -137,55 +282,67 @@ func (c *cluster) loop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			c.syncHPA(ctx)
-			c.adopt(ctx)
-			c.scale(ctx)
+			for _, p := range c.pools {
+				c.syncHPA(ctx, p)
+				c.adopt(ctx, p)
+				c.scale(ctx, p)
+			}
 		}
 	}
 }
 
+// soExists reads the first pool's ScaledObject.
 func (c *cluster) soExists(ctx context.Context) (*unstructured.Unstructured, bool) {
-	so, err := c.dyn.Resource(gvrScaledObject).Namespace(testNS).Get(ctx, "warm-pool", metav1.GetOptions{})
+	return c.soOf(ctx, c.pools[0])
+}
+
+func (c *cluster) soOf(ctx context.Context, p *simPool) (*unstructured.Unstructured, bool) {
+	so, err := c.dyn.Resource(gvrScaledObject).Namespace(p.ns).Get(ctx, p.so, metav1.GetOptions{})
 	return so, err == nil
 }
 
 // syncHPA: KEDA creates keda-hpa-<so> owned by the ScaledObject; the garbage
 // collector removes it when the ScaledObject goes.
-func (c *cluster) syncHPA(ctx context.Context) {
-	hpas := c.kube.AutoscalingV2().HorizontalPodAutoscalers(testNS)
-	so, ok := c.soExists(ctx)
+func (c *cluster) syncHPA(ctx context.Context, p *simPool) {
+	hpas := c.kube.AutoscalingV2().HorizontalPodAutoscalers(p.ns)
+	so, ok := c.soOf(ctx, p)
 	if !ok && c.kedaQuits.Load() {
 		c.noKEDA.Store(true)
 	}
-	_, err := hpas.Get(ctx, "keda-hpa-warm-pool", metav1.GetOptions{})
+	_, err := hpas.Get(ctx, "keda-hpa-"+p.so, metav1.GetOptions{})
 	exists := err == nil
 	switch {
 	case ok && !exists && !c.noKEDA.Load():
 		// KEDA never sets the HPA's minimum below 1.
-		minR := int32(max(1, c.min))
+		minR := int32(max(1, p.min))
 		win := int32(0)
 		avg := resource.MustParse("1")
+		metric := "s0-metric-api-active_claims"
+		if p.formula != "" {
+			// With scalingModifiers KEDA gives the HPA one composite metric.
+			metric = "s0-composite-metric"
+		}
 		h := &autoscalingv2.HorizontalPodAutoscaler{
-			ObjectMeta: metav1.ObjectMeta{Name: "keda-hpa-warm-pool", Namespace: testNS,
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: "keda.sh/v1alpha1", Kind: "ScaledObject", Name: "warm-pool", UID: so.GetUID()}}},
+			ObjectMeta: metav1.ObjectMeta{Name: "keda-hpa-" + p.so, Namespace: p.ns,
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "keda.sh/v1alpha1", Kind: "ScaledObject", Name: p.so, UID: so.GetUID()}}},
 			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "extensions.agents.x-k8s.io/v1beta1", Kind: "SandboxWarmPool", Name: "warm-pool"},
-				MinReplicas:    &minR, MaxReplicas: int32(c.max),
+				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "extensions.agents.x-k8s.io/v1beta1", Kind: "SandboxWarmPool", Name: p.name},
+				MinReplicas:    &minR, MaxReplicas: int32(p.max),
 				Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ExternalMetricSourceType, External: &autoscalingv2.ExternalMetricSource{
-					Metric: autoscalingv2.MetricIdentifier{Name: "s0-metric-api-active_claims"},
+					Metric: autoscalingv2.MetricIdentifier{Name: metric},
 					Target: autoscalingv2.MetricTarget{Type: c.hpaMetricType, AverageValue: &avg, Value: &avg}}}},
 				Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: &win}},
 			}}
 		_, _ = hpas.Create(ctx, h, metav1.CreateOptions{})
 	case !ok && exists && !c.noGC.Load():
-		_ = hpas.Delete(ctx, "keda-hpa-warm-pool", metav1.DeleteOptions{})
+		_ = hpas.Delete(ctx, "keda-hpa-"+p.so, metav1.DeleteOptions{})
 	}
 }
 
 // adopt plays agent-sandbox: a new claim gets a warm Sandbox whose pod was
 // booted earlier, then Ready.
-func (c *cluster) adopt(ctx context.Context) {
-	claims := c.dyn.Resource(gvrClaim).Namespace(testNS)
+func (c *cluster) adopt(ctx context.Context, p *simPool) {
+	claims := c.dyn.Resource(gvrClaim).Namespace(p.ns)
 	l, err := claims.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return
@@ -207,7 +364,7 @@ func (c *cluster) adopt(ctx context.Context) {
 		}
 		c.mu.Lock()
 		c.seq++
-		sbName := fmt.Sprintf("warm-pool-%05d", c.seq)
+		sbName := fmt.Sprintf("%s-%05d", p.name, c.seq)
 		c.mu.Unlock()
 		launch := "warm"
 		podCreated := metav1.NewTime(time.Now().Add(-159 * time.Second))
@@ -219,10 +376,10 @@ func (c *cluster) adopt(ctx context.Context) {
 		}
 		sb := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "agents.x-k8s.io/v1beta1", "kind": "Sandbox",
-			"metadata": map[string]any{"name": sbName, "namespace": testNS, "labels": map[string]any{labelLaunchType: launch}},
+			"metadata": map[string]any{"name": sbName, "namespace": p.ns, "labels": map[string]any{labelLaunchType: launch}},
 		}}
-		_, _ = c.dyn.Resource(gvrSandbox).Namespace(testNS).Create(ctx, sb, metav1.CreateOptions{})
-		_, _ = c.kube.CoreV1().Pods(testNS).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: sbName, Namespace: testNS, CreationTimestamp: podCreated},
+		_, _ = c.dyn.Resource(gvrSandbox).Namespace(p.ns).Create(ctx, sb, metav1.CreateOptions{})
+		_, _ = c.kube.CoreV1().Pods(p.ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: sbName, Namespace: p.ns, CreationTimestamp: podCreated},
 			Spec: corev1.PodSpec{NodeName: "node-1"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}, metav1.CreateOptions{})
 		_ = unstructured.SetNestedField(cl.Object, sbName, "status", "sandbox", "name")
 		_ = unstructured.SetNestedSlice(cl.Object, []any{map[string]any{"type": "Ready", "status": "True",
@@ -232,52 +389,80 @@ func (c *cluster) adopt(ctx context.Context) {
 	}
 }
 
-// scale plays the HPA: spec.replicas follows the claims while the
-// ScaledObject exists (or always, when rogue).
-func (c *cluster) scale(ctx context.Context) {
-	_, soOK := c.soExists(ctx)
+// scale plays the HPA: spec.replicas follows the pool's demand while its
+// ScaledObject exists (or always, when rogue): the claims held, or for an
+// arrivals pool the formula on the exporter's windows.
+func (c *cluster) scale(ctx context.Context, p *simPool) {
+	_, soOK := c.soOf(ctx, p)
 	if !(soOK && c.keda.Load()) && !c.rogue.Load() {
 		return
 	}
-	l, err := c.dyn.Resource(gvrClaim).Namespace(testNS).List(ctx, metav1.ListOptions{})
-	if err != nil {
+	count := func(ns string) (int64, bool) {
+		l, err := c.dyn.Resource(gvrClaim).Namespace(ns).List(ctx, metav1.ListOptions{})
+		return int64(len(l.Items)), err == nil
+	}
+	n, ok := count(p.ns)
+	if !ok {
 		return
 	}
-	want := max(c.min, min(int64(len(l.Items)), c.max))
+	if p.follows != "" {
+		for _, o := range c.pools {
+			if o.name == p.follows {
+				m, _ := count(o.ns)
+				n += m
+			}
+		}
+	}
+	want := max(p.min, min(n, p.max))
+	demand := n > 0
+	if p.program != nil {
+		env := map[string]float64{"arrivals_short": float64(c.arrivals(p.ns, c.shortWin)), "arrivals_long": float64(c.arrivals(p.ns, c.longWin))}
+		v, err := expr.Run(p.program, env)
+		if err != nil {
+			return
+		}
+		want = max(p.min, min(int64(math.Ceil(v.(float64))), p.max))
+		demand = v.(float64) > 0
+	}
+	if demand {
+		// One off the mapping under demand (at rest the pool still shows its floor).
+		want += p.offBy
+	}
 	if c.stuckAt > 0 {
 		want = min(want, c.stuckAt)
 	}
-	pools := c.dyn.Resource(gvrPool).Namespace(testNS)
-	p, err := pools.Get(ctx, "warm-pool", metav1.GetOptions{})
+	pools := c.dyn.Resource(gvrPool).Namespace(p.ns)
+	u, err := pools.Get(ctx, p.name, metav1.GetOptions{})
 	if err != nil {
 		return
 	}
-	cur, _, _ := unstructured.NestedInt64(p.Object, "spec", "replicas")
+	cur, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
 	if cur == want {
 		return
 	}
-	_ = unstructured.SetNestedField(p.Object, want, "spec", "replicas")
-	_ = unstructured.SetNestedField(p.Object, want, "status", "readyReplicas")
-	_, _ = pools.Update(ctx, p, metav1.UpdateOptions{})
+	_ = unstructured.SetNestedField(u.Object, want, "spec", "replicas")
+	_ = unstructured.SetNestedField(u.Object, want, "status", "readyReplicas")
+	_, _ = pools.Update(ctx, u, metav1.UpdateOptions{})
 }
 
-// answerSAR plays RBAC with the blueprint's Role: get/list sandboxclaims in
-// its own namespace, nothing else.
+// answerSAR plays RBAC as the program grants it: the exporter's ServiceAccount
+// (in the stack's namespace) may get and list sandboxclaims in each pool's
+// namespace, nothing else.
 func (c *cluster) answerSAR(a k8stesting.Action) (bool, runtime.Object, error) {
 	sar := a.(k8stesting.CreateAction).GetObject().(*authzv1.SubjectAccessReview).DeepCopy()
 	if c.sarErr {
 		return true, nil, apierrors.NewForbidden(authzv1.Resource("subjectaccessreviews"), "", fmt.Errorf("no permission to review"))
 	}
 	ra := sar.Spec.ResourceAttributes
-	allowed := !c.denyAll && sar.Spec.User == "system:serviceaccount:"+testNS+":claim-exporter" &&
-		ra.Namespace == testNS && ra.Resource == "sandboxclaims" && ra.Subresource == "" &&
+	allowed := !c.denyAll && sar.Spec.User == "system:serviceaccount:"+c.exporterNS()+":claim-exporter" &&
+		c.pool(ra.Namespace) != nil && ra.Resource == "sandboxclaims" && ra.Subresource == "" &&
 		ra.Group == "extensions.agents.x-k8s.io" && (ra.Verb == "get" || ra.Verb == "list")
 	if c.allowExtra[ra.Verb+" "+ra.Resource+" "+ra.Namespace] {
 		allowed = true
 	}
 	sar.Status = authzv1.SubjectAccessReviewStatus{Allowed: allowed}
 	if allowed {
-		sar.Status.Reason = `RBAC: allowed by RoleBinding "claim-exporter/` + testNS + `"`
+		sar.Status.Reason = `RBAC: allowed by RoleBinding "claim-exporter/` + ra.Namespace + `"`
 	}
 	return true, sar, nil
 }
@@ -295,10 +480,13 @@ func (c *cluster) claimNames(ns string) []string {
 	return out
 }
 
-// fakeDemand serves what the exporter would: the number of claims, read from
-// the fake API (or a fixed value / an error, for the reject side).
+// fakeDemand serves what the exporter would for one pool (the one in ns;
+// testNS when empty): the number of claims, read from the fake API, and for an
+// arrivals pool the claims created within its windows (or a fixed value / an
+// error, for the reject side).
 type fakeDemand struct {
 	c        *cluster
+	ns       string
 	fixed    *int64
 	err      error
 	selector string
@@ -308,15 +496,33 @@ func (f fakeDemand) Read(ctx context.Context) (DemandReading, error) {
 	if f.err != nil {
 		return DemandReading{}, f.err
 	}
+	ns := f.ns
+	if ns == "" {
+		ns = testNS
+	}
+	d := DemandReading{Via: "fake /demand (" + ns + ")", Fresh: true, Method: "remainingItemCount", Fields: map[string]float64{}}
 	if f.fixed != nil {
-		return DemandReading{ActiveClaims: *f.fixed, Via: "fake", Fresh: true, Method: "remainingItemCount"}, nil
+		d.ActiveClaims = *f.fixed
+	} else {
+		l, err := f.c.dyn.Resource(gvrClaim).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: f.selector})
+		if err != nil {
+			return DemandReading{}, err
+		}
+		d.ActiveClaims = int64(len(l.Items))
 	}
-	l, err := f.c.dyn.Resource(gvrClaim).Namespace(testNS).List(ctx, metav1.ListOptions{LabelSelector: f.selector})
-	if err != nil {
-		return DemandReading{}, err
+	d.ReadAt = time.Now().UTC().Format(time.RFC3339)
+	d.Fields["active_claims"] = float64(d.ActiveClaims)
+	if f.c == nil {
+		return d, nil
 	}
-	return DemandReading{ActiveClaims: int64(len(l.Items)), Via: "fake", Fresh: true, Method: "remainingItemCount",
-		ReadAt: time.Now().UTC().Format(time.RFC3339)}, nil
+	if p := f.c.pool(ns); p != nil && p.formula != "" {
+		d.Method, d.Pool = "list", p.name
+		d.Fields["arrivals_short"] = float64(f.c.arrivals(ns, f.c.shortWin))
+		d.Fields["arrivals_long"] = float64(f.c.arrivals(ns, f.c.longWin))
+		d.Fields["arrivals_short_window_seconds"] = f.c.shortWin.Seconds()
+		d.Fields["arrivals_long_window_seconds"] = f.c.longWin.Seconds()
+	}
+	return d, nil
 }
 
 // fakeExec answers commands from a table keyed "<pod-kind> <command>", where
@@ -412,6 +618,18 @@ func testConfig() Config {
 	return c
 }
 
+// runPools runs the whole program body against the fake cluster with each
+// pool's own fake exporter answer.
+func runPools(t *testing.T, ctx context.Context, c *cluster, cfg Config, ex Execer) (int, *Report, string) {
+	t.Helper()
+	var buf syncBuffer
+	rep := newReport(&buf)
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	code := execute(ctx, stop, cfg, c.kube, c.dyn, ex, func(pt PoolTarget) DemandReader { return fakeDemand{c: c, ns: pt.Namespace} }, rep, &buf)
+	return code, rep, buf.String()
+}
+
 // runWith runs the whole program body against the fake cluster.
 func runWith(t *testing.T, ctx context.Context, c *cluster, cfg Config, ex Execer, d DemandReader) (int, *Report, string) {
 	t.Helper()
@@ -420,7 +638,7 @@ func runWith(t *testing.T, ctx context.Context, c *cluster, cfg Config, ex Exece
 	// stop cancels ctx, as the signal context's stop does in main.
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	code := execute(ctx, stop, cfg, c.kube, c.dyn, ex, d, rep, &buf)
+	code := execute(ctx, stop, cfg, c.kube, c.dyn, ex, func(PoolTarget) DemandReader { return d }, rep, &buf)
 	return code, rep, buf.String()
 }
 

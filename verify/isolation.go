@@ -42,11 +42,17 @@ func (r *Runner) skipReadings(reason string) {
 	}
 }
 
-// execIn runs one command with the exec timeout and prints it like kubectl.
+// execIn runs one command with the exec timeout and prints it like kubectl:
+// in the pool's namespace (the claimed pod), or the stack's for the ordinary
+// pod, which is the exporter's.
 func (r *Runner) execIn(ctx context.Context, pod string, cmd ...string) ExecResult {
+	ns := r.cfg.Namespace
+	if r.claimedPod == nil || pod != r.claimedPod.Name {
+		ns = r.cfg.stackNamespace()
+	}
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.ExecTimeout)
 	defer cancel()
-	res := r.exec.Exec(ctx, r.cfg.Namespace, pod, "", cmd)
+	res := r.exec.Exec(ctx, ns, pod, "", cmd)
 	line := fmt.Sprintf("$ exec %s -- %s", pod, shellWords(cmd))
 	switch {
 	case res.Err != nil:
@@ -151,7 +157,7 @@ func (r *Runner) ordinaryPod(ctx context.Context) (string, string) {
 	if r.cfg.OrdinaryPod != "" {
 		return r.cfg.OrdinaryPod, ""
 	}
-	dep, err := r.kube.AppsV1().Deployments(r.cfg.Namespace).Get(ctx, r.cfg.ExporterService, metav1.GetOptions{})
+	dep, err := r.kube.AppsV1().Deployments(r.cfg.stackNamespace()).Get(ctx, r.cfg.ExporterService, metav1.GetOptions{})
 	if err != nil {
 		return "", fmt.Sprintf("no exporter Deployment %s (%v); name one with --ordinary-pod", r.cfg.ExporterService, err)
 	}
@@ -159,7 +165,7 @@ func (r *Runner) ordinaryPod(ctx context.Context) (string, string) {
 	if err != nil || sel.Empty() {
 		return "", fmt.Sprintf("deployment/%s has no usable selector", dep.Name)
 	}
-	pods, err := r.kube.CoreV1().Pods(r.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	pods, err := r.kube.CoreV1().Pods(r.cfg.stackNamespace()).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
 	if err != nil {
 		return "", fmt.Sprintf("listing the exporter's pods: %v", err)
 	}

@@ -53,32 +53,86 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return refuse(rep, stderr, jsonPath, err.Error())
 	}
-	var demand DemandReader = newProxyDemand(kube, cfg.Namespace, cfg.ExporterService, cfg.ExporterPath)
-	if cfg.ExporterURL != "" {
-		u := cfg.ExporterURL
-		if urlPath(u) == "" {
-			u = strings.TrimSuffix(u, "/") + "/demand"
+	// Each pool's answer: through the API server's service proxy to the exporter's Service in
+	// the stack namespace, at the pool's path; or directly with --exporter-url.
+	demands := func(t PoolTarget) DemandReader {
+		if cfg.ExporterURL != "" {
+			return httpDemand{url: directDemandURL(cfg.ExporterURL, t), client: &http.Client{Timeout: 10 * time.Second}}
 		}
-		demand = httpDemand{url: u, client: &http.Client{Timeout: 10 * time.Second}}
+		return newProxyDemand(kube, cfg.stackNamespace(), cfg.ExporterService, t.ExporterPath)
 	}
-	rep.Printf("cluster: %s (%s) namespace: %s pool: %s scaledobject: %s", rc.Host, src, cfg.Namespace, cfg.Pool, cfg.ScaledObject)
+	if all := cfg.allTargets(); len(all) == 1 {
+		rep.Printf("cluster: %s (%s) namespace: %s pool: %s scaledobject: %s", rc.Host, src, cfg.Namespace, cfg.Pool, cfg.ScaledObject)
+	} else {
+		rep.Printf("cluster: %s (%s) stack namespace: %s (exporter service %s); %d pools: %s; this run drives %s",
+			rc.Host, src, cfg.stackNamespace(), cfg.ExporterService, len(all), describeTargets(all), targetNames(cfg.targets()))
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return execute(ctx, stop, cfg, kube, dyn, remoteExecer{cfg: rc, kube: kube}, demand, rep, out)
+	return execute(ctx, stop, cfg, kube, dyn, remoteExecer{cfg: rc, kube: kube}, demands, rep, out)
+}
+
+// describeTargets names each pool's objects: "code (namespace agents-code, scaledobject code, /demand/code)".
+func describeTargets(ts []PoolTarget) string {
+	var parts []string
+	for _, t := range ts {
+		parts = append(parts, fmt.Sprintf("%s (namespace %s, scaledobject %s, /%s)", t.Name, t.Namespace, t.ScaledObject, t.ExporterPath))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func targetNames(ts []PoolTarget) string {
+	var parts []string
+	for _, t := range ts {
+		parts = append(parts, t.Name)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// guardedNamespaces are the namespaces the run must find labelled for this stack: every pool's
+// and the stack's (the exporter's), each once, in order.
+func guardedNamespaces(cfg Config) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, ns := range append(func() []string {
+		var n []string
+		for _, t := range cfg.allTargets() {
+			n = append(n, t.Namespace)
+		}
+		return n
+	}(), cfg.stackNamespace()) {
+		if !seen[ns] {
+			seen[ns] = true
+			out = append(out, ns)
+		}
+	}
+	return out
 }
 
 // execute is the part of run the tests drive with fake clients: guard, the
 // phases, the exit handler on every path, the summary and the JSON report.
 func execute(ctx context.Context, stop func(), cfg Config, kube kubernetes.Interface, dyn dynamic.Interface,
-	ex Execer, demand DemandReader, rep *Report, out io.Writer) int {
-	ev, err := guardNamespace(ctx, kube, cfg.Namespace, cfg.StackLabel, cfg.WithoutStackLabel)
-	if err != nil {
-		return refuse(rep, out, cfg.JSONPath, err.Error())
+	ex Execer, demands func(PoolTarget) DemandReader, rep *Report, out io.Writer) int {
+	// Every namespace first: a refusal touches nothing in any of them.
+	var evs []string
+	for _, ns := range guardedNamespaces(cfg) {
+		ev, err := guardNamespace(ctx, kube, ns, cfg.StackLabel, cfg.WithoutStackLabel)
+		if err != nil {
+			return refuse(rep, out, cfg.JSONPath, err.Error())
+		}
+		evs = append(evs, ev)
 	}
-	rep.Printf("%s", ev)
+	for _, ev := range evs {
+		rep.Printf("%s", ev)
+	}
 
-	r := newRunner(cfg, kube, dyn, ex, demand, rep)
+	all := cfg.allTargets()
+	several := len(all) > 1
+	var runners []*Runner
+	for i, t := range cfg.targets() {
+		runners = append(runners, newPoolRunner(cfg.forPool(t), kube, dyn, ex, demands(t), rep.ForPool(t.Name, t.Namespace, several, i == 0)))
+	}
 	func() {
 		// The exit handler runs even if a phase panics.
 		defer func() {
@@ -89,11 +143,27 @@ func execute(ctx context.Context, stop func(), cfg Config, kube kubernetes.Inter
 			if interrupted {
 				rep.Printf("interrupted: running the exit handler (interrupt again to abandon it)")
 			}
-			if err := r.rest.Run(cfg.RestoreTimeout); err != nil {
-				rep.Printf("exit handler: %v", err)
+			for _, r := range runners {
+				if err := r.rest.Run(cfg.RestoreTimeout); err != nil {
+					rep.Printf("exit handler: %v", err)
+				}
 			}
 		}()
-		r.Run(ctx)
+		for _, r := range runners {
+			if ctx.Err() != nil {
+				break
+			}
+			r.Run(ctx)
+		}
+		if cfg.Phase != "demand" && ctx.Err() == nil {
+			crossPool(ctx, cfg, runners, all, func(t PoolTarget) *Runner {
+				// A pool this run only watches: read, never written, and its checks not reported.
+				return newPoolRunner(cfg.forPool(t), kube, dyn, ex, demands(t), newReport(io.Discard).ForPool(t.Name, t.Namespace, false, false))
+			}, rep)
+		}
+		if ctx.Err() != nil {
+			rep.Fail("run", "the run completed", fmt.Sprintf("interrupted (%v) before every phase ran; the exit handler restores what this run changed", context.Cause(ctx)))
+		}
 	}()
 
 	line := rep.FinalLine()

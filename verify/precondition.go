@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -111,27 +112,37 @@ func (r *Runner) precondition(ctx context.Context) error {
 		r.downWindow = time.Duration(*b.ScaleDown.StabilizationWindowSeconds) * time.Second
 	}
 
+	r.pollingInterval = r.scaledObjectPollingInterval(so)
 	target, mev, ok := averageValueTarget(h)
+	r.target = target
 	if ok {
 		// A headroom formula (the program's `headroom` key) adds whole targets'
-		// worth to the count; any other formula is a mapping verify cannot hold
-		// each step to, so it fails here rather than at every step.
-		headroom, hev, herr := r.scaledObjectHeadroom(so, target)
+		// worth to the count; the arrivals formula is evaluated on the exporter's
+		// readings; any other formula is a mapping verify cannot hold each step
+		// to, so it fails here rather than at every step.
+		hev, herr := r.scaledObjectMapping(so, target)
 		if herr != nil {
 			ok, mev = false, mev+"; "+herr.Error()
 		} else {
-			r.headroom, mev = headroom, mev+"; "+hev
+			mev += "; " + hev
 		}
 	}
+	if ok && r.cfg.SizingPolicy != "" && r.cfg.SizingPolicy != r.sizing() {
+		ok = false
+		mev += fmt.Sprintf("; the stack's sizingPolicy output for this pool is %q, but the live ScaledObject carries the %s mapping: the cluster is not what the stack deployed (run pulumi up, or read the outputs of the stack that deployed it)",
+			r.cfg.SizingPolicy, r.sizing())
+	}
+	if ok {
+		r.rep.SetSizing(r.sizing())
+	}
 	r.rep.Judge(ph, "the HPA's metric maps claims to warm sandboxes", ok, mev)
-	r.target = target
 
 	outs := ""
 	if r.cfg.OutputsMin != 0 || r.cfg.OutputsMax != 0 {
 		outs = fmt.Sprintf("; stack outputs minReplicas=%d maxReplicas=%d", r.cfg.OutputsMin, r.cfg.OutputsMax)
 	}
-	r.rep.Printf("ScaledObject bounds: minReplicaCount=%d maxReplicaCount=%d, scale-down stabilization %s (load generator cap: %d claims%s)",
-		r.min, r.max, r.downWindow, r.cfg.LoadCap, outs)
+	r.rep.Printf("ScaledObject bounds: minReplicaCount=%d maxReplicaCount=%d, scale-down stabilization %s, pollingInterval %s (load generator cap: %d claims%s)",
+		r.min, r.max, r.downWindow, r.pollingInterval, r.cfg.LoadCap, outs)
 	if r.min == 0 {
 		r.rep.Printf("minReplicaCount is 0: with no claims the pool scales to zero, so there is no warm sandbox at rest and the first claim is a cold start by design; the adoption checks are N/A unless that claim is adopted warm anyway")
 	}
@@ -141,19 +152,21 @@ func (r *Runner) precondition(ctx context.Context) error {
 	if ok {
 		// Without a step above the floor every step reads "unchanged" and the
 		// control's flat line is what the pool would do anyway: no proof.
-		floor, top := r.expected(0), r.expected(r.cfg.LoadCap)
-		moves = top > floor
+		floor, top, how, err := r.loadReach()
 		verdict := "above the floor, so the load can show a scaling decision"
-		if !moves {
+		moves = err == nil && top > floor
+		switch {
+		case err != nil:
+			verdict = err.Error()
+		case !moves:
 			verdict = "not above the floor, so no step of this run could show a scaling decision (and the control's flat line would prove nothing); raise maxReplicas and --load-cap, or lower targetValue"
 		}
-		r.rep.Judge(ph, "the load can move the pool", moves,
-			fmt.Sprintf("at the load cap the HPA would want clamp(ceil(%d/%g)+%d=%d, %d, %d)=%d warm sandboxes, at 0 claims %d: %s",
-				r.cfg.LoadCap, r.target, r.headroom, r.ceil(r.cfg.LoadCap)+r.headroom, r.min, r.max, top, floor, verdict))
+		r.rep.Judge(ph, "the load can move the pool", moves, how+": "+verdict)
 	}
 	if !owned || !ok || !moves || int64(r.cfg.LoadCap) > r.max || ref.Kind != contract.SandboxWarmPoolKind {
 		return errStop
 	}
+	r.mapped = true
 	return nil
 }
 
@@ -218,7 +231,92 @@ func averageValueTarget(h *autoscalingv2.HorizontalPodAutoscaler) (float64, stri
 	return v, fmt.Sprintf("external metric %s, target AverageValue=%s: desired = ceil(claims / %s) within [min, max]", m.External.Metric.Name, t.AverageValue, t.AverageValue), true
 }
 
-// headroomFormula is the only scalingModifiers formula verify models: one
+// sizing names the mapping the steps are held to.
+func (r *Runner) sizing() string {
+	if r.formula != nil {
+		return "arrivals"
+	}
+	return "claims"
+}
+
+// zeroDecision is the pool's size at no demand: its floor.
+func (r *Runner) zeroDecision() (int64, error) {
+	if r.formula == nil {
+		return r.expected(0), nil
+	}
+	d, _, err := r.formulaDecision(r.formula.uniform(0))
+	return d, err
+}
+
+// loadReach is the decision at no demand and at the load cap, and how it was reached.
+func (r *Runner) loadReach() (floor, top int64, how string, err error) {
+	n := r.cfg.LoadCap
+	if r.formula == nil {
+		floor, top = r.expected(0), r.expected(n)
+		return floor, top, fmt.Sprintf("at the load cap the HPA would want clamp(ceil(%d/%g)+%d=%d, %d, %d)=%d warm sandboxes, at 0 claims %d",
+			n, r.target, r.headroom, r.ceil(n)+r.headroom, r.min, r.max, top, floor), nil
+	}
+	floor, zv, err := r.formulaDecision(r.formula.uniform(0))
+	if err != nil {
+		return 0, 0, "", err
+	}
+	top, tv, err := r.formulaDecision(r.formula.uniform(float64(n)))
+	if err != nil {
+		return 0, 0, "", err
+	}
+	return floor, top, fmt.Sprintf("at the load cap (%d claims created within both windows: %s) the formula gives %g, so the HPA would want clamp(ceil(%g/%g), %d, %d)=%d warm sandboxes; at no demand (%s) it gives %g -> %d",
+		n, formatInputs(r.formula.uniform(float64(n))), tv, tv, r.target, r.min, r.max, top, formatInputs(r.formula.uniform(0)), zv, floor), nil
+}
+
+// scaledObjectPollingInterval is spec.pollingInterval (KEDA's default 30 s when absent).
+func (r *Runner) scaledObjectPollingInterval(so *unstructured.Unstructured) time.Duration {
+	if so == nil {
+		return 30 * time.Second
+	}
+	v, found, err := unstructured.NestedFieldNoCopy(so.Object, "spec", "pollingInterval")
+	if err != nil || !found {
+		return 30 * time.Second
+	}
+	switch x := v.(type) {
+	case int64:
+		return time.Duration(x) * time.Second
+	case float64:
+		return time.Duration(x * float64(time.Second))
+	}
+	return 30 * time.Second
+}
+
+// scaledObjectMapping reads the ScaledObject's formula: none or headroom (the claims mapping),
+// the arrivals formula, or a refusal that says why.
+func (r *Runner) scaledObjectMapping(so *unstructured.Unstructured, target float64) (string, error) {
+	headroom, hev, herr := r.scaledObjectHeadroom(so, target)
+	if herr == nil {
+		r.headroom, r.formula = headroom, nil
+		return hev, nil
+	}
+	f, _, _ := unstructured.NestedString(so.Object, "spec", "advanced", "scalingModifiers", "formula")
+	if f == "" {
+		return "", herr
+	}
+	m, err := recognizeArrivals(so, f, r.cfg.ExporterPath)
+	switch {
+	case errors.Is(err, errNotArrivals) && headroomFormula.MatchString(f):
+		return "", herr
+	case errors.Is(err, errNotArrivals):
+		return "", fmt.Errorf("scaledobject/%s has the scalingModifiers formula %q, which is neither <trigger> + <constant> nor the arrivals formula (float(...) over metrics-api triggers arrivals_short and arrivals_long): verify cannot hold each step to it", r.cfg.ScaledObject, f)
+	case err != nil:
+		return "", fmt.Errorf("scaledobject/%s: %v: verify cannot hold each step to it", r.cfg.ScaledObject, err)
+	}
+	r.headroom, r.formula = 0, m
+	var trig []string
+	for _, t := range m.triggers {
+		trig = append(trig, fmt.Sprintf("%s <- %s at %s", t.name, t.valueLocation, t.url))
+	}
+	return fmt.Sprintf("the arrivals formula %q over triggers %s, compiled as KEDA compiles it: each step is held to clamp(ceil(formula / %g), min, max) on the exporter's readings",
+		f, strings.Join(trig, ", "), target), nil
+}
+
+// headroomFormula is the simplest scalingModifiers formula verify models: one
 // trigger's value plus a constant, as the program writes it for `headroom`.
 var headroomFormula = regexp.MustCompile(`^\s*[A-Za-z_][A-Za-z0-9_-]*\s*\+\s*([0-9]+(?:\.[0-9]+)?)\s*$`)
 

@@ -20,13 +20,20 @@ type Restorer struct {
 	mu     sync.Mutex
 	dyn    dynamic.Interface
 	ns     string
-	rep    *Report
+	rep    reporter
 	poll   time.Duration
 	claims []string                   // created by this run and not yet deleted
 	so     *unstructured.Unstructured // armed copy; nil when nothing to restore
 }
 
-func newRestorer(dyn dynamic.Interface, ns string, rep *Report, poll time.Duration) *Restorer {
+// reporter is what records checks: the report, or one pool's slice of it.
+type reporter interface {
+	printer
+	Pass(phase, name, evidence string)
+	Fail(phase, name, evidence string)
+}
+
+func newRestorer(dyn dynamic.Interface, ns string, rep reporter, poll time.Duration) *Restorer {
 	return &Restorer{dyn: dyn, ns: ns, rep: rep, poll: poll}
 }
 

@@ -13,6 +13,10 @@ import (
 // the demand changed, records the step and the check. It asserts
 // spec.replicas only; readyReplicas is printed beside it.
 func (r *Runner) awaitStep(ctx context.Context, dir string, n int, changedAt time.Time) {
+	if r.formula != nil {
+		r.awaitFormulaStep(ctx, dir, n, changedAt)
+		return
+	}
 	want := r.expected(n)
 	prev := r.lastExpected
 	timeout := r.cfg.StepTimeout
@@ -148,10 +152,10 @@ func (r *Runner) scaleDown(ctx context.Context) error {
 	}
 	r.exporterServes(ctx, "scaling", 0)
 	var up, down []string
-	for _, s := range r.rep.ScaleUp {
+	for _, s := range r.rep.Steps("up") {
 		up = append(up, fmt.Sprintf("%d:%s", s.Claims, ptrStr(s.SpecReplicas)))
 	}
-	for _, s := range r.rep.ScaleDown {
+	for _, s := range r.rep.Steps("down") {
 		down = append(down, fmt.Sprintf("%d:%s", s.Claims, ptrStr(s.SpecReplicas)))
 	}
 	r.rep.Printf("claims:spec.replicas up %s; down %s", strings.Join(up, " "), strings.Join(down, " "))

@@ -13,6 +13,11 @@ import (
 	"k8s.io/client-go/dynamic"
 )
 
+// printer is where waits say what they wait for: the report, or one pool's slice of it.
+type printer interface {
+	Printf(format string, args ...any)
+}
+
 // progressEvery is how often a long wait says it is still waiting.
 var progressEvery = 15 * time.Second
 
@@ -29,7 +34,7 @@ type objCond func(u *unstructured.Unstructured) (done bool, now string, err erro
 // polls as a fallback (a watch can be refused or closed). A failed read ends
 // the wait with an error: it is never taken as a value. It returns the
 // satisfying object and the time it was seen.
-func waitObject(ctx context.Context, rep *Report, ri dynamic.ResourceInterface, name, what string,
+func waitObject(ctx context.Context, rep printer, ri dynamic.ResourceInterface, name, what string,
 	timeout, poll time.Duration, cond objCond) (*unstructured.Unstructured, time.Time, error) {
 	w, werr := watchName(ctx, ri, name)
 	if werr != nil {
@@ -46,7 +51,7 @@ func watchName(ctx context.Context, ri dynamic.ResourceInterface, name string) (
 }
 
 // waitWatched is waitObject over an already started watch (nil: poll only).
-func waitWatched(ctx context.Context, rep *Report, ri dynamic.ResourceInterface, w watch.Interface, name, what string,
+func waitWatched(ctx context.Context, rep printer, ri dynamic.ResourceInterface, w watch.Interface, name, what string,
 	timeout, poll time.Duration, cond objCond) (*unstructured.Unstructured, time.Time, error) {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -137,7 +142,7 @@ func waitWatched(ctx context.Context, rep *Report, ri dynamic.ResourceInterface,
 type pollFunc func(ctx context.Context) (done bool, now string, err error)
 
 // pollUntil polls fn until it is done, printing what it waits for.
-func pollUntil(ctx context.Context, rep *Report, what string, timeout, poll time.Duration, fn pollFunc) (string, error) {
+func pollUntil(ctx context.Context, rep printer, what string, timeout, poll time.Duration, fn pollFunc) (string, error) {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
