@@ -23,6 +23,8 @@ type SandboxRuntime struct {
 	pulumi.ResourceState
 
 	Name pulumi.StringOutput
+	// Installed is the RuntimeClass (read or created), for dependents: see Keda.Installed.
+	Installed []pulumi.Resource
 }
 
 // NewSandboxRuntime checks for (require) or creates (create) the RuntimeClass. In require mode it waits
@@ -46,16 +48,19 @@ func NewSandboxRuntime(ctx *pulumi.Context, name string, args *SandboxRuntimeArg
 				"on another cluster set runtimeClassMode=create and runtimeClassHandler to the CRI handler that runs sandboxes there",
 				args.Name, err, args.Name))
 		}
+		r.Installed = []pulumi.Resource{rc}
 	case ModeCreate:
-		if _, err := nodev1.NewRuntimeClass(ctx, args.Name, &nodev1.RuntimeClassArgs{
+		rc, err := nodev1.NewRuntimeClass(ctx, args.Name, &nodev1.RuntimeClassArgs{
 			Metadata: &metav1.ObjectMetaArgs{
 				Name:   pulumi.String(args.Name),
 				Labels: pulumi.StringMap{contract.ManagedByLabel: pulumi.String(contract.ManagedByValue)},
 			},
 			Handler: pulumi.String(args.Handler),
-		}, pulumi.Parent(r)); err != nil {
+		}, pulumi.Parent(r))
+		if err != nil {
 			return nil, err
 		}
+		r.Installed = []pulumi.Resource{rc}
 	default:
 		return nil, fmt.Errorf("runtime class mode %q is not %s or %s", args.Mode, ModeRequire, ModeCreate)
 	}

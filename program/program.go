@@ -3,6 +3,8 @@
 package program
 
 import (
+	"slices"
+
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/components"
@@ -59,8 +61,9 @@ func Run(ctx *pulumi.Context) error {
 		TemplateName: cfg.TemplateName, PoolName: cfg.PoolName, InitialReplicas: cfg.MinReplicas,
 		RuntimeClassName: contract.RuntimeClassName,
 		// Destroy deletes the namespace (and the claims, sandboxes and ScaledObjects in it, whose
-		// finalizers these controllers remove) before agent-sandbox and KEDA themselves.
-		DependsOn: []pulumi.Resource{runtime, agentSandbox, keda},
+		// finalizers these controllers remove) before agent-sandbox and KEDA themselves. The
+		// resources themselves, not the components: see components.Keda.Installed.
+		DependsOn: slices.Concat(runtime.Installed, agentSandbox.Installed, keda.Installed),
 	}, inCluster)
 	if err != nil {
 		return err
