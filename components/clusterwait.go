@@ -134,10 +134,13 @@ func kubeconfigEndpoint(kubeconfig string) (server string, roots *x509.CertPool,
 	return cluster.Server, roots, nil
 }
 
-// waitForAPIEndpoint waits until the kubeconfig's server answers GET /healthz with 200. /healthz
-// needs no credentials (Kubernetes grants it to everyone, system:public-info-viewer), so the wait
-// does not depend on the access entry or the AWS CLI. The server's certificate is checked against
-// the cluster's CA from the kubeconfig.
+// waitForAPIEndpoint waits until the kubeconfig's server answers GET /healthz, without credentials,
+// as pulumi-eks's own wait asks it (cluster.ts, lines 799-817): Kubernetes' default ClusterRole
+// system:public-info-viewer lets everyone, unauthenticated too, read /healthz, /livez, /readyz and
+// /version. So the wait needs neither the access entry nor the AWS CLI. 200 is ready; 401 or 403
+// also means the API server itself answered (on a cluster that refuses anonymous requests) and is
+// taken as ready; anything else, or no answer, is waited out. The server's certificate is checked
+// against the cluster's CA from the kubeconfig.
 func waitForAPIEndpoint(ctx context.Context, kubeconfig string, p Patience, say func(msg string, ephemeral bool)) error {
 	server, roots, err := kubeconfigEndpoint(kubeconfig)
 	if err != nil {
@@ -166,10 +169,12 @@ func waitForAPIEndpoint(ctx context.Context, kubeconfig string, p Patience, say 
 		}
 		defer resp.Body.Close()
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		if resp.StatusCode != http.StatusOK {
+		switch resp.StatusCode {
+		case http.StatusOK, http.StatusUnauthorized, http.StatusForbidden:
+			return true, nil
+		default:
 			return false, fmt.Errorf("GET /healthz answered %s", resp.Status)
 		}
-		return true, nil
 	}
 	misses := 0
 	ok, why := poll(ctx, p, check, func(d time.Duration, why error) {
@@ -185,7 +190,7 @@ func waitForAPIEndpoint(ctx context.Context, kubeconfig string, p Patience, say 
 		}
 		return nil
 	}
-	return fmt.Errorf("the new cluster's API endpoint %s did not answer GET /healthz with 200 within %s (last: %v). "+
+	return fmt.Errorf("the new cluster's API endpoint %s did not answer GET /healthz within %s (last: %v). "+
 		"Nothing has been created in the cluster yet. The cluster's endpoint is public, so check that this machine reaches it "+
 		"(a proxy: HTTPS_PROXY; a firewall), then run `pulumi up` again: it resumes here", server, p.Timeout, why)
 }

@@ -159,8 +159,15 @@ func TestAPIEndpointWaitIsBoundedAndChecksTheClusterCA(t *testing.T) {
 	_, say := recorder()
 	err := waitForAPIEndpoint(context.Background(), apiKubeconfig(t, down), quick, say)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "did not answer GET /healthz with 200 within 300ms (last: GET /healthz answered 503 Service Unavailable)")
+	assert.Contains(t, err.Error(), "did not answer GET /healthz within 300ms (last: GET /healthz answered 503 Service Unavailable)")
 	assert.Contains(t, err.Error(), "run `pulumi up` again")
+
+	// An API server that refuses anonymous requests has answered all the same.
+	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden} {
+		refusing := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", status) }))
+		require.NoError(t, waitForAPIEndpoint(context.Background(), apiKubeconfig(t, refusing), patient, say), "%d", status)
+		refusing.Close()
+	}
 
 	// A server whose certificate the cluster's CA did not sign is never taken for the cluster.
 	up := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) }))
