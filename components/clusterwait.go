@@ -54,6 +54,7 @@ func poll(ctx context.Context, p Patience, check func(context.Context) (bool, er
 	start := time.Now()
 	deadline := start.Add(p.Timeout)
 	var why error
+	answered := false // an attempt ended on its own (why then holds its reason, nil for "not yet")
 	for {
 		attempt, cancel := context.WithDeadline(ctx, deadline)
 		done, err := check(attempt)
@@ -63,9 +64,10 @@ func poll(ctx context.Context, p Patience, check func(context.Context) (bool, er
 			return true, nil
 		}
 		// An attempt the deadline cut short says less than the answer before it.
-		if !cut || why == nil {
+		if !cut || !answered {
 			why = err
 		}
+		answered = answered || !cut
 		if time.Now().Add(p.Interval).After(deadline) {
 			return false, why
 		}

@@ -254,3 +254,20 @@ func selfSignedPEM(t *testing.T) []byte {
 	require.NoError(t, err)
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
+
+// The last attempt, cut short by the deadline, does not replace the answer before it in the message.
+func TestTheLastAnswerIsKeptWhenTheDeadlineCutsAnAttempt(t *testing.T) {
+	reads := 0
+	read := func(ctx context.Context, name string) (bool, error) {
+		if reads++; reads == 1 {
+			return false, nil // the API answers: not there
+		}
+		<-ctx.Done() // every later read hangs until the deadline
+		return false, ctx.Err()
+	}
+	_, say := recorder()
+	err := waitForRuntimeClass(context.Background(), read, "isolated-sandbox", Patience{Timeout: 200 * time.Millisecond, Interval: 10 * time.Millisecond}, say)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "(the API answered that it does not exist)")
+	assert.NotContains(t, err.Error(), "deadline")
+}
