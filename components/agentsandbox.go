@@ -20,11 +20,11 @@ type AgentSandbox struct {
 	pulumi.ResourceState
 
 	ManifestURL pulumi.StringOutput // empty in adopt mode
-}
-
-// AgentSandboxManifestURL is the release asset install mode applies.
-func AgentSandboxManifestURL(version string) string {
-	return fmt.Sprintf("https://github.com/kubernetes-sigs/agent-sandbox/releases/download/%s/sandbox-with-extensions.yaml", version)
+	// Installed is what a dependent that the controller must outlive depends on: the release
+	// manifest's ConfigFile (install), a remote component whose resources (the controller's
+	// Deployment, the CRDs, its RBAC) the engine counts as dependencies of whatever depends on it,
+	// or the CRD reads (adopt). See Keda.Installed for why not the component itself.
+	Installed []pulumi.Resource
 }
 
 // NewAgentSandbox applies the release manifest (install) or only reads the CRDs (adopt): the controller
@@ -36,23 +36,27 @@ func NewAgentSandbox(ctx *pulumi.Context, name string, args *AgentSandboxArgs, o
 	}
 	switch args.Mode {
 	case ModeInstall:
-		url := AgentSandboxManifestURL(args.Version)
+		url := contract.AgentSandboxManifestURL(args.Version)
 		a.ManifestURL = pulumi.String(url).ToStringOutput()
-		if _, err := yamlv2.NewConfigFile(ctx, name+"-release", &yamlv2.ConfigFileArgs{
+		release, err := yamlv2.NewConfigFile(ctx, name+"-release", &yamlv2.ConfigFileArgs{
 			File: pulumi.String(url),
-		}, pulumi.Parent(a)); err != nil {
+		}, pulumi.Parent(a))
+		if err != nil {
 			return nil, err
 		}
+		a.Installed = []pulumi.Resource{release}
 	case ModeAdopt:
 		a.ManifestURL = pulumi.String("").ToStringOutput()
-		how := fmt.Sprintf("install it (kubectl apply --server-side -f %s) or set agentSandboxMode=install", AgentSandboxManifestURL(contract.AgentSandboxRelease))
+		how := fmt.Sprintf("install it (kubectl apply --server-side -f %s) or set agentSandboxMode=install", contract.AgentSandboxManifestURL(contract.AgentSandboxRelease))
 		need := make([]RequiredCRD, 0, len(contract.AgentSandboxCRDs))
 		for _, n := range contract.AgentSandboxCRDs {
 			need = append(need, RequiredCRD{Name: n, Version: contract.AgentSandboxVersion})
 		}
-		if err := requireCRDs(ctx, a, "agent-sandbox", how, need...); err != nil {
+		reads, err := requireCRDs(ctx, a, "agent-sandbox", how, need...)
+		if err != nil {
 			return nil, err
 		}
+		a.Installed = reads
 	default:
 		return nil, fmt.Errorf("agent-sandbox mode %q is not %s or %s", args.Mode, ModeInstall, ModeAdopt)
 	}

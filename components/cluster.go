@@ -1,6 +1,7 @@
 package components
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/pulumi/pulumi-eks/sdk/v3/go/eks"
@@ -48,7 +49,17 @@ func NewCluster(ctx *pulumi.Context, name string, args *ClusterArgs, opts ...pul
 			return nil, err
 		}
 		// KubeconfigJson authenticates with `aws eks get-token`, so it carries no long-lived credential.
-		kubeconfig = eksCluster.KubeconfigJson
+		// It is handed on (to the provider, so to every Kubernetes resource, and to the outputs) only
+		// once the cluster's API endpoint answers: see clusterwait.go.
+		kubeconfig = eksCluster.KubeconfigJson.ApplyTWithContext(ctx.Context(), func(goctx context.Context, kc string) (string, error) {
+			if ctx.DryRun() {
+				return kc, nil
+			}
+			if err := waitForAPIEndpoint(goctx, kc, APIEndpointPatience, sayOn(ctx, c)); err != nil {
+				return "", explain(ctx, c, err)
+			}
+			return kc, nil
+		}).(pulumi.StringOutput)
 		// The name is ours (set below), but it is only real once the cluster exists.
 		c.Name = eksCluster.URN().ApplyT(func(pulumi.URN) string { return args.Name }).(pulumi.StringOutput)
 	case ModeExisting:
@@ -66,6 +77,9 @@ func NewCluster(ctx *pulumi.Context, name string, args *ClusterArgs, opts ...pul
 		return nil, err
 	}
 	c.Provider = provider
+	if args.Mode == ModeCreate {
+		newClusters.Store(provider, c.Kubeconfig)
+	}
 
 	return c, ctx.RegisterResourceOutputs(c, pulumi.Map{
 		"name":       c.Name,
@@ -89,11 +103,17 @@ func newEksAutoModeCluster(ctx *pulumi.Context, name string, args *ClusterArgs, 
 	authMode := eks.AuthenticationModeApi
 	corednsEnabled := false
 	skipDefaultNodeGroup := true
+	// The public endpoint is EKS's default and how this program (a laptop, a CI runner) reaches the
+	// cluster; set explicitly because pulumi-eks v3.9.1 waits for the endpoint only when this
+	// argument is set (cluster.ts line 799, pulumi/pulumi-eks#1135). That wait gives up silently
+	// after 300 s, so the program's own wait (clusterwait.go) is the one that fails with a message.
+	endpointPublicAccess := pulumi.BoolPtr(true)
 	return eks.NewCluster(ctx, name, &eks.ClusterArgs{
 		Name:    pulumi.StringPtr(args.Name),
 		Version: pulumi.StringPtr(args.KubernetesVersion),
 		// Access entries, not the deprecated aws-auth ConfigMap; the creator gets cluster admin.
-		AuthenticationMode: &authMode,
+		AuthenticationMode:   &authMode,
+		EndpointPublicAccess: endpointPublicAccess,
 		// Auto Mode runs the nodes (and the isolated-sandbox runtime), so no node group of ours.
 		AutoMode:             &eks.AutoModeOptionsArgs{Enabled: true},
 		SkipDefaultNodeGroup: &skipDefaultNodeGroup,

@@ -19,25 +19,25 @@ type RequiredCRD struct {
 
 // requireCRDs reads each CRD (a read, never a managed resource: destroy only forgets it) and waits
 // for the answers, so adopting a missing install, or one too old or too new to serve the version
-// the stack uses, fails before anything depending on it is created.
-func requireCRDs(ctx *pulumi.Context, parent pulumi.Resource, product, howToFix string, crds ...RequiredCRD) error {
+// the stack uses, fails before anything depending on it is created. It returns the reads.
+func requireCRDs(ctx *pulumi.Context, parent pulumi.Resource, product, howToFix string, crds ...RequiredCRD) ([]pulumi.Resource, error) {
 	reads := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(crds))
 	for _, c := range crds {
 		crd, err := apiextensionsv1.GetCustomResourceDefinition(ctx, c.Name, pulumi.ID(c.Name), nil, pulumi.Parent(parent))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		reads = append(reads, crd)
 	}
 	for i, crd := range reads {
 		need := crds[i]
 		if _, err := internals.UnsafeAwaitOutput(ctx.Context(), crd.ID()); err != nil {
-			return explain(ctx, parent, fmt.Errorf("%s is not installed on this cluster: CustomResourceDefinition %s was not found (%v). "+
+			return nil, explain(ctx, parent, fmt.Errorf("%s is not installed on this cluster: CustomResourceDefinition %s was not found (%v). "+
 				"It is a shared install that adopt mode only reads; %s", product, need.Name, err, howToFix))
 		}
 		versions, err := internals.UnsafeAwaitOutput(ctx.Context(), crd.Spec.Versions())
 		if err != nil {
-			return explain(ctx, parent, fmt.Errorf("reading the versions of CustomResourceDefinition %s: %w", need.Name, err))
+			return nil, explain(ctx, parent, fmt.Errorf("reading the versions of CustomResourceDefinition %s: %w", need.Name, err))
 		}
 		if !versions.Known {
 			continue // a preview without the cluster's answer; the update checks again
@@ -54,12 +54,16 @@ func requireCRDs(ctx *pulumi.Context, parent pulumi.Resource, product, howToFix 
 			if len(served) > 0 {
 				servedText = strings.Join(served, ", ")
 			}
-			return explain(ctx, parent, fmt.Errorf("%s on this cluster does not serve the version this stack uses: CustomResourceDefinition %s serves %s, "+
+			return nil, explain(ctx, parent, fmt.Errorf("%s on this cluster does not serve the version this stack uses: CustomResourceDefinition %s serves %s, "+
 				"but the stack needs %s. It is a shared install that adopt mode only reads, so upgrade it to a release that serves %s, or %s",
 				product, need.Name, servedText, need.Version, need.Version, howToFix))
 		}
 	}
-	return nil
+	out := make([]pulumi.Resource, len(reads))
+	for i, r := range reads {
+		out[i] = r
+	}
+	return out, nil
 }
 
 // explain logs err on the component before returning it. A failed read also fails the engine RPC,

@@ -11,10 +11,6 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
-const (
-	KedaChartRepo = "https://kedacore.github.io/charts"
-)
-
 // KedaArgs selects installing the pinned chart or adopting the KEDA the cluster has.
 type KedaArgs struct {
 	Mode         string // ModeInstall or ModeAdopt
@@ -26,6 +22,12 @@ type Keda struct {
 	pulumi.ResourceState
 
 	Namespace pulumi.StringOutput
+	// Installed is what a dependent that KEDA must outlive depends on: the Helm chart (install), a
+	// remote component whose own URN the SDK records and whose resources the engine counts as
+	// dependencies (pulumi/pulumi pkg/resource/graph/dependency_graph.go, DependenciesOf), or the
+	// CRD reads (adopt). Not the Keda component itself: the Go SDK replaces a local component
+	// with the children it has registered so far, which races with their registration.
+	Installed []pulumi.Resource
 }
 
 // NewKeda installs kedacore/keda at the pinned chart version (install) or only checks that
@@ -46,21 +48,25 @@ func NewKeda(ctx *pulumi.Context, name string, args *KedaArgs, opts ...pulumi.Re
 		if err != nil {
 			return nil, err
 		}
-		if _, err := helmv4.NewChart(ctx, name, &helmv4.ChartArgs{
+		chart, err := helmv4.NewChart(ctx, name, &helmv4.ChartArgs{
 			Name:           pulumi.String("keda"),
-			Chart:          pulumi.String("keda"),
+			Chart:          pulumi.String(contract.KedaChartName),
 			Version:        pulumi.String(args.ChartVersion),
 			Namespace:      pulumi.String(contract.KedaNamespace),
-			RepositoryOpts: &helmv4.RepositoryOptsArgs{Repo: pulumi.String(KedaChartRepo)},
-		}, pulumi.Parent(k), pulumi.DependsOn([]pulumi.Resource{ns})); err != nil {
+			RepositoryOpts: &helmv4.RepositoryOptsArgs{Repo: pulumi.String(contract.KedaChartRepo)},
+		}, pulumi.Parent(k), pulumi.DependsOn([]pulumi.Resource{ns}))
+		if err != nil {
 			return nil, err
 		}
+		k.Installed = []pulumi.Resource{chart}
 	case ModeAdopt:
 		how := fmt.Sprintf("install it yourself (helm install keda kedacore/keda --repo %s --namespace %s --create-namespace --version %s) or set kedaMode=install",
-			KedaChartRepo, contract.KedaNamespace, contract.KedaChartVersion)
-		if err := requireCRDs(ctx, k, "KEDA", how, RequiredCRD{Name: contract.ScaledObjectCRD, Version: contract.KedaVersion}); err != nil {
+			contract.KedaChartRepo, contract.KedaNamespace, contract.KedaChartVersion)
+		reads, err := requireCRDs(ctx, k, "KEDA", how, RequiredCRD{Name: contract.ScaledObjectCRD, Version: contract.KedaVersion})
+		if err != nil {
 			return nil, err
 		}
+		k.Installed = reads
 	default:
 		return nil, fmt.Errorf("KEDA mode %q is not %s or %s", args.Mode, ModeInstall, ModeAdopt)
 	}

@@ -2,6 +2,8 @@ package components
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/ec2"
@@ -18,19 +20,64 @@ type network struct {
 
 const networkAZs = 2
 
+// EKSUnsupportedZoneIDs are the Availability Zones EKS refuses cluster subnets in
+// (UnsupportedAvailabilityZoneException), by zone ID: a zone's name maps to a different zone in
+// each account, its ID does not. The list is the table "The subnets can't reside in the following
+// Availability Zones" under "Subnet requirements for clusters" in the EKS user guide,
+// https://docs.aws.amazon.com/eks/latest/userguide/network-reqs.html#cluster-subnets
+// (awsdocs/amazon-eks-user-guide, latest/ug/networking/network-reqs.adoc).
+var EKSUnsupportedZoneIDs = []string{"use1-az3", "usw1-az2", "cac1-az3"}
+
+// eksZones picks the first n zones (in the order listed: by name) whose ID EKS supports, from the
+// parallel name and ID lists aws:getAvailabilityZones returns. Zones that were chosen before this
+// rule existed stay the same wherever they were supported ones.
+func eksZones(names, ids []string, n int) ([]string, error) {
+	var chosen, skipped []string
+	for i, name := range names {
+		if i >= len(ids) {
+			break
+		}
+		if slices.Contains(EKSUnsupportedZoneIDs, ids[i]) {
+			skipped = append(skipped, fmt.Sprintf("%s (%s)", name, ids[i]))
+			continue
+		}
+		if len(chosen) < n {
+			chosen = append(chosen, name)
+		}
+	}
+	if len(chosen) < n {
+		why := ""
+		if len(skipped) > 0 {
+			why = fmt.Sprintf(" (EKS does not support %s)", strings.Join(skipped, ", "))
+		}
+		return nil, fmt.Errorf("the region has %d available zone(s) EKS supports%s; EKS needs %d: pick another aws:region or set vpcId and privateSubnetIds",
+			len(chosen), why, n)
+	}
+	return chosen, nil
+}
+
 // newNetwork builds a two-AZ VPC: public subnets (tagged for internet-facing load balancers)
 // with an internet gateway, private subnets (tagged for internal ones, where Auto Mode puts
 // nodes) behind one NAT gateway. One NAT keeps a demo cheap; it is a single-AZ egress point.
 func newNetwork(ctx *pulumi.Context, name, clusterName string, parent pulumi.Resource) (*network, error) {
-	zones, err := aws.GetAvailabilityZones(ctx, &aws.GetAvailabilityZonesArgs{State: pulumi.StringRef("available")}, pulumi.Parent(parent))
+	zones, err := aws.GetAvailabilityZones(ctx, &aws.GetAvailabilityZonesArgs{
+		State: pulumi.StringRef("available"),
+		// Availability Zones only: opted-in Local Zones and Wavelength Zones are listed otherwise,
+		// and EKS takes neither for cluster subnets (the same page).
+		Filters:        []aws.GetAvailabilityZonesFilter{{Name: "zone-type", Values: []string{"availability-zone"}}},
+		ExcludeZoneIds: EKSUnsupportedZoneIDs,
+	}, pulumi.Parent(parent))
 	if err != nil {
 		return nil, fmt.Errorf("listing availability zones: %w", err)
 	}
-	if len(zones.Names) < networkAZs {
-		return nil, fmt.Errorf("the region has %d available zone(s); EKS needs %d: pick another aws:region or set vpcId and privateSubnetIds", len(zones.Names), networkAZs)
+	// The provider already leaves out the excluded IDs; eksZones checks by ID again, so the choice
+	// never rests on zone names.
+	chosen, err := eksZones(zones.Names, zones.ZoneIds, networkAZs)
+	if err != nil {
+		return nil, err
 	}
 	var egress []pulumi.Resource
-	b := networkBuilder{ctx: ctx, name: name, clusterName: clusterName, zones: zones.Names[:networkAZs], child: pulumi.Parent(parent), egress: &egress}
+	b := networkBuilder{ctx: ctx, name: name, clusterName: clusterName, zones: chosen, child: pulumi.Parent(parent), egress: &egress}
 
 	vpc, err := ec2.NewVpc(ctx, name+"-vpc", &ec2.VpcArgs{
 		CidrBlock:          pulumi.String("10.0.0.0/16"),

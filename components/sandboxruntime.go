@@ -23,10 +23,14 @@ type SandboxRuntime struct {
 	pulumi.ResourceState
 
 	Name pulumi.StringOutput
+	// Installed is the RuntimeClass (read or created), for dependents: see Keda.Installed.
+	Installed []pulumi.Resource
 }
 
 // NewSandboxRuntime checks for (require) or creates (create) the RuntimeClass. In require mode it waits
-// for the read, so a missing RuntimeClass stops the program before anything else is registered.
+// for the read, so a missing RuntimeClass stops the program before anything else is registered. On a
+// cluster this program has just created (create mode, not in a preview) it first waits, within
+// RuntimeClassPatience and saying so, for Auto Mode to add the RuntimeClass.
 func NewSandboxRuntime(ctx *pulumi.Context, name string, args *SandboxRuntimeArgs, opts ...pulumi.ResourceOption) (*SandboxRuntime, error) {
 	r := &SandboxRuntime{Name: pulumi.String(args.Name).ToStringOutput()}
 	if err := ctx.RegisterComponentResource("warmpool:index:SandboxRuntime", name, r, opts...); err != nil {
@@ -34,6 +38,11 @@ func NewSandboxRuntime(ctx *pulumi.Context, name string, args *SandboxRuntimeArg
 	}
 	switch args.Mode {
 	case ModeRequire:
+		if kubeconfig, isNew := newClusterKubeconfig(opts); isNew && !ctx.DryRun() {
+			if err := waitForRuntimeClassOn(ctx, r, kubeconfig, args.Name); err != nil {
+				return nil, err
+			}
+		}
 		rc, err := nodev1.GetRuntimeClass(ctx, args.Name, pulumi.ID(args.Name), nil, pulumi.Parent(r))
 		if err != nil {
 			return nil, err
@@ -46,18 +55,42 @@ func NewSandboxRuntime(ctx *pulumi.Context, name string, args *SandboxRuntimeArg
 				"on another cluster set runtimeClassMode=create and runtimeClassHandler to the CRI handler that runs sandboxes there",
 				args.Name, err, args.Name))
 		}
+		r.Installed = []pulumi.Resource{rc}
 	case ModeCreate:
-		if _, err := nodev1.NewRuntimeClass(ctx, args.Name, &nodev1.RuntimeClassArgs{
+		rc, err := nodev1.NewRuntimeClass(ctx, args.Name, &nodev1.RuntimeClassArgs{
 			Metadata: &metav1.ObjectMetaArgs{
 				Name:   pulumi.String(args.Name),
 				Labels: pulumi.StringMap{contract.ManagedByLabel: pulumi.String(contract.ManagedByValue)},
 			},
 			Handler: pulumi.String(args.Handler),
-		}, pulumi.Parent(r)); err != nil {
+		}, pulumi.Parent(r))
+		if err != nil {
 			return nil, err
 		}
+		r.Installed = []pulumi.Resource{rc}
 	default:
 		return nil, fmt.Errorf("runtime class mode %q is not %s or %s", args.Mode, ModeRequire, ModeCreate)
 	}
 	return r, ctx.RegisterResourceOutputs(r, pulumi.Map{"name": r.Name})
+}
+
+// waitForRuntimeClassOn waits for the RuntimeClass on the new cluster whose kubeconfig is given
+// (known once the cluster's endpoint answers: the wait in cluster.go comes first).
+func waitForRuntimeClassOn(ctx *pulumi.Context, r *SandboxRuntime, kubeconfig pulumi.StringOutput, name string) error {
+	kc, err := internals.UnsafeAwaitOutput(ctx.Context(), kubeconfig)
+	if err != nil {
+		return err // the cluster's own wait failed, and said why on the cluster
+	}
+	contents, ok := kc.Value.(string)
+	if !kc.Known || !ok {
+		return nil // nothing to read yet; the read below decides
+	}
+	read, err := kubeconfigRuntimeClassReader(contents)
+	if err != nil {
+		return explain(ctx, r, err)
+	}
+	if err := waitForRuntimeClass(ctx.Context(), read, name, RuntimeClassPatience, sayOn(ctx, r)); err != nil {
+		return explain(ctx, r, err)
+	}
+	return nil
 }

@@ -1,6 +1,9 @@
 package contract
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Upstream versions and images the project pins. Pins lists each one once, as the Pulumi program
 // deploys it and as the local control plane (e2e/localcluster) runs it; where the two differ,
@@ -41,6 +44,20 @@ const (
 	// ExporterGoImage runs the exporter from source; the patch release the module is built with.
 	ExporterGoImage = "public.ecr.aws/docker/library/golang:1.26.8-alpine"
 )
+
+// Where the program downloads its two pinned installs from, on a team's first `pulumi up`
+// (checkpins checks both before that).
+const (
+	// KedaChartRepo is the Helm repository of the kedacore/keda chart.
+	KedaChartRepo = "https://kedacore.github.io/charts"
+	// KedaChartName is the chart's name in that repository.
+	KedaChartName = "keda"
+)
+
+// AgentSandboxManifestURL is the agent-sandbox release asset install mode applies.
+func AgentSandboxManifestURL(version string) string {
+	return fmt.Sprintf("https://github.com/kubernetes-sigs/agent-sandbox/releases/download/%s/sandbox-with-extensions.yaml", version)
+}
 
 // Pin is one pinned upstream piece.
 type Pin struct {

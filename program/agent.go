@@ -17,14 +17,6 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
-// imageReference is the OCI distribution reference grammar (distribution/reference's
-// ReferenceRegexp): [registry[:port]/]path[:tag][@digest], lower-case path components.
-var imageReference = regexp.MustCompile(`^` +
-	`(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*(?::[0-9]+)?/)?` +
-	`[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*` +
-	`(?::[\w][\w.-]{0,127})?` +
-	`(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9A-Fa-f]{32,})?$`)
-
 // envName is what a container's environment variable may be called (C identifier-ish, as
 // the API server's validation allows: no '=' and not empty).
 var envName = regexp.MustCompile(`^[-._a-zA-Z][-._a-zA-Z0-9]*$`)
@@ -36,7 +28,7 @@ var agentResources = []string{"cpu", "memory", "ephemeral-storage"}
 // the program would render from it against the restricted Pod Security level the namespace
 // enforces, so a template the API server would reject is refused here, before anything exists.
 func validateAgent(at string, a components.Agent, add func(string, ...any)) {
-	if !imageReference.MatchString(a.Image) {
+	if !validImageReference(a.Image) {
 		add("%simage %q is not an image reference; write it as registry/path:tag or registry/path@sha256:<digest>, e.g. %s", at, a.Image, contract.WarmPodImage)
 	} else if !strings.Contains(a.Image, "@") && (!strings.Contains(path.Base(a.Image), ":") || strings.HasSuffix(a.Image, ":latest")) {
 		add("%simage %q has no pinned tag; pin a version or a digest (registry/path:1.2.3 or @sha256:...) so every warm sandbox runs the same agent", at, a.Image)

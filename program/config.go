@@ -289,6 +289,11 @@ func (c *Config) Validate(earlier ...string) error {
 		if len(c.AdminPrincipalArns) > 0 || c.PreviewPrincipalArn != "" {
 			add("adminPrincipalArns/previewPrincipalArn create EKS access entries with a cluster the stack creates; with clusterMode=existing, grant access on that cluster yourself and remove them")
 		}
+		// Pulumi hands the program Pulumi.yaml's default like a value the stack set, so only a
+		// version other than the default can be told apart as set; the default is ignored here.
+		if c.KubernetesVersion != "" && c.KubernetesVersion != contract.KubernetesVersion {
+			add("kubernetesVersion is %q, but it is only used with clusterMode=create (the version of the cluster the stack makes); an existing cluster keeps its own version, so remove it (`pulumi config rm kubernetesVersion`)", c.KubernetesVersion)
+		}
 	}
 
 	if c.RuntimeClassMode == components.ModeCreate && !dns1123Label.MatchString(c.RuntimeClassHandler) {
@@ -307,8 +312,9 @@ func (c *Config) Validate(earlier ...string) error {
 		c.validatePool(p, add)
 	}
 	validateAcrossPools(c, pools, add)
-	if strings.ContainsAny(c.ExporterImage, " \t\n") {
-		add("exporterImage %q is not an image reference", c.ExporterImage)
+	if c.ExporterImage != "" && !validImageReference(c.ExporterImage) {
+		add("exporterImage %q is not an image reference; write it as [registry/]repository[:tag][@sha256:digest] with a lower-case repository, "+
+			"e.g. 123456789012.dkr.ecr.us-west-2.amazonaws.com/claim-exporter:v1", c.ExporterImage)
 	}
 
 	if len(errs) == 0 {

@@ -135,6 +135,16 @@ func TestValidateKeyGrammar(t *testing.T) {
 		},
 			[]string{"1.36", "1.37", "2.0"},
 			[]string{"v1.36", "1.36.0", "1.x", "01.36", "latest"}},
+		{"exporterImage", func(c *Config, v string) { c.ExporterImage = v },
+			[]string{"", "claim-exporter", "registry.example.com/claim-exporter:v1", "warmpool.local/claim-exporter:e2e",
+				"123456789012.dkr.ecr.us-west-2.amazonaws.com/team/claim-exporter:1.0.0", "localhost:5000/claim-exporter", "localhost/claim-exporter:latest",
+				"ghcr.io/org/claim_exporter:v1.2-rc.1", "Registry.Example.com:443/a/b__c/d-e:TAG", "[::1]:5000/claim-exporter:v1",
+				"ghcr.io/org/claim-exporter@sha256:" + strings.Repeat("a", 64), "ghcr.io/org/claim-exporter:v1@sha256:" + strings.Repeat("0", 64)},
+			[]string{"UPPER::", "UPPER", "Org/claim-exporter:v1", "claim-exporter:", ":v1", "claim-exporter::v1", "claim exporter", "claim-exporter:v 1",
+				"registry.example.com/", "registry.example.com//claim-exporter", "-claim-exporter", "claim-exporter-", "claim--exporter.",
+				"claim-exporter:" + strings.Repeat("t", 129), "claim-exporter:.v1", "claim-exporter@sha256:abc", "claim-exporter@sha256:" + strings.Repeat("g", 64),
+				"claim-exporter@" + strings.Repeat("a", 64), "https://registry.example.com/claim-exporter:v1", "registry.example.com:port/claim-exporter",
+				"a/" + strings.Repeat("b", 255), "claim-exporter\n"}},
 	}
 	for _, c := range cases {
 		for _, v := range c.accept {
@@ -194,4 +204,20 @@ func TestKubeContextMustBeAContext(t *testing.T) {
 			assert.Contains(t, err.Error(), r.want, name)
 		}
 	}
+}
+
+// kubernetesVersion is the version of the cluster create mode makes: with clusterMode=existing it
+// would be silently ignored, so a value other than the default is refused, like vpcId.
+func TestKubernetesVersionIsRefusedOnAnExistingCluster(t *testing.T) {
+	c := validConfig()
+	c.KubernetesVersion = contract.KubernetesVersion
+	require.NoError(t, c.Validate(), "the default (what Pulumi passes when the stack does not set it) is not an error")
+	for _, v := range []string{"1.37", "latest"} {
+		c.KubernetesVersion = v
+		err := c.Validate()
+		require.Error(t, err, v)
+		assert.Contains(t, err.Error(), `kubernetesVersion is "`+v+`", but it is only used with clusterMode=create`)
+	}
+	c.ClusterMode, c.Kubeconfig, c.ClusterName, c.KubernetesVersion = components.ModeCreate, "", "c", "1.37"
+	require.NoError(t, c.Validate(), "create mode takes any version from 1.36 on")
 }

@@ -182,9 +182,7 @@ func TestCreateModeDestroyOrder(t *testing.T) {
 		}
 	}
 
-	ns := mustFind(t, rec, typeNamespace, contract.DefaultNamespace)
-	assert.True(t, ns.DependsOn(mustFind(t, rec, typeChart, "keda")), "namespace -> KEDA")
-	assert.True(t, ns.DependsOn(mustFind(t, rec, typeConfigFile, "agent-sandbox-release")), "namespace -> agent-sandbox")
+	namespaceDependsOnTheInstalls(t, rec, true)
 	for _, r := range rec.All() {
 		if strings.HasPrefix(r.Type, "kubernetes:") && !r.Read {
 			assert.Equal(t, provider.URN, r.ProviderURN("kubernetes"), "%s %s must be deleted through (so before) the cluster's provider", r.Type, r.Name)

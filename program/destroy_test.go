@@ -4,13 +4,46 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/warmpool/warm-pool-autoscaling-keda/components/mockgraph"
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
+
+// destroyRuns is how many times the destroy-order tests run the program: the namespace's
+// dependencies must be the same on every run. When they depended on the KEDA and agent-sandbox
+// components, the Go SDK recorded the children those had registered so far, and 2 runs in 30
+// recorded no KEDA (pulumi/pulumi#7791, #7852).
+const destroyRuns = 10
+
+// namespaceDependsOnTheInstalls asserts that the stack's namespace records as its dependencies
+// exactly the resources that must outlive it, by name: the RuntimeClass and KEDA's chart and
+// agent-sandbox's release manifest (install) or the CRDs the stack read (adopt). Exactly: a
+// dependency on the Keda component instead also recorded the keda Namespace it had registered.
+func namespaceDependsOnTheInstalls(t *testing.T, rec *mockgraph.Recorder, install bool) {
+	t.Helper()
+	ns := mustFind(t, rec, typeNamespace, contract.DefaultNamespace)
+	want := []mockgraph.Resource{mustFind(t, rec, typeRuntimeClass, contract.RuntimeClassName)}
+	if install {
+		want = append(want, mustFind(t, rec, typeChart, "keda"), mustFind(t, rec, typeConfigFile, "agent-sandbox-release"))
+	} else {
+		for _, name := range append([]string{contract.ScaledObjectCRD}, contract.AgentSandboxCRDs...) {
+			want = append(want, mustFind(t, rec, typeCRD, name))
+		}
+	}
+	for _, w := range want {
+		require.Truef(t, ns.DependsOn(w), "the namespace must record %s %s among its dependencies (it has %v)", w.Type, w.Name, ns.Dependencies)
+	}
+	require.Len(t, ns.Dependencies, len(want), "the namespace depends on these and nothing else: %v", ns.Dependencies)
+}
 
 func TestDestroyOrderFollowsDependencies(t *testing.T) {
 	for name, cfg := range map[string]map[string]string{"install": nil, "adopt": existingAdoptConfig} {
 		t.Run(name, func(t *testing.T) {
+			for run := 0; run < destroyRuns; run++ {
+				rec := mustRunProgram(t, cfg)
+				namespaceDependsOnTheInstalls(t, rec, name == "install")
+			}
 			rec := mustRunProgram(t, cfg)
 			ns := mustFind(t, rec, typeNamespace, contract.DefaultNamespace)
 			so := mustFind(t, rec, typeScaledObject, "warm-pool")
@@ -26,14 +59,12 @@ func TestDestroyOrderFollowsDependencies(t *testing.T) {
 			assert.True(t, so.DependsOn(pool), "ScaledObject -> pool")
 			assert.True(t, pool.DependsOn(tpl), "pool -> template")
 			if name == "install" {
-				chart := mustFind(t, rec, typeChart, "keda")
-				assert.True(t, so.DependsOn(chart), "ScaledObject -> KEDA (KEDA goes last)")
+				// The ScaledObject goes before KEDA through the namespace, which records the chart
+				// (namespaceDependsOnTheInstalls); the pool and template go before agent-sandbox.
+				assert.True(t, so.DependsOn(ns), "ScaledObject -> namespace -> KEDA")
 				cf := mustFind(t, rec, typeConfigFile, "agent-sandbox-release")
 				assert.True(t, pool.DependsOn(cf), "pool -> agent-sandbox controller")
-				// Everything in the namespace (claims and sandboxes the controllers made too) is
-				// deleted while the controllers that remove their finalizers still run.
-				assert.True(t, ns.DependsOn(chart), "namespace -> KEDA")
-				assert.True(t, ns.DependsOn(cf), "namespace -> agent-sandbox controller")
+				assert.True(t, tpl.DependsOn(cf), "template -> agent-sandbox controller")
 			}
 			inNamespace := 0
 			for _, r := range rec.All() {

@@ -70,6 +70,7 @@ func runProgram(t *testing.T, cfg map[string]string, prepare ...func(*mockgraph.
 	require.NoError(t, err)
 	t.Setenv("PULUMI_CONFIG", string(b))
 	rec := mockgraph.New()
+	t.Cleanup(rec.Close)
 	for _, p := range prepare {
 		p(rec)
 	}

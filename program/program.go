@@ -3,6 +3,8 @@
 package program
 
 import (
+	"slices"
+
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/components"
@@ -55,8 +57,9 @@ func Run(ctx *pulumi.Context) error {
 	}
 
 	// Destroy deletes the namespaces (and the claims, sandboxes and ScaledObjects in them, whose
-	// finalizers these controllers remove) before agent-sandbox and KEDA themselves.
-	installs := []pulumi.Resource{runtime, agentSandbox, keda}
+	// finalizers these controllers remove) before agent-sandbox and KEDA themselves. The
+	// resources themselves, not the components: see components.Keda.Installed.
+	installs := slices.Concat(runtime.Installed, agentSandbox.Installed, keda.Installed)
 	pools := cfg.Pools()
 	listed := len(cfg.PoolList) > 0
 	warmPools := make([]*components.WarmPool, len(pools))
@@ -133,7 +136,7 @@ func Run(ctx *pulumi.Context) error {
 			TargetValue: p.TargetValue, ActivationTargetValue: p.ActivationTargetValue,
 			PollingInterval: p.PollingInterval, URL: exporterURL, FallbackReplicas: p.FallbackReplicas,
 			Headroom: p.Headroom, Sizing: p.Sizing,
-			DependsOn: []pulumi.Resource{pool.Namespace, pool.Pool, claimExporter.Deployment, claimExporter.Service, keda},
+			DependsOn: append([]pulumi.Resource{pool.Namespace, pool.Pool, claimExporter.Deployment, claimExporter.Service}, keda.Installed...),
 		}, inCluster)
 		if err != nil {
 			return err

@@ -75,6 +75,8 @@ func TestBadConfigFailsBeforeAnyResource(t *testing.T) {
 		"relative exporter url":   {map[string]string{"exporterUrl": "claim-exporter:8080"}, `exporterUrl is "claim-exporter:8080"`},
 		"bad cluster name":        {map[string]string{"clusterName": "my cluster"}, `clusterName "my cluster" is not a valid EKS cluster name`},
 		"kubeconfig in create":    {map[string]string{"kubeconfig": mockKubeconfig}, "kubeconfig/kubeContext are only used with clusterMode=existing"},
+		"image grammar":           {map[string]string{"exporterImage": "UPPER::"}, `exporterImage "UPPER::" is not an image reference`},
+		"version on existing":     {map[string]string{"clusterMode": "existing", "kubeconfig": mockKubeconfig, "kubernetesVersion": "1.37"}, `kubernetesVersion is "1.37", but it is only used with clusterMode=create`},
 	}
 	empty := filepath.Join(t.TempDir(), "empty")
 	require.NoError(t, os.WriteFile(empty, nil, 0o600))

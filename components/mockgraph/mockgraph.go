@@ -36,19 +36,34 @@ type Recorder struct {
 	// Absent lists "<type>/<id>" of objects a read must not find, e.g.
 	// "kubernetes:node.k8s.io/v1:RuntimeClass/isolated-sandbox".
 	Absent map[string]bool
-	// Zones answers aws:getAvailabilityZones.
-	Zones []string
+	// Zones answers aws:getAvailabilityZones, in this order, whatever the invoke asks (the test
+	// reads what it asked from Invokes).
+	Zones []Zone
+	// API answers the endpoint of the cluster a mocked eks:index:Cluster makes (its kubeconfigJson
+	// points at it): /healthz, and reads of RuntimeClasses, absent when Absent lists them.
+	API ClusterAPI
 	// ServedVersions answers a read of a CustomResourceDefinition (by name) with these
 	// versions served; New fills in what current agent-sandbox and KEDA releases serve.
 	ServedVersions map[string][]string
 
 	mu        sync.Mutex
 	resources []Resource
+	invokes   []Invoke
+	api       *apiServer
+}
+
+// Zone is an availability zone as EC2 lists it: its name (per account) and its ID.
+type Zone struct{ Name, ID string }
+
+// Invoke is one function call (invoke) the program made.
+type Invoke struct {
+	Token string
+	Args  resource.PropertyMap
 }
 
 // New returns a recorder for project/stack.
 func New() *Recorder {
-	return &Recorder{Absent: map[string]bool{}, Zones: []string{"us-west-2a", "us-west-2b", "us-west-2c"},
+	return &Recorder{Absent: map[string]bool{}, Zones: []Zone{{Name: "us-west-2a", ID: "usw2-az2"}, {Name: "us-west-2b", ID: "usw2-az1"}, {Name: "us-west-2c", ID: "usw2-az3"}},
 		ServedVersions: map[string][]string{
 			"sandboxes.agents.x-k8s.io":                   {"v1beta1", "v1alpha1"},
 			"sandboxtemplates.extensions.agents.x-k8s.io": {"v1beta1", "v1alpha1"},
@@ -96,7 +111,11 @@ func (r *Recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.P
 		outputs["spec"] = resource.NewProperty(resource.PropertyMap{"versions": resource.NewProperty(versions)})
 	}
 	if args.TypeToken == "eks:index:Cluster" {
-		outputs["kubeconfigJson"] = resource.NewProperty(`{"apiVersion":"v1","kind":"Config"}`)
+		kubeconfig, err := r.clusterAPI().kubeconfig()
+		if err != nil {
+			return "", nil, err
+		}
+		outputs["kubeconfigJson"] = resource.NewProperty(kubeconfig)
 	}
 	id := args.ID
 	if id == "" {
@@ -107,14 +126,32 @@ func (r *Recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.P
 
 // Call answers the invokes the program makes.
 func (r *Recorder) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
+	r.mu.Lock()
+	r.invokes = append(r.invokes, Invoke{Token: args.Token, Args: args.Args})
+	r.mu.Unlock()
 	if args.Token == "aws:index/getAvailabilityZones:getAvailabilityZones" {
 		names := make([]resource.PropertyValue, 0, len(r.Zones))
+		ids := make([]resource.PropertyValue, 0, len(r.Zones))
 		for _, z := range r.Zones {
-			names = append(names, resource.NewProperty(z))
+			names = append(names, resource.NewProperty(z.Name))
+			ids = append(ids, resource.NewProperty(z.ID))
 		}
-		return resource.PropertyMap{"names": resource.NewProperty(names)}, nil
+		return resource.PropertyMap{"names": resource.NewProperty(names), "zoneIds": resource.NewProperty(ids)}, nil
 	}
 	return resource.PropertyMap{}, nil
+}
+
+// Invokes returns the invokes of a token (all when empty), in call order.
+func (r *Recorder) Invokes(token string) []Invoke {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Invoke
+	for _, i := range r.invokes {
+		if token == "" || i.Token == token {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // All returns every recorded resource, in registration order.
