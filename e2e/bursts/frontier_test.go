@@ -15,7 +15,7 @@ func handMadePoints() []Point {
 		{Name: "fixed-1", Fixed: 1, Warm: 20, Idle: 500},
 		{Name: "fixed-4", Fixed: 4, Warm: 80, Idle: 2000},
 		{Name: "fixed-6", Fixed: 6, Warm: 97, Idle: 3000},
-		{Name: "fixed-8", Fixed: 8, Warm: 96, Idle: 4000},  // beaten by fixed-6: off the frontier
+		{Name: "fixed-8", Fixed: 8, Warm: 96, Idle: 4000},   // beaten by fixed-6: off the frontier
 		{Name: "fixed-10", Fixed: 10, Warm: 99, Idle: 5000}, // cheapest at >= 99%
 		{Name: "fixed-20", Fixed: 20, Warm: 100, Idle: 10000},
 		{Name: "good", Warm: 99.5, Idle: 2500},    // above the frontier: nothing dominates it
@@ -106,7 +106,7 @@ func TestMeetsGoalAcceptsAndRejects(t *testing.T) {
 	}{
 		{"good", true, true, "idle cost 50% of fixed-10's <= 60%"},
 		{"good", false, true, "not dominated"},
-		{"pricey", false, true, "not dominated"},                  // the burst trace: domination only
+		{"pricey", false, true, "not dominated"},                      // the burst trace: domination only
 		{"pricey", true, false, "idle cost 120% of fixed-10's > 60%"}, // the day trace: the ratio too
 		{"dominated", false, false, "dominated by fixed-6"},
 		{"weak", true, false, "warm hits 50.0% < 99%"},
