@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -32,17 +33,42 @@ var (
 	colorReady    = color.RGBA{R: 31, G: 119, B: 180, A: 255}
 )
 
+// ZoomFrom is where the frontier plot's right panel starts: the warm-hit
+// shares a platform team chooses among.
+const ZoomFrom = 90.0
+
 // FrontierPlot writes the trade-off plane of one trace to path (.png or
 // .svg): warm-hit share against idle warm-pod-seconds, one labelled point per
 // policy, the fixed pools' frontier as a line through its points, and the
-// goal's warm-hit share as a dashed line.
+// goal's warm-hit share as a dashed line; on the left every policy, on the
+// right the same plane from ZoomFrom% warm hits up.
 func FrontierPlot(path, title string, points []Point) error {
 	if len(points) == 0 {
 		return errors.New("frontier plot: no points to plot")
 	}
+	if err := checkFormat(path); err != nil {
+		return err
+	}
+	minWarm := GoalShare
+	for _, pt := range points {
+		minWarm = min(minWarm, pt.Warm)
+	}
+	all, err := frontierPanel(title+": all policies", points, max(0, minWarm-5))
+	if err != nil {
+		return err
+	}
+	zoom, err := frontierPanel(fmt.Sprintf("from %.0f%% warm hits up", ZoomFrom), points, ZoomFrom)
+	if err != nil {
+		return err
+	}
+	zoom.Legend = plot.NewLegend() // the left panel's legend serves both
+	return saveTiles(path, 2*plotWidth, plotHeight, all, zoom)
+}
+
+func frontierPanel(title string, points []Point, yMin float64) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
-	p.X.Label.Text = "idle warm-pod-seconds (Ready sandboxes nobody held, integrated over the trace)"
+	p.X.Label.Text = "idle warm-pod-seconds (Ready sandboxes nobody held, over the trace)"
 	p.Y.Label.Text = "warm hits (% of claims)"
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = false, false
@@ -50,10 +76,8 @@ func FrontierPlot(path, title string, points []Point) error {
 	var fixed, auto, arrivals plotter.XYs
 	var fixedLabels, autoLabels, arrivalsLabels []string
 	maxIdle := 0.0
-	minWarm := GoalShare
 	for _, pt := range points {
 		maxIdle = max(maxIdle, pt.Idle)
-		minWarm = min(minWarm, pt.Warm)
 		xy := plotter.XY{X: pt.Idle, Y: pt.Warm}
 		switch {
 		case pt.Fixed > 0:
@@ -74,15 +98,15 @@ func FrontierPlot(path, title string, points []Point) error {
 		}
 		l, err := plotter.NewLine(xys)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		l.Color, l.Width = colorFixed, vg.Points(1.5)
 		p.Add(l)
 		p.Legend.Add("fixed pools' frontier", l)
 	}
-	target, err := plotter.NewLine(plotter.XYs{{X: 0, Y: GoalShare}, {X: max(maxIdle, 1) * 1.05, Y: GoalShare}})
+	target, err := plotter.NewLine(plotter.XYs{{X: 0, Y: GoalShare}, {X: max(maxIdle, 1) * 1.15, Y: GoalShare}})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	target.Color, target.Dashes = colorTarget, []vg.Length{vg.Points(4), vg.Points(3)}
 	p.Add(target)
@@ -111,19 +135,18 @@ func FrontierPlot(path, title string, points []Point) error {
 		return nil
 	}
 	if err := addScatter(fixed, fixedLabels, colorFixed, draw.CircleGlyph{}, "fixed pool (its size)"); err != nil {
-		return err
+		return nil, err
 	}
 	if err := addScatter(auto, autoLabels, colorAuto, draw.TriangleGlyph{}, "autoscaled (claims held)"); err != nil {
-		return err
+		return nil, err
 	}
 	if err := addScatter(arrivals, arrivalsLabels, colorArrivals, draw.SquareGlyph{}, "autoscaled (arrivals)"); err != nil {
-		return err
+		return nil, err
 	}
 	p.X.Min = 0
 	p.X.Max = max(maxIdle, 1) * 1.15 // room for the labels
-	p.Y.Min = max(0, min(minWarm, GoalShare)-5)
-	p.Y.Max = 101
-	return save(p, path)
+	p.Y.Min, p.Y.Max = yMin, 100.5
+	return p, nil
 }
 
 // Step is a value from At (time since the trace started) on.
@@ -215,14 +238,45 @@ func TimelinePlot(path, title string, tl Timeline) error {
 	return save(p, path)
 }
 
-func save(p *plot.Plot, path string) error {
+func checkFormat(path string) error {
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".png", ".svg":
+		return nil
 	default:
 		return fmt.Errorf("plot %s: write .png or .svg, not %q", path, ext)
+	}
+}
+
+func save(p *plot.Plot, path string) error {
+	if err := checkFormat(path); err != nil {
+		return err
 	}
 	if err := p.Save(plotWidth, plotHeight, path); err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
 	return nil
+}
+
+// saveTiles draws plots side by side, aligned, into one picture.
+func saveTiles(path string, w, h vg.Length, plots ...*plot.Plot) error {
+	c, err := draw.NewFormattedCanvas(w, h, strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), "."))
+	if err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	tiles := draw.Tiles{Rows: 1, Cols: len(plots), PadX: vg.Points(20),
+		PadTop: vg.Points(5), PadBottom: vg.Points(5), PadLeft: vg.Points(5), PadRight: vg.Points(10)}
+	canvases := plot.Align([][]*plot.Plot{plots}, tiles, draw.New(c))
+	for i, p := range plots {
+		p.Draw(canvases[0][i])
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	if _, err := c.WriteTo(f); err != nil {
+		f.Close()
+		os.Remove(path)
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	return f.Close()
 }
