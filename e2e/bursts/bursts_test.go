@@ -1,15 +1,27 @@
 package bursts
 
-// BenchmarkBursts replays one seeded arrival trace against every pool policy
-// at once, on one local control plane, and prints the trade-off table:
+// BenchmarkBursts replays two seeded arrival traces (the burst trace, then
+// the compressed day) against every pool policy at once, one trace after the
+// other on one local control plane, prints per trace the trade-off table and
+// the frontier verdict, and writes the pictures under docs/:
 //
-//	go test -run '^$' -bench Bursts -benchtime 1x -timeout 60m ./e2e/bursts
+//	go test -run '^$' -bench Bursts -benchtime 1x -timeout 90m ./e2e/bursts
 //
-// It is a measurement, not a test: nothing in it asserts a figure.
+// It is a measurement, not a test: nothing in it asserts a figure. Knobs:
+//
+//	BURSTS_SEED=N          both traces' seed (default: the published 20260513)
+//	BURSTS_TRACES=day      which traces, in order (default burst,day)
+//	BURSTS_DURATION=3m     cut both traces to this long (a smoke run)
+//	BURSTS_FIXED=2,6,10    the fixed pool sizes (default FixedSweep of the trace's bound)
+//	BURSTS_ARRIVALS=1      require the arrivals policy (fail if the program cannot render
+//	                       it); 0 leaves it out; unset measures it when the program renders it
+//	BURSTS_RECOMMEND=name  the policy whose timeline is drawn (default: Recommend's pick)
+//	BURSTS_PLOTS=dir       where the pictures go (default the repository's docs/; "off": none)
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -41,42 +53,97 @@ var bootDelay = BootDelay{Boot: 6 * time.Second, RuntimeClassName: contract.Runt
 // hpaSync is EKS's HPA sync period, the one every policy runs under.
 const hpaSync = 15 * time.Second
 
+// benchConfig is what the environment asks of one run.
+type benchConfig struct {
+	traces    []*Trace
+	fixed     string // BURSTS_FIXED, "" for the default sweep
+	arrivals  string // BURSTS_ARRIVALS: "", "0" or "1"
+	recommend string
+	plots     string // directory, "" for none
+}
+
+func loadBenchConfig(getenv func(string) string) (*benchConfig, error) {
+	cfg := &benchConfig{fixed: getenv("BURSTS_FIXED"), arrivals: getenv("BURSTS_ARRIVALS"), recommend: getenv("BURSTS_RECOMMEND")}
+	switch cfg.arrivals {
+	case "", "0", "1":
+	default:
+		return nil, fmt.Errorf("BURSTS_ARRIVALS=%q: want 1 (require), 0 (leave out) or nothing (measure it when the program renders it)", cfg.arrivals)
+	}
+	burst, day := DefaultTraceParams(), DefaultDayParams()
+	if v := getenv("BURSTS_SEED"); v != "" {
+		seed, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("BURSTS_SEED=%q: %v", v, err)
+		}
+		burst.Seed, day.Seed = seed, seed
+	}
+	if v := getenv("BURSTS_DURATION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, fmt.Errorf("BURSTS_DURATION=%q: %v", v, err)
+		}
+		burst.Duration, day.Duration = d, d
+	}
+	names := getenv("BURSTS_TRACES")
+	if names == "" {
+		names = TraceBurst + "," + TraceDay
+	}
+	for _, n := range strings.Split(names, ",") {
+		var tr *Trace
+		var err error
+		switch strings.TrimSpace(n) {
+		case TraceBurst:
+			tr, err = GenerateTrace(burst)
+		case TraceDay:
+			tr, err = GenerateDay(day)
+		default:
+			err = fmt.Errorf("BURSTS_TRACES: unknown trace %q (want %s, %s or both)", n, TraceBurst, TraceDay)
+		}
+		if err != nil {
+			return nil, err
+		}
+		cfg.traces = append(cfg.traces, tr)
+	}
+	switch v := getenv("BURSTS_PLOTS"); v {
+	case "off":
+	case "":
+		// go test runs in the package's directory: the repository's docs/.
+		cfg.plots = filepath.Join("..", "..", "docs")
+	default:
+		cfg.plots = v
+	}
+	return cfg, nil
+}
+
+// traceBound is the trace's peak of concurrent claims rounded up to 5 (at
+// least 10, above every policy's headroom): the bound the blueprint's
+// one-warm-sandbox-per-claim mapping needs so it is never clamped, and the
+// largest fixed pool.
+func traceBound(tr *Trace) int { return max((tr.Peak()+4)/5*5, 10) }
+
+// traceRun is one trace's outcome.
+type traceRun struct {
+	trace     *Trace
+	bound     int
+	results   []Result
+	timelines map[string]Timeline
+	skipped   []string // policies not measured, and why
+	boots     []time.Duration
+}
+
 func BenchmarkBursts(b *testing.B) {
 	if os.Getenv(localcluster.SkipEnv) == "1" {
 		b.Skipf("%s=1: the local control plane was not started; nothing measured", localcluster.SkipEnv)
 	}
-	params := DefaultTraceParams()
-	if v := os.Getenv("BURSTS_SEED"); v != "" {
-		seed, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			b.Fatalf("BURSTS_SEED=%q: %v", v, err)
-		}
-		params.Seed = seed
-	}
-	if v := os.Getenv("BURSTS_DURATION"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			b.Fatalf("BURSTS_DURATION=%q: %v", v, err)
-		}
-		params.Duration = d
-	}
-	tr, err := GenerateTrace(params)
+	cfg, err := loadBenchConfig(os.Getenv)
 	if err != nil {
 		b.Fatal(err)
 	}
-	// The maximum is the trace's peak of concurrent claims, rounded up to 5
-	// (at least 10, above every policy's headroom): the bound the blueprint's
-	// one-warm-sandbox-per-claim mapping needs so it is never clamped, and the
-	// size of the fixed pool at the maximum.
-	peak := 0
-	for _, a := range tr.Arrivals {
-		peak = max(peak, tr.ActiveAt(a.At))
+	for _, tr := range cfg.traces {
+		fmt.Fprintf(os.Stderr, "bursts: %s; pools bounded by [1, %d]\n", tr.Summary(), traceBound(tr))
 	}
-	maxReplicas := max((peak+4)/5*5, 10)
-	policies := Policies(1, maxReplicas)
-	fmt.Fprintf(os.Stderr, "bursts: trace %s; pools bounded by [1, %d]\n", tr.Summary(), maxReplicas)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 85*time.Minute)
 	defer cancel()
 	// Not b.TempDir(): on failure the control plane's logs are kept for a look.
 	work, err := os.MkdirTemp("", "bursts-")
@@ -102,18 +169,71 @@ func BenchmarkBursts(b *testing.B) {
 	}()
 	rec := NewRecorder()
 	if !rec.Start(ctx, c.Dynamic) {
-		b.Fatal("the sandbox and claim informers never synced")
+		b.Fatal("the sandbox, claim and pool informers never synced")
 	}
-
 	exporterBin := filepath.Join(work, "claim-exporter")
 	if out, err := exec.Command("go", "build", "-o", exporterBin, "github.com/warmpool/warm-pool-autoscaling-keda/exporter/cmd/claim-exporter").CombinedOutput(); err != nil {
 		b.Fatalf("building the exporter: %v\n%s", err, out)
 	}
+
+	b.ResetTimer()
+	var runs []*traceRun
+	for i, tr := range cfg.traces {
+		if i > 0 {
+			// The previous trace's namespaces go, so this one runs on a control plane as quiet as the first.
+			clearNamespaces(b, ctx, c, runs[i-1])
+		}
+		runs = append(runs, runTrace(b, ctx, c, rec, cfg, tr, work, exporterBin))
+	}
+	b.StopTimer()
+
+	for _, run := range runs {
+		report(b, cfg, run)
+	}
+}
+
+// runTrace replays one trace against every policy: renders and creates each
+// policy's objects, starts the autoscaled policies' exporters, waits for the
+// pools at rest, replays, and gathers the results.
+func runTrace(b *testing.B, ctx context.Context, c *localcluster.Cluster, rec *Recorder, cfg *benchConfig, tr *Trace, work, exporterBin string) *traceRun {
+	run := &traceRun{trace: tr, bound: traceBound(tr), timelines: map[string]Timeline{}}
+	sizes := FixedSweep(run.bound)
+	if cfg.fixed != "" {
+		var err error
+		if sizes, err = ParseSizes(cfg.fixed, run.bound); err != nil {
+			b.Fatalf("BURSTS_FIXED for the %s trace: %v", tr.Name, err)
+		}
+	}
 	shared := map[string]string{
 		"clusterMode": "existing", "kubeconfig": c.Kubeconfig, "runtimeClassMode": "require",
 		"agentSandboxMode": "adopt", "kedaMode": "adopt",
-		"minReplicas": "1", "maxReplicas": strconv.Itoa(maxReplicas), "loadCap": "1",
+		"minReplicas": "1", "maxReplicas": strconv.Itoa(run.bound), "loadCap": "1",
 	}
+	type rendered struct {
+		p    Policy
+		objs *Objects
+		addr string
+	}
+	var todo []rendered
+	for _, p := range Policies(tr.Name, 1, run.bound, sizes, cfg.arrivals != "0") {
+		addr, url := "", ""
+		if p.Autoscaled() {
+			addr = freeAddr(b)
+			url = "http://" + addr + contract.DemandPath
+		}
+		objs, err := Render(p, shared, url)
+		if errors.Is(err, ErrArrivalsNotRendered) && cfg.arrivals == "" {
+			msg := fmt.Sprintf("%s: not measured: %v (set BURSTS_ARRIVALS=1 to make this fatal)", p.Name, ErrArrivalsNotRendered)
+			fmt.Fprintf(os.Stderr, "bursts: %s trace: %s\n", tr.Name, msg)
+			run.skipped = append(run.skipped, msg)
+			continue
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		todo = append(todo, rendered{p, objs, addr})
+	}
+	var policies []Policy
 	var exporters []*exec.Cmd
 	defer func() {
 		for _, e := range exporters {
@@ -121,39 +241,35 @@ func BenchmarkBursts(b *testing.B) {
 			_ = e.Wait()
 		}
 	}()
-	for _, p := range policies {
-		addr, url := "", ""
-		if p.Autoscaled() {
-			addr = freeAddr(b)
-			url = "http://" + addr + "/demand"
-		}
-		objs, err := Render(p, shared, url)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for i, o := range objs.Items {
-			r := c.Dynamic.Resource(objs.GVRs[i])
+	for _, r := range todo {
+		for i, o := range r.objs.Items {
+			res := c.Dynamic.Resource(r.objs.GVRs[i])
 			var err error
 			if o.GetNamespace() == "" {
-				_, err = r.Create(ctx, o, metav1.CreateOptions{})
+				_, err = res.Create(ctx, o, metav1.CreateOptions{})
 			} else {
-				_, err = r.Namespace(o.GetNamespace()).Create(ctx, o, metav1.CreateOptions{})
+				_, err = res.Namespace(o.GetNamespace()).Create(ctx, o, metav1.CreateOptions{})
 			}
 			if err != nil {
-				b.Fatalf("policy %s: creating %s %s: %v", p.Name, o.GetKind(), o.GetName(), err)
+				b.Fatalf("policy %s: creating %s %s: %v", r.p.Namespace(), o.GetKind(), o.GetName(), err)
 			}
 		}
-		if so := objs.Find("scaledobjects"); so != nil {
-			b.Logf("policy %s: ScaledObject spec %s", p.Name, mustJSON(so.Object["spec"]))
+		if so := r.objs.Find("scaledobjects"); so != nil {
+			b.Logf("policy %s: ScaledObject spec %s", r.p.Namespace(), mustJSON(so.Object["spec"]))
 		}
-		if p.Autoscaled() {
-			exporters = append(exporters, startExporter(b, ctx, c, work, exporterBin, p.Namespace(), addr))
+		if r.p.Autoscaled() {
+			pools, err := ExporterPools(r.p, r.objs)
+			if err != nil {
+				b.Fatal(err)
+			}
+			exporters = append(exporters, startExporter(b, ctx, c, work, exporterBin, r.p, pools, r.addr))
 		}
+		policies = append(policies, r.p)
 	}
 	for _, p := range policies {
 		waitPoolReady(b, ctx, c, p)
 		if p.Autoscaled() {
-			waitFor(b, ctx, p.Name+": KEDA's HPA", 2*time.Minute, func(ctx context.Context) (bool, error) {
+			waitFor(b, ctx, p.Namespace()+": KEDA's HPA", 2*time.Minute, func(ctx context.Context) (bool, error) {
 				_, err := c.Client.AutoscalingV2().HorizontalPodAutoscalers(p.Namespace()).Get(ctx, "keda-hpa-"+contract.ScaledObjectName, metav1.GetOptions{})
 				return err == nil, nil
 			})
@@ -165,46 +281,112 @@ func BenchmarkBursts(b *testing.B) {
 		waitPoolReady(b, ctx, c, p)
 	}
 
-	b.ResetTimer()
 	start := time.Now().Add(2 * time.Second)
 	end := start.Add(tr.End())
 	stopProgress := progress(ctx, c, policies, tr, start)
 	errs := replay(ctx, c, rec, tr, policies, start)
 	stopProgress()
-	b.StopTimer()
 	if len(errs) > 0 {
-		b.Fatalf("%d claim requests failed; first: %v", len(errs), errs[0])
+		b.Fatalf("%s trace: %d claim requests failed; first: %v", tr.Name, len(errs), errs[0])
 	}
 	// Let the last Ready and delete events arrive.
 	time.Sleep(3 * time.Second)
-
-	results := make([]Result, len(policies))
-	var boots []time.Duration
-	for i, p := range policies {
-		results[i] = rec.Result(p, start, end)
-		boots = append(boots, results[i].Boots...)
+	for _, p := range policies {
+		r := rec.Result(p, start, end)
+		run.results = append(run.results, r)
+		run.boots = append(run.boots, r.Boots...)
+		if p.Autoscaled() {
+			run.timelines[p.Name] = rec.Timeline(p, start, end)
+		}
 	}
-	fmt.Printf("\nTrace: %s.\n", tr.Summary())
-	fmt.Printf("Parameters: %+v\n", params)
+	return run
+}
+
+// report prints one trace's tables and verdicts and writes its pictures.
+func report(b *testing.B, cfg *benchConfig, run *traceRun) {
+	tr := run.trace
+	fmt.Printf("\n## %s trace\n\nTrace: %s.\n", tr.Name, tr.Summary())
+	fmt.Printf("Parameters: %+v\n", tr.Params)
 	lo, hi := bootDelay.Range()
 	fmt.Printf("Pools bounded by [1, %d]; HPA sync %s; simulated boot uniform in (%s, %s] from creation, observed (first seen -> Ready) over %d sandboxes: p50 %s, p95 %s, max %s.\n\n",
-		maxReplicas, hpaSync, lo, hi, len(boots), secs(Percentile(boots, 50)), secs(Percentile(boots, 95)), secs(Percentile(boots, 100)))
-	fmt.Print(Table(results))
-	fmt.Println()
-	var fixedMax Result
-	for _, r := range results {
-		if r.Policy.Name == "fixed-max" {
-			fixedMax = r
-		}
+		run.bound, hpaSync, lo, hi, len(run.boots), secs(Percentile(run.boots, 50)), secs(Percentile(run.boots, 95)), secs(Percentile(run.boots, 100)))
+	fmt.Print(Table(run.results))
+	for _, s := range run.skipped {
+		fmt.Printf("\n%s\n", s)
 	}
-	for _, r := range results {
-		if r.Policy.Autoscaled() {
-			ok, msg := Verdict(r, fixedMax)
+	var points []Point
+	for _, r := range run.results {
+		points = append(points, PointOf(r))
+		b.ReportMetric(r.WarmShare(), tr.Name+"-"+r.Policy.Name+"-warm-%")
+		b.ReportMetric(r.IdleWarm, tr.Name+"-"+r.Policy.Name+"-idle-warm-pod-s")
+	}
+	verdicts := Verdicts(points, GoalShare)
+	fmt.Printf("\nFrontier verdict (%s trace): the fixed pools' frontier is %s.\n\n", tr.Name, frontierLine(Frontier(points)))
+	fmt.Print(VerdictTable(verdicts, GoalShare))
+	fmt.Println()
+	withRatio := tr.Name == TraceDay
+	for _, v := range verdicts {
+		if v.Fixed == 0 {
+			ok, msg := MeetsGoal(v, withRatio)
 			fmt.Printf("goal %s: %s\n", map[bool]string{true: "MET", false: "NOT MET"}[ok], msg)
 		}
-		b.ReportMetric(r.WarmShare(), r.Policy.Name+"-warm-%")
-		b.ReportMetric(r.IdleWarm, r.Policy.Name+"-idle-warm-pod-s")
-		b.ReportMetric(r.Latency(95).Seconds(), r.Policy.Name+"-p95-s")
+	}
+	rec, ok := Recommend(verdicts, cfg.recommend)
+	if !ok {
+		fmt.Printf("no autoscaled policy to recommend (BURSTS_RECOMMEND=%q)\n", cfg.recommend)
+		return
+	}
+	fmt.Printf("recommended on the %s trace: %s (%.1f%% warm hits, %.0f idle warm-pod-s)\n", tr.Name, rec.Name, rec.Warm, rec.Idle)
+	if cfg.plots == "" {
+		return
+	}
+	frontierPath := filepath.Join(cfg.plots, "bursts-"+tr.Name+"-frontier.png")
+	timelinePath := filepath.Join(cfg.plots, "bursts-"+tr.Name+"-timeline.png")
+	title := fmt.Sprintf("%s trace (seed %d, %d claims): warm hits against idle cost", tr.Name, tr.Seed, len(tr.Arrivals))
+	if err := FrontierPlot(frontierPath, title, points); err != nil {
+		b.Errorf("%v", err)
+	}
+	tl := run.timelines[rec.Name]
+	tl.Demand = DemandSteps(tr)
+	if err := TimelinePlot(timelinePath, fmt.Sprintf("%s trace (seed %d): demand and the %s pool", tr.Name, tr.Seed, rec.Name), tl); err != nil {
+		b.Errorf("%v", err)
+	}
+	fmt.Printf("wrote %s and %s\n", frontierPath, timelinePath)
+}
+
+func frontierLine(front []Point) string {
+	var parts []string
+	for _, p := range front {
+		parts = append(parts, fmt.Sprintf("%d (%.1f%%, %.0f)", p.Fixed, p.Warm, p.Idle))
+	}
+	if len(parts) == 0 {
+		return "empty (no fixed pools)"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// clearNamespaces deletes a finished trace's namespaces and waits (a few
+// minutes at most) until they are gone.
+func clearNamespaces(b *testing.B, ctx context.Context, c *localcluster.Cluster, run *traceRun) {
+	var nss []string
+	for _, r := range run.results {
+		nss = append(nss, r.Policy.Namespace())
+	}
+	for _, ns := range nss {
+		if err := c.Client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			b.Fatalf("deleting namespace %s: %v", ns, err)
+		}
+	}
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
+		for _, ns := range nss {
+			if _, err := c.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bursts: the %s trace's namespaces are not all gone after 4 min (%v); going on\n", run.trace.Name, err)
 	}
 }
 
@@ -302,21 +484,25 @@ func progress(ctx context.Context, c *localcluster.Cluster, policies []Policy, t
 }
 
 func waitPoolReady(b *testing.B, ctx context.Context, c *localcluster.Cluster, p Policy) {
-	waitFor(b, ctx, p.Name+": the pool Ready at its size", 3*time.Minute, func(ctx context.Context) (bool, error) {
+	waitFor(b, ctx, p.Namespace()+": the pool Ready at its size", 3*time.Minute, func(ctx context.Context) (bool, error) {
 		u, err := c.Dynamic.Resource(localcluster.SandboxWarmPoolGVR).Namespace(p.Namespace()).Get(ctx, contract.DefaultPoolName, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
 		spec, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
 		ready, _, _ := unstructured.NestedInt64(u.Object, "status", "readyReplicas")
-		return spec > 0 && ready == spec, nil
+		// A pool that may scale to zero rests at 0; the others at their floor or above.
+		return ready == spec && (spec > 0 || p.Config["minReplicas"] == "0"), nil
 	})
 }
 
 // startExporter runs the exporter as a local process with a TokenRequest
 // token of the ServiceAccount the program made for it, as the end-to-end
-// test does, and waits until it serves a count.
-func startExporter(b *testing.B, ctx context.Context, c *localcluster.Cluster, work, bin, ns, addr string) *exec.Cmd {
+// test does, and waits until it serves a count (and, for a policy sized by
+// arrivals, the arrival counts). pools is its EXPORTER_POOLS ("" to run it
+// as today, on the policy's namespace).
+func startExporter(b *testing.B, ctx context.Context, c *localcluster.Cluster, work, bin string, p Policy, pools, addr string) *exec.Cmd {
+	ns := p.Namespace()
 	exp := int64(3 * 3600)
 	tr, err := c.Client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, contract.ExporterName,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &exp}}, metav1.CreateOptions{})
@@ -331,15 +517,26 @@ func startExporter(b *testing.B, ctx context.Context, c *localcluster.Cluster, w
 	if err != nil {
 		b.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--api-url", c.APIServerURL, "--token-file", tokenFile, "--ca-file", c.CAFile,
-		"--namespace", ns, "--listen", addr)
+	args := []string{"--api-url", c.APIServerURL, "--token-file", tokenFile, "--ca-file", c.CAFile, "--listen", addr}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = os.Environ()
+	if pools == "" {
+		cmd.Args = append(cmd.Args, "--namespace", ns)
+	} else {
+		// The contract's multi-pool interface: the pools, their namespaces and arrival windows.
+		cmd.Env = append(cmd.Env, "EXPORTER_POOLS="+pools)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	waitFor(b, ctx, ns+": the exporter serving a count", time.Minute, func(context.Context) (bool, error) {
-		code, body := httpGet("http://" + addr + "/demand")
-		return code == http.StatusOK && strings.Contains(body, `"active_claims":0`), nil
+	want := `"active_claims":0`
+	if p.UsesArrivals() {
+		want = `"` + arrivalsShortField + `":0`
+	}
+	waitFor(b, ctx, ns+": the exporter serving "+want+" (its log: "+logf.Name()+")", time.Minute, func(context.Context) (bool, error) {
+		code, body := httpGet("http://" + addr + contract.DemandPath)
+		return code == http.StatusOK && strings.Contains(body, want), nil
 	})
 	return cmd
 }

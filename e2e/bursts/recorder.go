@@ -17,6 +17,8 @@ import (
 var (
 	sandboxGVR = schema.GroupVersionResource{Group: "agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxes"}
 	claimGVR   = schema.GroupVersionResource{Group: "extensions.agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxclaims"}
+	// warmPoolGVR: the pools, for their spec.replicas over time.
+	warmPoolGVR = schema.GroupVersionResource{Group: "extensions.agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxwarmpools"}
 )
 
 // Recorder watches every policy's sandboxes and claims and keeps, with the
@@ -24,10 +26,13 @@ var (
 // got, each sandbox's launch type, and how many sandboxes of each pool nobody
 // holds (Ready, or still booting).
 type Recorder struct {
-	mu        sync.Mutex
-	sandboxes map[string]*sandboxState // namespace/name
-	claims    map[string]*ClaimResult  // namespace/name
-	samples   map[string][]Sample      // namespace
+	mu sync.Mutex
+	// sandboxes by namespace, then name: one event recounts its namespace
+	// only (a run holds tens of thousands of sandboxes across namespaces).
+	sandboxes map[string]map[string]*sandboxState
+	claims    map[string]*ClaimResult // namespace/name
+	samples   map[string][]Sample     // namespace
+	specs     map[string][]Step       // namespace: the pool's spec.replicas, At from the Unix epoch
 	boots     map[string][]time.Duration
 	now       func() time.Time
 }
@@ -42,8 +47,8 @@ type sandboxState struct {
 
 // NewRecorder returns a recorder for namespaces whose name starts with "bursts-".
 func NewRecorder() *Recorder {
-	return &Recorder{sandboxes: map[string]*sandboxState{}, claims: map[string]*ClaimResult{},
-		samples: map[string][]Sample{}, boots: map[string][]time.Duration{}, now: time.Now}
+	return &Recorder{sandboxes: map[string]map[string]*sandboxState{}, claims: map[string]*ClaimResult{},
+		samples: map[string][]Sample{}, specs: map[string][]Step{}, boots: map[string][]time.Duration{}, now: time.Now}
 }
 
 // Start runs the informers until ctx ends and waits for their first sync.
@@ -51,6 +56,7 @@ func (r *Recorder) Start(ctx context.Context, client dynamic.Interface) bool {
 	f := dynamicinformer.NewDynamicSharedInformerFactory(client, 0)
 	sb := f.ForResource(sandboxGVR).Informer()
 	cl := f.ForResource(claimGVR).Informer()
+	wp := f.ForResource(warmPoolGVR).Informer()
 	_, _ = sb.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { r.sandbox(o, false) },
 		UpdateFunc: func(_, o any) { r.sandbox(o, false) },
@@ -60,8 +66,12 @@ func (r *Recorder) Start(ctx context.Context, client dynamic.Interface) bool {
 		AddFunc:    func(o any) { r.claim(o) },
 		UpdateFunc: func(_, o any) { r.claim(o) },
 	})
+	_, _ = wp.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { r.pool(o) },
+		UpdateFunc: func(_, o any) { r.pool(o) },
+	})
 	f.Start(ctx.Done())
-	return cache.WaitForCacheSync(ctx.Done(), sb.HasSynced, cl.HasSynced)
+	return cache.WaitForCacheSync(ctx.Done(), sb.HasSynced, cl.HasSynced, wp.HasSynced)
 }
 
 func ours(ns string) bool { return strings.HasPrefix(ns, "bursts-") }
@@ -91,14 +101,19 @@ func (r *Recorder) sandbox(o any, deleted bool) {
 		return
 	}
 	now := r.now()
-	ns, key := u.GetNamespace(), u.GetNamespace()+"/"+u.GetName()
+	ns := u.GetNamespace()
 	owner := metav1.GetControllerOf(u)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := r.sandboxes[key]
+	byName := r.sandboxes[ns]
+	if byName == nil {
+		byName = map[string]*sandboxState{}
+		r.sandboxes[ns] = byName
+	}
+	s := byName[u.GetName()]
 	if s == nil {
 		s = &sandboxState{firstSeen: now}
-		r.sandboxes[key] = s
+		byName[u.GetName()] = s
 	}
 	ready := readyCondition(u)
 	if ready && !s.ready {
@@ -117,9 +132,8 @@ func (r *Recorder) sandbox(o any, deleted bool) {
 func (r *Recorder) sample(ns string, now time.Time) {
 	var cur Sample
 	cur.At = now
-	prefix := ns + "/"
-	for k, s := range r.sandboxes {
-		if !strings.HasPrefix(k, prefix) || s.gone || !s.poolOwned {
+	for _, s := range r.sandboxes[ns] {
+		if s.gone || !s.poolOwned {
 			continue
 		}
 		if s.ready {
@@ -151,6 +165,26 @@ func (r *Recorder) claim(o any) {
 	c.Sandbox, _, _ = unstructured.NestedString(u.Object, "status", "sandbox", "name")
 }
 
+// pool records a pool's spec.replicas when it changes.
+func (r *Recorder) pool(o any) {
+	u := asObject(o)
+	if u == nil || !ours(u.GetNamespace()) {
+		return
+	}
+	spec, found, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+	if !found {
+		return
+	}
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ns := u.GetNamespace()
+	if l := r.specs[ns]; len(l) > 0 && l[len(l)-1].Value == float64(spec) {
+		return
+	}
+	r.specs[ns] = append(r.specs[ns], Step{At: time.Duration(now.UnixNano()), Value: float64(spec)})
+}
+
 // Creating records that the client is about to create claim name in ns.
 func (r *Recorder) Creating(ns, name string, at time.Time) {
 	r.mu.Lock()
@@ -169,11 +203,43 @@ func (r *Recorder) Result(p Policy, from, to time.Time) Result {
 			continue
 		}
 		cr := *c
-		if s := r.sandboxes[ns+"/"+cr.Sandbox]; s != nil && cr.Sandbox != "" {
+		if s := r.sandboxes[ns][cr.Sandbox]; s != nil && cr.Sandbox != "" {
 			cr.LaunchType = s.launchType
 		}
 		res.Claims = append(res.Claims, cr)
 	}
 	res.IdleWarm, res.IdleBooting = PodSeconds(r.samples[ns], from, to)
 	return res
+}
+
+// Timeline is policy p's pool over [from, to), times counted from from:
+// its spec.replicas and its Ready unheld sandboxes, each starting with the
+// value it had at from (the demand comes from the trace).
+func (r *Recorder) Timeline(p Policy, from, to time.Time) Timeline {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ns := p.Namespace()
+	tl := Timeline{Policy: p.Name}
+	var specs []Sample
+	for _, s := range r.specs[ns] {
+		specs = append(specs, Sample{At: time.Unix(0, int64(s.At)), Ready: int(s.Value)})
+	}
+	tl.Spec = window(specs, from, to)
+	tl.Ready = window(r.samples[ns], from, to)
+	return tl
+}
+
+// window turns the Ready counts of samples into steps over [from, to),
+// relative to from, the first one at 0 holding the value at from.
+func window(samples []Sample, from, to time.Time) []Step {
+	steps := []Step{{At: 0}}
+	for _, s := range samples {
+		switch {
+		case !s.At.After(from):
+			steps[0].Value = float64(s.Ready)
+		case s.At.Before(to):
+			steps = append(steps, Step{At: s.At.Sub(from), Value: float64(s.Ready)})
+		}
+	}
+	return steps
 }

@@ -102,15 +102,28 @@ type Arrival struct {
 	Burst int
 }
 
-// Period is one regime of the trace.
+// Period is one regime of the trace: for the burst trace a quiet or a busy
+// period; for the day trace a phase of the day (night, rising, falling; the
+// day's two are Busy).
 type Period struct {
 	Busy       bool
+	Phase      string
 	Start, End time.Duration
 }
 
+// The benchmark's two traces, by name.
+const (
+	TraceBurst = "burst" // quiet and busy periods of a few minutes (TraceParams)
+	TraceDay   = "day"   // a compressed day: trough, peak, trough, with bursts (DayParams)
+)
+
 // Trace is a generated arrival trace, sorted by At.
 type Trace struct {
-	Params   TraceParams
+	Name     string
+	Seed     uint64
+	Duration time.Duration
+	// Params are the TraceParams or DayParams the trace was drawn from.
+	Params   any
 	Arrivals []Arrival
 	Periods  []Period
 }
@@ -131,7 +144,7 @@ func GenerateTrace(p TraceParams) (*Trace, error) {
 		d := time.Duration(float64(p.LifetimeMedian) * math.Exp(p.LifetimeSigma*rng.NormFloat64()))
 		return min(max(d, p.LifetimeMin), p.LifetimeMax).Round(time.Millisecond)
 	}
-	t := &Trace{Params: p}
+	t := &Trace{Name: TraceBurst, Seed: p.Seed, Duration: p.Duration, Params: p}
 	burst := 0
 	busy := false
 	for start := time.Duration(0); start < p.Duration; busy = !busy {
@@ -140,7 +153,11 @@ func GenerateTrace(p TraceParams) (*Trace, error) {
 			mean = p.BusyMean
 		}
 		end := min(start+exp(mean), p.Duration)
-		t.Periods = append(t.Periods, Period{Busy: busy, Start: start, End: end})
+		phase := "quiet"
+		if busy {
+			phase = "busy"
+		}
+		t.Periods = append(t.Periods, Period{Busy: busy, Phase: phase, Start: start, End: end})
 		if busy {
 			for at := start + exp(p.BurstGapMean); at < end; at += exp(p.BurstGapMean) {
 				burst++
@@ -211,6 +228,15 @@ func (t *Trace) ActiveAt(d time.Duration) int {
 	return n
 }
 
+// Peak is the largest number of claims alive at once.
+func (t *Trace) Peak() int {
+	peak := 0
+	for _, a := range t.Arrivals {
+		peak = max(peak, t.ActiveAt(a.At))
+	}
+	return peak
+}
+
 // Summary is one line describing the trace for the report.
 func (t *Trace) Summary() string {
 	var busy time.Duration
@@ -220,18 +246,20 @@ func (t *Trace) Summary() string {
 		}
 	}
 	var life time.Duration
-	peak := 0
 	for _, a := range t.Arrivals {
 		life += a.Lifetime
-		peak = max(peak, t.ActiveAt(a.At))
 	}
 	mean := time.Duration(0)
 	if len(t.Arrivals) > 0 {
 		mean = life / time.Duration(len(t.Arrivals))
 	}
-	return fmt.Sprintf("seed %d, %s, %d claims (%d in %d bursts, %d single), busy %s of %s, mean lifetime %s, peak %d concurrent claims, fingerprint %s",
-		t.Params.Seed, t.Params.Duration, len(t.Arrivals), len(t.Arrivals)-t.singles(), t.Bursts(), t.singles(),
-		busy.Round(time.Second), t.Params.Duration, mean.Round(100*time.Millisecond), peak, t.Fingerprint())
+	what := "busy"
+	if t.Name == TraceDay {
+		what = "day (not night)"
+	}
+	return fmt.Sprintf("%s trace, seed %d, %s, %d claims (%d in %d bursts, %d single), %s %s of %s, mean lifetime %s, peak %d concurrent claims, fingerprint %s",
+		t.Name, t.Seed, t.Duration, len(t.Arrivals), len(t.Arrivals)-t.singles(), t.Bursts(), t.singles(),
+		what, busy.Round(time.Second), t.Duration, mean.Round(100*time.Millisecond), t.Peak(), t.Fingerprint())
 }
 
 func (t *Trace) singles() int {

@@ -21,7 +21,7 @@ func TestDefaultTraceIsHeldToItsSeed(t *testing.T) {
 	)
 	if got := tr.Fingerprint(); got != wantFingerprint || len(tr.Arrivals) != wantClaims || tr.Bursts() != wantBursts {
 		t.Fatalf("seed %d now gives %d claims in %d bursts, fingerprint %s; the README's trace is %d claims in %d bursts, fingerprint %s",
-			tr.Params.Seed, len(tr.Arrivals), tr.Bursts(), got, wantClaims, wantBursts, wantFingerprint)
+			tr.Seed, len(tr.Arrivals), tr.Bursts(), got, wantClaims, wantBursts, wantFingerprint)
 	}
 	first := tr.Arrivals[0]
 	if first.At != 37947*time.Millisecond || first.Lifetime != 100628*time.Millisecond {

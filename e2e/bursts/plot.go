@@ -1,0 +1,282 @@
+package bursts
+
+// The benchmark's pictures. gonum.org/v1/plot is imported here only: not by
+// the program, not by the exporter (TestPlottingStaysOutOfTheProductsImportGraph
+// holds that).
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Plot size: wide enough for a dozen labelled points.
+const plotWidth, plotHeight = 9 * vg.Inch, 5.5 * vg.Inch
+
+var (
+	colorFixed    = color.RGBA{R: 90, G: 90, B: 90, A: 255}
+	colorAuto     = color.RGBA{R: 31, G: 119, B: 180, A: 255}
+	colorArrivals = color.RGBA{R: 214, G: 39, B: 40, A: 255}
+	colorTarget   = color.RGBA{R: 44, G: 160, B: 44, A: 255}
+	colorDemand   = color.RGBA{R: 0, G: 0, B: 0, A: 255}
+	colorSpec     = color.RGBA{R: 255, G: 127, B: 14, A: 255}
+	colorReady    = color.RGBA{R: 31, G: 119, B: 180, A: 255}
+)
+
+// ZoomFrom is where the frontier plot's right panel starts: the warm-hit
+// shares a platform team chooses among.
+const ZoomFrom = 90.0
+
+// FrontierPlot writes the trade-off plane of one trace to path (.png or
+// .svg): warm-hit share against idle warm-pod-seconds, one labelled point per
+// policy, the fixed pools' frontier as a line through its points, and the
+// goal's warm-hit share as a dashed line; on the left every policy, on the
+// right the same plane from ZoomFrom% warm hits up.
+func FrontierPlot(path, title string, points []Point) error {
+	if len(points) == 0 {
+		return errors.New("frontier plot: no points to plot")
+	}
+	if err := checkFormat(path); err != nil {
+		return err
+	}
+	minWarm := GoalShare
+	for _, pt := range points {
+		minWarm = min(minWarm, pt.Warm)
+	}
+	all, err := frontierPanel(title+": all policies", points, max(0, minWarm-5))
+	if err != nil {
+		return err
+	}
+	zoom, err := frontierPanel(fmt.Sprintf("from %.0f%% warm hits up", ZoomFrom), points, ZoomFrom)
+	if err != nil {
+		return err
+	}
+	zoom.Legend = plot.NewLegend() // the left panel's legend serves both
+	return saveTiles(path, 2*plotWidth, plotHeight, all, zoom)
+}
+
+func frontierPanel(title string, points []Point, yMin float64) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "idle warm-pod-seconds (Ready sandboxes nobody held, over the trace)"
+	p.Y.Label.Text = "warm hits (% of claims)"
+	p.Add(plotter.NewGrid())
+	p.Legend.Top, p.Legend.Left = false, false
+
+	var fixed, auto, arrivals plotter.XYs
+	var fixedLabels, autoLabels, arrivalsLabels []string
+	maxIdle := 0.0
+	for _, pt := range points {
+		maxIdle = max(maxIdle, pt.Idle)
+		xy := plotter.XY{X: pt.Idle, Y: pt.Warm}
+		switch {
+		case pt.Fixed > 0:
+			fixed = append(fixed, xy)
+			fixedLabels = append(fixedLabels, fmt.Sprint(pt.Fixed))
+		case strings.HasPrefix(pt.Name, "arrivals"):
+			arrivals = append(arrivals, xy)
+			arrivalsLabels = append(arrivalsLabels, pt.Name)
+		default:
+			auto = append(auto, xy)
+			autoLabels = append(autoLabels, pt.Name)
+		}
+	}
+	if front := Frontier(points); len(front) > 1 {
+		var xys plotter.XYs
+		for _, pt := range front {
+			xys = append(xys, plotter.XY{X: pt.Idle, Y: pt.Warm})
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, err
+		}
+		l.Color, l.Width = colorFixed, vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add("fixed pools' frontier", l)
+	}
+	target, err := plotter.NewLine(plotter.XYs{{X: 0, Y: GoalShare}, {X: max(maxIdle, 1) * 1.15, Y: GoalShare}})
+	if err != nil {
+		return nil, err
+	}
+	target.Color, target.Dashes = colorTarget, []vg.Length{vg.Points(4), vg.Points(3)}
+	p.Add(target)
+	p.Legend.Add(fmt.Sprintf("%.0f%% warm hits", GoalShare), target)
+
+	addScatter := func(xys plotter.XYs, labels []string, c color.Color, shape draw.GlyphDrawer, legend string) error {
+		if len(xys) == 0 {
+			return nil
+		}
+		s, err := plotter.NewScatter(xys)
+		if err != nil {
+			return err
+		}
+		s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(4), Shape: shape}
+		p.Add(s)
+		p.Legend.Add(legend, s)
+		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+		if err != nil {
+			return err
+		}
+		for i := range lb.TextStyle {
+			lb.TextStyle[i].Color = c
+		}
+		lb.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(3)}
+		p.Add(lb)
+		return nil
+	}
+	if err := addScatter(fixed, fixedLabels, colorFixed, draw.CircleGlyph{}, "fixed pool (its size)"); err != nil {
+		return nil, err
+	}
+	if err := addScatter(auto, autoLabels, colorAuto, draw.TriangleGlyph{}, "autoscaled (claims held)"); err != nil {
+		return nil, err
+	}
+	if err := addScatter(arrivals, arrivalsLabels, colorArrivals, draw.SquareGlyph{}, "autoscaled (arrivals)"); err != nil {
+		return nil, err
+	}
+	p.X.Min = 0
+	p.X.Max = max(maxIdle, 1) * 1.15 // room for the labels
+	p.Y.Min, p.Y.Max = yMin, 100.5
+	return p, nil
+}
+
+// Step is a value from At (time since the trace started) on.
+type Step struct {
+	At    time.Duration
+	Value float64
+}
+
+// Timeline is one policy's pool over a trace: the demand (claims alive), the
+// pool's spec.replicas (what the autoscaler asked for) and its Ready warm
+// sandboxes nobody holds.
+type Timeline struct {
+	Policy              string
+	Demand, Spec, Ready []Step
+}
+
+// DemandSteps is the trace's claims alive as a step function, one step per
+// create and per delete.
+func DemandSteps(tr *Trace) []Step {
+	type ev struct {
+		at time.Duration
+		d  int
+	}
+	var evs []ev
+	for _, a := range tr.Arrivals {
+		evs = append(evs, ev{a.At, +1}, ev{a.At + a.Lifetime, -1})
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].at < evs[j].at })
+	steps := []Step{{At: 0, Value: 0}}
+	n := 0
+	for _, e := range evs {
+		n += e.d
+		if last := &steps[len(steps)-1]; last.At == e.at {
+			last.Value = float64(n)
+		} else {
+			steps = append(steps, Step{At: e.at, Value: float64(n)})
+		}
+	}
+	return steps
+}
+
+// TimelinePlot writes a policy's timeline to path (.png or .svg): demand,
+// spec.replicas and Ready warm sandboxes against minutes into the trace.
+func TimelinePlot(path, title string, tl Timeline) error {
+	if len(tl.Demand) == 0 && len(tl.Spec) == 0 && len(tl.Ready) == 0 {
+		return errors.New("timeline plot: no series to plot")
+	}
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "minutes into the trace"
+	p.Y.Label.Text = "count"
+	p.Add(plotter.NewGrid())
+	p.Legend.Top, p.Legend.Left = true, true
+	end := time.Duration(0)
+	for _, s := range [][]Step{tl.Demand, tl.Spec, tl.Ready} {
+		if len(s) > 0 {
+			end = max(end, s[len(s)-1].At)
+		}
+	}
+	for _, series := range []struct {
+		steps []Step
+		name  string
+		c     color.Color
+		width vg.Length
+	}{
+		{tl.Demand, "demand (claims alive)", colorDemand, vg.Points(1)},
+		{tl.Spec, "pool spec.replicas (" + tl.Policy + ")", colorSpec, vg.Points(1.5)},
+		{tl.Ready, "Ready warm sandboxes, unheld (" + tl.Policy + ")", colorReady, vg.Points(1)},
+	} {
+		if len(series.steps) == 0 {
+			continue
+		}
+		xys := make(plotter.XYs, 0, len(series.steps)+1)
+		for _, s := range series.steps {
+			xys = append(xys, plotter.XY{X: s.At.Minutes(), Y: s.Value})
+		}
+		// Hold the last value to the end of the plot.
+		xys = append(xys, plotter.XY{X: end.Minutes(), Y: series.steps[len(series.steps)-1].Value})
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return err
+		}
+		l.StepStyle = plotter.PostStep
+		l.Color, l.Width = series.c, series.width
+		p.Add(l)
+		p.Legend.Add(series.name, l)
+	}
+	p.X.Min, p.Y.Min = 0, 0
+	return save(p, path)
+}
+
+func checkFormat(path string) error {
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".png", ".svg":
+		return nil
+	default:
+		return fmt.Errorf("plot %s: write .png or .svg, not %q", path, ext)
+	}
+}
+
+func save(p *plot.Plot, path string) error {
+	if err := checkFormat(path); err != nil {
+		return err
+	}
+	if err := p.Save(plotWidth, plotHeight, path); err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	return nil
+}
+
+// saveTiles draws plots side by side, aligned, into one picture.
+func saveTiles(path string, w, h vg.Length, plots ...*plot.Plot) error {
+	c, err := draw.NewFormattedCanvas(w, h, strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), "."))
+	if err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	tiles := draw.Tiles{Rows: 1, Cols: len(plots), PadX: vg.Points(20),
+		PadTop: vg.Points(5), PadBottom: vg.Points(5), PadLeft: vg.Points(5), PadRight: vg.Points(10)}
+	canvases := plot.Align([][]*plot.Plot{plots}, tiles, draw.New(c))
+	for i, p := range plots {
+		p.Draw(canvases[0][i])
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	if _, err := c.WriteTo(f); err != nil {
+		f.Close()
+		os.Remove(path)
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	return f.Close()
+}

@@ -1,0 +1,84 @@
+package bursts
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func fakeSandbox(ns, name string, ready, poolOwned bool) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "agents.x-k8s.io/v1beta1", "kind": "Sandbox",
+		"metadata": map[string]any{"namespace": ns, "name": name},
+	}}
+	if poolOwned {
+		u.Object["metadata"].(map[string]any)["ownerReferences"] = []any{map[string]any{
+			"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxWarmPool", "name": "warm-pool", "uid": "u", "controller": true,
+		}}
+	}
+	if ready {
+		u.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+	}
+	return u
+}
+
+func fakePool(ns string, replicas int64) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxWarmPool",
+		"metadata": map[string]any{"namespace": ns, "name": "warm-pool"},
+		"spec":     map[string]any{"replicas": replicas},
+	}}
+}
+
+// The recorder keeps each namespace's counts apart and gives a policy's
+// timeline relative to the trace's start: spec.replicas and Ready unheld
+// sandboxes, each holding its value at the start.
+func TestRecorderTimelineFollowsOnePolicysPool(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	clock := t0
+	r := NewRecorder()
+	r.now = func() time.Time { return clock }
+	p := Policy{Name: "arrivals", Trace: TraceDay}
+	other := Policy{Name: "fixed-4", Trace: TraceDay}
+	at := func(s int) { clock = t0.Add(time.Duration(s) * time.Second) }
+
+	at(-5)
+	r.pool(fakePool(p.Namespace(), 2))
+	r.sandbox(fakeSandbox(p.Namespace(), "a", true, true), false)
+	r.sandbox(fakeSandbox(other.Namespace(), "x", true, true), false) // another policy: not counted
+	at(0)
+	r.sandbox(fakeSandbox(p.Namespace(), "b", true, true), false) // 2 ready at the start
+	at(3)
+	r.sandbox(fakeSandbox(p.Namespace(), "a", true, false), false) // adopted by a claim: held, not idle
+	at(15)
+	r.pool(fakePool(p.Namespace(), 4))
+	r.pool(fakePool(p.Namespace(), 4)) // unchanged: no step
+	at(21)
+	r.sandbox(fakeSandbox(p.Namespace(), "c", true, true), false)
+	at(40)
+	r.sandbox(fakeSandbox(p.Namespace(), "b", true, true), true) // deleted
+	at(99)
+	r.pool(fakePool("elsewhere", 9)) // not a benchmark namespace
+
+	tl := r.Timeline(p, t0, t0.Add(60*time.Second))
+	s := time.Second
+	if want := []Step{{0, 2}, {15 * s, 4}}; !reflect.DeepEqual(tl.Spec, want) {
+		t.Errorf("spec steps %v, want %v", tl.Spec, want)
+	}
+	// At 0: a and b ready and unheld (2); at 3 a is held (1); at 21 c (2); at 40 b goes (1).
+	if want := []Step{{0, 2}, {3 * s, 1}, {21 * s, 2}, {40 * s, 1}}; !reflect.DeepEqual(tl.Ready, want) {
+		t.Errorf("ready steps %v, want %v", tl.Ready, want)
+	}
+	if tl.Policy != "arrivals" {
+		t.Errorf("timeline of %q", tl.Policy)
+	}
+	if o := r.Timeline(other, t0, t0.Add(60*time.Second)); !reflect.DeepEqual(o.Ready, []Step{{0, 1}}) || !reflect.DeepEqual(o.Spec, []Step{{0, 0}}) {
+		t.Errorf("the other policy's timeline %+v: its one sandbox, no pool seen", o)
+	}
+	// Idle warm over [0, 60): 2*3 + 1*18 + 2*19 + 1*20 = 82 pod-seconds.
+	if res := r.Result(p, t0, t0.Add(60*time.Second)); res.IdleWarm != 82 {
+		t.Errorf("idle warm %v, want 82", res.IdleWarm)
+	}
+}
