@@ -30,9 +30,20 @@ func onePoolCrossPoolSkip(rep *report.Report, c report.Check) bool {
 	return c.Phase == "cross-pool" && rep.CrossPool != nil && rep.CrossPool.Skipped != ""
 }
 
-// browserAgentImage is the second pool's agent: a one-file image (busybox-static, nothing else)
-// imported into the node under a reference of its own, so the two pools run different images.
+// browserAgentImage is the second pool's agent: an image of its own (busybox-static as the few
+// programs verify's readings run, no httpprobe: the request goes through wget, as in a stock
+// busybox), imported into the node under its reference: the two pools run different images.
 const browserAgentImage = "warmpool.local/browser-agent:e2e"
+
+// browserAgentFiles are the image's files: one copy of busybox per program (busybox runs the
+// applet its file is named after).
+func browserAgentFiles() map[string]string {
+	files := map[string]string{}
+	for _, prog := range []string{"busybox", "sh", "sleep", "uname", "cat", "ls", "ip", "wget"} {
+		files["bin/"+prog] = "/usr/bin/busybox"
+	}
+	return files
+}
 
 // twoPoolsConfig is the README's two-pool example, sized for the local node.
 func twoPoolsConfig() string {
@@ -45,7 +56,7 @@ func twoPoolsConfig() string {
 			"resources": map[string]any{"requests": map[string]any{"cpu": "50m", "memory": "32Mi"}, "limits": map[string]any{"memory": "64Mi"}},
 		}, "sizing": map[string]any{"policy": "arrivals", "shortWindowSeconds": 15, "longWindowSeconds": 45}},
 		{"name": "browser", "template": map[string]any{
-			"image": browserAgentImage, "command": []string{"/bin/busybox", "sleep", "infinity"},
+			"image": browserAgentImage, "command": []string{"/bin/sleep", "infinity"},
 			"resources":              map[string]any{"requests": map[string]any{"cpu": "100m", "memory": "96Mi"}},
 			"readOnlyRootFilesystem": true, "scratch": map[string]any{"mountPath": "/scratch", "sizeLimit": "64Mi"},
 		}},
@@ -57,8 +68,8 @@ func twoPoolsConfig() string {
 // twoPools moves the stack to two pools and proves them with verify.
 func (e *realEnv) twoPools(ctx context.Context, t *testing.T, verifyBin string) {
 	archive := filepath.Join(e.work, "browser-agent.tar")
-	if err := localcluster.WriteImageArchive(browserAgentImage, map[string]string{"bin/busybox": "/usr/bin/busybox"},
-		v1.Config{Entrypoint: []string{"/bin/busybox"}}, archive); err != nil {
+	if err := localcluster.WriteImageArchive(browserAgentImage, browserAgentFiles(),
+		v1.Config{Env: []string{"PATH=/bin"}}, archive); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.cluster.ImportImage(ctx, archive); err != nil {
