@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -37,8 +38,9 @@ const browserAgentImage = "warmpool.local/browser-agent:e2e"
 
 // browserAgentFiles are the image's files: one copy of busybox per program (busybox runs the
 // applet its file is named after).
-func browserAgentFiles() map[string]string {
-	files := map[string]string{}
+func browserAgentFiles(emptyDir string) map[string]string {
+	// The mount points a runtime expects in a root file system.
+	files := map[string]string{"proc": emptyDir, "sys": emptyDir, "dev": emptyDir, "tmp": emptyDir, "etc": emptyDir}
 	for _, prog := range []string{"busybox", "sh", "sleep", "uname", "cat", "ls", "ip", "wget"} {
 		files["bin/"+prog] = "/usr/bin/busybox"
 	}
@@ -68,7 +70,11 @@ func twoPoolsConfig() string {
 // twoPools moves the stack to two pools and proves them with verify.
 func (e *realEnv) twoPools(ctx context.Context, t *testing.T, verifyBin string) {
 	archive := filepath.Join(e.work, "browser-agent.tar")
-	if err := localcluster.WriteImageArchive(browserAgentImage, browserAgentFiles(),
+	empty := filepath.Join(e.work, "empty-dir")
+	if err := os.MkdirAll(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := localcluster.WriteImageArchive(browserAgentImage, browserAgentFiles(empty),
 		v1.Config{Env: []string{"PATH=/bin"}}, archive); err != nil {
 		t.Fatal(err)
 	}
