@@ -182,10 +182,16 @@ func LoadConfig(ctx *pulumi.Context) (*Config, error) {
 		}
 	}
 	if raw, err := cfg.Try("pools"); err == nil && strings.TrimSpace(raw) != "" && strings.TrimSpace(raw) != "[]" {
-		// The shorthand's own keys would be silently ignored beside a list: refuse them.
-		for _, k := range []string{"poolName", "templateName", "template", "sizing", "headroom", "activationTargetValue", "claimSelector", "exporterUrl"} {
-			if _, set := cfg.Try(k); set == nil {
-				parseErrs = append(parseErrs, fmt.Sprintf("%s is a key of the one-pool shorthand, and pools is set; move it into each pool (`pulumi config set --path 'pools[0].%s' ...`) and remove it (`pulumi config rm %s`)", k, strings.TrimPrefix(strings.Replace(k, "poolName", "name", 1), ""), k))
+		// The shorthand's own keys would be silently ignored beside a list: refuse them. The CLI
+		// passes Pulumi.yaml's defaults like set values, so a key counts as set when it differs.
+		for _, k := range []struct{ key, def string }{
+			{"poolName", contract.DefaultPoolName}, {"templateName", contract.DefaultTemplateName},
+			{"template", "{}"}, {"sizing", "{}"}, {"headroom", strconv.Itoa(contract.DefaultHeadroom)},
+			{"activationTargetValue", ""}, {"claimSelector", ""}, {"exporterUrl", ""},
+		} {
+			if v, err := cfg.Try(k.key); err == nil && strings.Join(strings.Fields(v), "") != k.def {
+				field := strings.Replace(k.key, "poolName", "name", 1)
+				parseErrs = append(parseErrs, fmt.Sprintf("%s is a key of the one-pool shorthand, and pools is set; move it into each pool (`pulumi config set --path 'pools[0].%s' ...`) and remove it (`pulumi config rm %s`)", k.key, field, k.key))
 			}
 		}
 		c.readPools(raw, &parseErrs)

@@ -234,3 +234,15 @@ func jsonOf(t *testing.T, v any) string {
 
 // restrictedViolationsOf is restrictedViolations for a rendered pod template (warmpool_test.go).
 func restrictedViolationsOf(t *testing.T, pod any) []string { return restrictedViolations(t, pod) }
+
+// The CLI hands the program Pulumi.yaml's defaults as if the stack had set them: beside a pools
+// list those defaults are not the shorthand's keys being set (the e2e's first up found this).
+func TestPulumiYamlDefaultsBesideAPoolsList(t *testing.T) {
+	_, err := runProgram(t, withConfig(map[string]string{
+		"pools": twoPools, "poolName": "warm-pool", "templateName": "warm-pool-agent", "template": "{}",
+		"sizing": "{}", "headroom": "0", "activationTargetValue": "", "claimSelector": "", "exporterUrl": "",
+	}))
+	require.NoError(t, err)
+	rec := mustRunProgram(t, withConfig(map[string]string{"template": "{}", "sizing": "{}", "pools": "[]"}))
+	mustFind(t, rec, typeTemplate, "warm-pool-agent")
+}

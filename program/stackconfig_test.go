@@ -130,8 +130,8 @@ func TestPulumiYamlMatchesTheProgram(t *testing.T) {
 		"isolation": cfg.Isolation,
 		// Computed when empty (<project>-<stack>); the declared default is the empty string.
 		"clusterName": "",
-		// Structured keys without a declared default: unset, the program uses its own (see pools.go).
-		"template": nil, "sizing": nil, "pools": nil,
+		// Structured keys: empty means the placeholder agent, the claims policy, one pool.
+		"template": map[string]any{}, "sizing": map[string]any{}, "pools": 0,
 	}
 	for key, want := range goDefaults {
 		declared, ok := proj.Config[key]
