@@ -8,6 +8,7 @@ package pulumirun
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -119,12 +120,42 @@ func (s *Stack) SetConfig(ctx context.Context, cfg map[string]string) error {
 			return err
 		}
 	}
-	all := auto.ConfigMap{}
+	all, structured := auto.ConfigMap{}, auto.ConfigMap{}
 	for k, v := range cfg {
 		if !strings.Contains(k, ":") {
 			k = s.project + ":" + k
 		}
+		// A JSON list or object is structured config, as `pulumi config set --path` writes it
+		// (the project declares such keys typed: a string would be refused).
+		var tree any
+		if t := strings.TrimSpace(v); (strings.HasPrefix(t, "[") || strings.HasPrefix(t, "{")) && json.Unmarshal([]byte(t), &tree) == nil {
+			flattenConfig(k, tree, structured)
+			continue
+		}
 		all[k] = auto.ConfigValue{Value: v}
 	}
-	return s.SetAllConfig(ctx, all)
+	if err := s.SetAllConfig(ctx, all); err != nil {
+		return err
+	}
+	if len(structured) == 0 {
+		return nil
+	}
+	return s.SetAllConfigWithOptions(ctx, structured, &auto.ConfigOptions{Path: true})
+}
+
+// flattenConfig turns a JSON tree into the path keys `pulumi config set --path` takes:
+// key[0].field.sub = value.
+func flattenConfig(key string, tree any, out auto.ConfigMap) {
+	switch t := tree.(type) {
+	case map[string]any:
+		for k, v := range t {
+			flattenConfig(key+"."+k, v, out)
+		}
+	case []any:
+		for i, v := range t {
+			flattenConfig(fmt.Sprintf("%s[%d]", key, i), v, out)
+		}
+	default:
+		out[key] = auto.ConfigValue{Value: fmt.Sprint(t)}
+	}
 }
