@@ -152,9 +152,9 @@ func MeetsGoal(v FrontierVerdict, withRatio bool) (bool, string) {
 			why = append(why, fmt.Sprintf("no fixed pool reached %.0f%%: the sweep cannot give the cost ratio (widen it)", GoalShare))
 		case v.Ratio > GoalRatio:
 			ok = false
-			why = append(why, fmt.Sprintf("idle cost %.0f%% of %s's > %.0f%%", 100*v.Ratio, v.Reference, 100*GoalRatio))
+			why = append(why, fmt.Sprintf("idle cost %.1f%% of %s's > %.0f%%", 100*v.Ratio, v.Reference, 100*GoalRatio))
 		default:
-			why = append(why, fmt.Sprintf("idle cost %.0f%% of %s's <= %.0f%%", 100*v.Ratio, v.Reference, 100*GoalRatio))
+			why = append(why, fmt.Sprintf("idle cost %.1f%% of %s's <= %.0f%%", 100*v.Ratio, v.Reference, 100*GoalRatio))
 		}
 	}
 	return ok, v.Name + ": " + strings.Join(why, "; ")

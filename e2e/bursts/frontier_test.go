@@ -104,10 +104,10 @@ func TestMeetsGoalAcceptsAndRejects(t *testing.T) {
 		want      bool
 		says      string
 	}{
-		{"good", true, true, "idle cost 50% of fixed-10's <= 60%"},
+		{"good", true, true, "idle cost 50.0% of fixed-10's <= 60%"},
 		{"good", false, true, "not dominated"},
-		{"pricey", false, true, "not dominated"},                      // the burst trace: domination only
-		{"pricey", true, false, "idle cost 120% of fixed-10's > 60%"}, // the day trace: the ratio too
+		{"pricey", false, true, "not dominated"},                        // the burst trace: domination only
+		{"pricey", true, false, "idle cost 120.0% of fixed-10's > 60%"}, // the day trace: the ratio too
 		{"dominated", false, false, "dominated by fixed-6"},
 		{"weak", true, false, "warm hits 50.0% < 99%"},
 	} {
