@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -32,18 +33,20 @@ func onePoolCrossPoolSkip(rep *report.Report, c report.Check) bool {
 }
 
 // browserAgentImage is the second pool's agent: an image of its own (busybox-static as the few
-// programs verify's readings run, no httpprobe: the request goes through wget, as in a stock
-// busybox), imported into the node under its reference: the two pools run different images.
+// programs verify's readings run, and httpprobe for the request), imported into the node under its reference: the two pools run different images.
 const browserAgentImage = "warmpool.local/browser-agent:e2e"
 
 // browserAgentFiles are the image's files: one copy of busybox per program (busybox runs the
 // applet its file is named after).
-func browserAgentFiles(emptyDir string) map[string]string {
+func browserAgentFiles(emptyDir, httpprobe string) map[string]string {
 	// The mount points a runtime expects in a root file system.
 	files := map[string]string{"proc": emptyDir, "sys": emptyDir, "dev": emptyDir, "tmp": emptyDir, "etc": emptyDir}
-	for _, prog := range []string{"busybox", "sh", "sleep", "uname", "cat", "ls", "ip", "wget"} {
+	for _, prog := range []string{"busybox", "sh", "sleep", "uname", "cat", "ls", "ip"} {
 		files["bin/"+prog] = "/usr/bin/busybox"
 	}
+	// The request goes through httpprobe: busybox-static's wget resolves even an address
+	// through static glibc's NSS and crashed (signal 11) in the sandbox on the first live run.
+	files["bin/httpprobe"] = httpprobe
 	return files
 }
 
@@ -74,7 +77,17 @@ func (e *realEnv) twoPools(ctx context.Context, t *testing.T, verifyBin string) 
 	if err := os.MkdirAll(empty, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := localcluster.WriteImageArchive(browserAgentImage, browserAgentFiles(empty),
+	root, err := framework.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpprobe := filepath.Join(e.work, "httpprobe")
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", httpprobe, "./e2e/localcluster/nodeimage/httpprobe")
+	build.Dir, build.Env = root, append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building httpprobe: %v\n%s", err, out)
+	}
+	if err := localcluster.WriteImageArchive(browserAgentImage, browserAgentFiles(empty, httpprobe),
 		v1.Config{Env: []string{"PATH=/bin"}}, archive); err != nil {
 		t.Fatal(err)
 	}
