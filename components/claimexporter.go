@@ -44,13 +44,10 @@ type ClaimExporterArgs struct {
 	Pools []ExporterPool
 }
 
-// ExporterPool is one pool the exporter counts claims for.
+// ExporterPool is one pool the exporter counts claims for: what the exporter reads of it
+// (contract.ExporterPool) and what its Role must wait for.
 type ExporterPool struct {
-	Name      string
-	Namespace string
-	Selector  string
-	// ArrivalWindowsSeconds (short, long), when set, add the arrival counts the arrivals sizing reads.
-	ArrivalWindowsSeconds []int
+	contract.ExporterPool
 	// DependsOn: the pool's namespace, so the Role is made in it and removed before it.
 	DependsOn []pulumi.Resource
 }
@@ -59,7 +56,7 @@ type ExporterPool struct {
 func PoolsEnv(pools []ExporterPool) string {
 	var out []contract.ExporterPool
 	for _, p := range pools {
-		out = append(out, contract.ExporterPool{Name: p.Name, Namespace: p.Namespace, Selector: p.Selector, ArrivalWindowsSeconds: p.ArrivalWindowsSeconds})
+		out = append(out, p.ExporterPool)
 	}
 	b, _ := json.Marshal(out) // strings and ints only: cannot fail
 	return string(b)

@@ -106,12 +106,12 @@ func TestTemplateFromConfig(t *testing.T) {
 	assert.Equal(t, false, spec["automountServiceAccountToken"])
 	assert.Equal(t, map[string]any{"sandbox.amazonaws.com/network-isolated": "true", "karpenter.sh/do-not-disrupt": "true"},
 		plainValue(pod).(map[string]any)["metadata"].(map[string]any)["annotations"])
-	assert.Empty(t, restrictedViolationsOf(t, plainValue(pod)))
+	assert.Empty(t, restrictedViolations(t, plainValue(pod)))
 
 	browser := mustFind(t, rec, typeTemplate, "browser-agent")
 	bpod, _ := browser.Path("spec", "podTemplate")
 	assert.Equal(t, 1000.0, plainValue(bpod).(map[string]any)["spec"].(map[string]any)["securityContext"].(map[string]any)["runAsUser"])
-	assert.Empty(t, restrictedViolationsOf(t, plainValue(bpod)))
+	assert.Empty(t, restrictedViolations(t, plainValue(bpod)))
 }
 
 // The shorthand's `template` key sets the one pool's agent; unset, the placeholder is unchanged
@@ -231,9 +231,6 @@ func jsonOf(t *testing.T, v any) string {
 	require.NoError(t, err)
 	return string(b)
 }
-
-// restrictedViolationsOf is restrictedViolations for a rendered pod template (warmpool_test.go).
-func restrictedViolationsOf(t *testing.T, pod any) []string { return restrictedViolations(t, pod) }
 
 // The CLI hands the program Pulumi.yaml's defaults as if the stack had set them: beside a pools
 // list those defaults are not the shorthand's keys being set (the e2e's first up found this).

@@ -101,8 +101,8 @@ func Run(ctx *pulumi.Context) error {
 	exporterPools := make([]components.ExporterPool, 0, len(pools))
 	for i, p := range pools {
 		exporterPools = append(exporterPools, components.ExporterPool{
-			Name: p.Name, Namespace: p.Namespace, Selector: p.ClaimSelector,
-			ArrivalWindowsSeconds: p.ArrivalWindows(), DependsOn: []pulumi.Resource{warmPools[i].Namespace},
+			ExporterPool: contract.ExporterPool{Name: p.Name, Namespace: p.Namespace, Selector: p.ClaimSelector, ArrivalWindowsSeconds: p.ArrivalWindows()},
+			DependsOn:    []pulumi.Resource{warmPools[i].Namespace},
 		})
 	}
 	if !listed && pools[0].ArrivalWindows() == nil {
