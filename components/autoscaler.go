@@ -125,7 +125,7 @@ func NewAutoscaler(ctx *pulumi.Context, name string, args *AutoscalerArgs, opts 
 		short["name"], long["name"] = pulumi.String(ArrivalsShortTrigger), pulumi.String(ArrivalsLongTrigger)
 		triggers = pulumi.Array{short, long}
 		modifiers := pulumi.Map{
-			"formula":    pulumi.String(ArrivalsFormula(args.Sizing, args.PollingInterval, args.Headroom)),
+			"formula":    pulumi.String(ArrivalsFormula(args.Sizing, args.Headroom)),
 			"target":     pulumi.String("1"),
 			"metricType": pulumi.String("AverageValue"),
 		}

@@ -29,6 +29,8 @@ type Sizing struct {
 	// BootSeconds: a new sandbox's create -> Ready on the team's nodes.
 	BootSeconds int
 	// HPASyncSeconds: the HPA controller's sync period (15 s on EKS, not configurable there).
+	// The HPA reads the arrival counts this often, so the short window must span at least one
+	// sync; it does not enter the spares (see RefillSeconds).
 	HPASyncSeconds int
 	// WarmHitTarget: the share of claims that should find a warm sandbox, in (0.5, 1).
 	WarmHitTarget float64
@@ -56,10 +58,15 @@ func DefaultSizing() Sizing {
 	}
 }
 
-// RefillSeconds is L, how long a pool that must grow is short of a sandbox: the ScaledObject's
-// poll, the HPA's sync, then the boot.
-func (s Sizing) RefillSeconds(pollingInterval int) int {
-	return s.BootSeconds + pollingInterval + s.HPASyncSeconds
+// RefillSeconds is L, the time a taken warm sandbox is missing from the pool: one boot. The
+// agent-sandbox controller replaces an adopted sandbox as soon as it is taken, whatever the
+// autoscaler does, so a pool whose size holds refills in a boot; the autoscaler's reaction (an
+// HPA sync) only delays a change of size, which matters when the arrival rate moves within a
+// sync, and the long window's memory covers that. An earlier L of boot + pollingInterval + HPA
+// sync (36 s by default) doubled the pool's idle cost for a point or two of warm hits in the
+// model of e2e/bursts/model.go over 30 seeds (docs/bursts.md, "The model").
+func (s Sizing) RefillSeconds() int {
+	return s.BootSeconds
 }
 
 // ArrivalsFormula is the KEDA scalingModifiers formula of the arrivals policy:
@@ -73,8 +80,8 @@ func (s Sizing) RefillSeconds(pollingInterval int) int {
 // warm-hit target, from the normal approximation with the Cornish-Fisher skew term and a
 // continuity correction (ArrivalsSpares is the same in Go; a test holds both to the exact
 // quantile). The formula starts with float( so KEDA does not wrap it again.
-func ArrivalsFormula(s Sizing, pollingInterval, headroom int) string {
-	l := float64(s.RefillSeconds(pollingInterval))
+func ArrivalsFormula(s Sizing, headroom int) string {
+	l := float64(s.RefillSeconds())
 	short, long := l/float64(s.ShortWindowSeconds), l/float64(s.LongWindowSeconds)
 	z := NormalQuantile(s.WarmHitTarget)
 	c := (z*z-1)/6 + 0.5
@@ -83,8 +90,8 @@ func ArrivalsFormula(s Sizing, pollingInterval, headroom int) string {
 }
 
 // ArrivalsSpares is ArrivalsFormula evaluated in Go, with the constants rounded as rendered.
-func ArrivalsSpares(s Sizing, pollingInterval, headroom int, arrivalsShort, arrivalsLong float64) float64 {
-	l := float64(s.RefillSeconds(pollingInterval))
+func ArrivalsSpares(s Sizing, headroom int, arrivalsShort, arrivalsLong float64) float64 {
+	l := float64(s.RefillSeconds())
 	short, long := round6(l/float64(s.ShortWindowSeconds)), round6(l/float64(s.LongWindowSeconds))
 	z := round6(NormalQuantile(s.WarmHitTarget))
 	c := round6((z*z-1)/6 + 0.5)

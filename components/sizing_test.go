@@ -22,11 +22,11 @@ func TestArrivalsSparesMatchThePoissonQuantile(t *testing.T) {
 	for _, target := range []float64{0.9, 0.95, 0.99, 0.999} {
 		s := arrivalsSizing()
 		s.WarmHitTarget = target
-		l := float64(s.RefillSeconds(15))
+		l := float64(s.RefillSeconds())
 		above := 0
 		for short := 0.0; short <= 400; short++ {
 			m := round6(l/float64(s.ShortWindowSeconds)) * short
-			got := ArrivalsSpares(s, 15, 0, short, 0)
+			got := ArrivalsSpares(s, 0, short, 0)
 			want := 0.0
 			if m > 0 {
 				want = float64(PoissonQuantile(m, target) + 1)
@@ -45,7 +45,7 @@ func TestArrivalsSparesMatchThePoissonQuantile(t *testing.T) {
 // KEDA's validation dummies (-1 for every trigger) and equals ArrivalsSpares on real readings.
 func TestArrivalsFormulaRunsInKedasExpressionLanguage(t *testing.T) {
 	s := arrivalsSizing()
-	formula := ArrivalsFormula(s, 15, 2)
+	formula := ArrivalsFormula(s, 2)
 	assert.True(t, strings.HasPrefix(formula, "float("), "KEDA wraps a formula in float( unless it starts so")
 	env := map[string]float64{ArrivalsShortTrigger: -1, ArrivalsLongTrigger: -1}
 	program, err := expr.Compile(formula, expr.Env(env))
@@ -56,7 +56,7 @@ func TestArrivalsFormulaRunsInKedasExpressionLanguage(t *testing.T) {
 	for _, r := range [][2]float64{{0, 0}, {1, 0}, {0, 1}, {3, 7}, {12, 20}, {40, 90}, {2, 200}} {
 		out, err := expr.Run(program, map[string]any{ArrivalsShortTrigger: r[0], ArrivalsLongTrigger: r[1]})
 		require.NoError(t, err)
-		assert.Equalf(t, ArrivalsSpares(s, 15, 2, r[0], r[1]), out, "arrivals %v", r)
+		assert.Equalf(t, ArrivalsSpares(s, 2, r[0], r[1]), out, "arrivals %v", r)
 	}
 	// Broken once: a formula without the rate's max reads only the short window.
 	broken := strings.Replace(formula, "max(", "min(", 1)
@@ -64,27 +64,29 @@ func TestArrivalsFormulaRunsInKedasExpressionLanguage(t *testing.T) {
 	require.NoError(t, err)
 	out, err := expr.Run(p2, map[string]any{ArrivalsShortTrigger: 0.0, ArrivalsLongTrigger: 90.0})
 	require.NoError(t, err)
-	assert.NotEqual(t, ArrivalsSpares(s, 15, 2, 0, 90), out, "the comparison must be able to fail")
+	assert.NotEqual(t, ArrivalsSpares(s, 2, 0, 90), out, "the comparison must be able to fail")
 }
 
-// The parameters move the size the way a platform team expects: a longer boot, a slower HPA or a
-// higher target each ask for more spares; no arrivals ask for none beyond the headroom.
+// The parameters move the size the way a platform team expects: a longer boot or a higher target
+// each ask for more spares, the HPA's sync does not (a pool whose size holds refills in a boot);
+// no arrivals ask for none beyond the headroom.
 func TestArrivalsSparesFollowTheirParameters(t *testing.T) {
 	base := arrivalsSizing()
-	at := func(s Sizing) float64 { return ArrivalsSpares(s, 15, 0, 10, 30) }
+	at := func(s Sizing) float64 { return ArrivalsSpares(s, 0, 10, 30) }
 	longer := base
 	longer.BootSeconds = 60
 	slower := base
 	slower.HPASyncSeconds = 60
+	assert.Equal(t, at(base), at(slower), "the HPA's sync delays a change of size; it does not lengthen a refill")
 	stricter := base
 	stricter.WarmHitTarget = 0.999
-	for name, s := range map[string]Sizing{"boot 60 s": longer, "HPA sync 60 s": slower, "target 0.999": stricter} {
+	for name, s := range map[string]Sizing{"boot 60 s": longer, "target 0.999": stricter} {
 		assert.Greaterf(t, at(s), at(base), "%s must need more spares than the defaults (%v)", name, at(base))
 	}
-	assert.Equal(t, 0.0, ArrivalsSpares(base, 15, 0, 0, 0))
-	assert.Equal(t, 3.0, ArrivalsSpares(base, 15, 3, 0, 0))
+	assert.Equal(t, 0.0, ArrivalsSpares(base, 0, 0, 0))
+	assert.Equal(t, 3.0, ArrivalsSpares(base, 3, 0, 0))
 	// The long window keeps the pool through a lull the short window no longer sees.
-	assert.Greater(t, ArrivalsSpares(base, 15, 0, 0, 60), 0.0)
+	assert.Greater(t, ArrivalsSpares(base, 0, 0, 60), 0.0)
 }
 
 func TestNormalQuantile(t *testing.T) {

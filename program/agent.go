@@ -133,8 +133,8 @@ func validateSizing(p *Pool, add func(string, ...any)) {
 	if s.WarmHitTarget < 0.5 || s.WarmHitTarget >= 1 {
 		add("sizing.warmHitTarget is %v; it must be at least 0.5 and below 1 (1 would need an infinite pool), e.g. 0.99", s.WarmHitTarget)
 	}
-	if s.ShortWindowSeconds < p.PollingInterval || s.ShortWindowSeconds > 3600 {
-		add("sizing.shortWindowSeconds is %d; it must be at least the pollingInterval (%d: a shorter window can miss arrivals between two reads) and at most 3600", s.ShortWindowSeconds, p.PollingInterval)
+	if s.ShortWindowSeconds < s.HPASyncSeconds || s.ShortWindowSeconds > 3600 {
+		add("sizing.shortWindowSeconds is %d; it must be at least sizing.hpaSyncSeconds (%d: the HPA reads the counts once a sync, so a shorter window can let a claim arrive and leave it between two reads) and at most 3600", s.ShortWindowSeconds, s.HPASyncSeconds)
 	}
 	if s.LongWindowSeconds <= s.ShortWindowSeconds || s.LongWindowSeconds > 3600 {
 		add("sizing.longWindowSeconds is %d; it must be above shortWindowSeconds (%d) and at most 3600", s.LongWindowSeconds, s.ShortWindowSeconds)

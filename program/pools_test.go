@@ -183,7 +183,7 @@ func TestPoolListRules(t *testing.T) {
 		"shorthand beside":     {`[{"name": "a"}]`, "poolName", "b", "poolName is a key of the one-pool shorthand, and pools is set"},
 		"sizing policy":        {`[{"name": "a", "sizing": {"policy": "magic"}}]`, "", "", `pools[0].sizing.policy is "magic"`},
 		"warm-hit target":      {`[{"name": "a", "sizing": {"policy": "arrivals", "warmHitTarget": "1"}}]`, "", "", "pools[0].sizing.warmHitTarget"},
-		"short window":         {`[{"name": "a", "sizing": {"policy": "arrivals", "shortWindowSeconds": 5}}]`, "", "", "pools[0].sizing.shortWindowSeconds is 5; it must be at least the pollingInterval (15"},
+		"short window":         {`[{"name": "a", "sizing": {"policy": "arrivals", "shortWindowSeconds": 5}}]`, "", "", "pools[0].sizing.shortWindowSeconds is 5; it must be at least sizing.hpaSyncSeconds (15"},
 		"windows in order":     {`[{"name": "a", "sizing": {"policy": "arrivals", "shortWindowSeconds": 60, "longWindowSeconds": 60}}]`, "", "", "pools[0].sizing.longWindowSeconds is 60; it must be above shortWindowSeconds (60)"},
 		"target with arrivals": {`[{"name": "a", "targetValue": "2", "sizing": {"policy": "arrivals"}}]`, "", "", `pools[0].targetValue is "2" with sizing.policy=arrivals`},
 	}
@@ -215,8 +215,8 @@ func TestArrivalsSizingRendersItsFormula(t *testing.T) {
 	assert.Equal(t, []any{"arrivals_short", "arrivals_long"}, names)
 	assert.Equal(t, []any{"arrivals_short", "arrivals_long"}, locations)
 	formula := inputStr(t, so, "spec", "advanced", "scalingModifiers", "formula")
-	// L = 10 + 15 + 15 = 40 s; windows 30 and 180 s; z(0.95) = 1.644854.
-	assert.Equal(t, "float((max(arrivals_short * 1.333333, arrivals_long * 0.222222) > 0 ? ceil(max(arrivals_short * 1.333333, arrivals_long * 0.222222) + 1.644854 * max(arrivals_short * 1.333333, arrivals_long * 0.222222) ** 0.5 + 0.784257) : 0) + 0)", formula)
+	// L = the boot, 10 s; windows 30 and 180 s; z(0.95) = 1.644854.
+	assert.Equal(t, "float((max(arrivals_short * 0.333333, arrivals_long * 0.055556) > 0 ? ceil(max(arrivals_short * 0.333333, arrivals_long * 0.055556) + 1.644854 * max(arrivals_short * 0.333333, arrivals_long * 0.055556) ** 0.5 + 0.784257) : 0) + 0)", formula)
 	// The one pool keeps its Role's name and its /demand URL; the exporter learns the windows.
 	mustFind(t, rec, typeRole, "claim-exporter")
 	dep := mustFind(t, rec, typeDeployment, "claim-exporter")

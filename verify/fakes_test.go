@@ -93,9 +93,10 @@ type simPool struct {
 	exporterPath string
 }
 
-// arrivalsFormula is the program's arrivals formula for the defaults (boot 6 s, HPA sync 15 s,
-// pollingInterval 15 s, 99 % warm hits, windows 30 s and 180 s), headroom 0, as
-// components.ArrivalsFormula renders it: 1 arrival in the short window -> 5, 2 -> 8, 3 -> 10.
+// arrivalsFormula is an arrivals formula as components.ArrivalsFormula renders it (99 % warm
+// hits, windows 30 s and 180 s, headroom 0, a refill of 36 s): 1 arrival in the short window
+// -> 5, 2 -> 8, 3 -> 10. verify evaluates whatever formula the ScaledObject carries, so these
+// tests hold it to one with large steps rather than to today's defaults.
 const arrivalsFormula = "float((max(arrivals_short * 1.2, arrivals_long * 0.2) > 0 ? ceil(max(arrivals_short * 1.2, arrivals_long * 0.2) + 2.326348 * max(arrivals_short * 1.2, arrivals_long * 0.2) ** 0.5 + 1.235316) : 0) + 0)"
 
 // addPool adds a pool to the simulated stack (before start); the first one added replaces

@@ -1,0 +1,152 @@
+package bursts
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/components"
+)
+
+// BenchmarkModel replays both traces on many seeds in the model (seconds, no
+// cluster) and prints, per policy, its warm hits and idle cost across the
+// seeds, how often no fixed size dominates it, and how often it meets issue
+// 19's goal: the check that a verdict holds beyond the published seed.
+//
+//	go test -run '^$' -bench Model -benchtime 1x ./e2e/bursts
+//
+// BURSTS_MODEL_SEEDS=N (default 30) seeds from BURSTS_MODEL_FIRST (default 1).
+func BenchmarkModel(b *testing.B) {
+	seeds, first := 30, uint64(1)
+	if v := os.Getenv("BURSTS_MODEL_SEEDS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("BURSTS_MODEL_SEEDS=%q: want a count of seeds, at least 1", v)
+		}
+		seeds = n
+	}
+	if v := os.Getenv("BURSTS_MODEL_FIRST"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			b.Fatalf("BURSTS_MODEL_FIRST=%q: want a seed, a non-negative integer", v)
+		}
+		first = n
+	}
+	for i := 0; i < b.N; i++ {
+		for _, name := range []string{TraceBurst, TraceDay} {
+			rows := modelAcrossSeeds(name, first, seeds)
+			fmt.Printf("\nmodel, %s trace, seeds %d..%d (idle: over the cheapest fixed pool reaching 99%% on the same seed)\n", name, first, first+uint64(seeds)-1)
+			fmt.Println("| policy | warm hits mean | min | idle / cheapest fixed >= 99% | no fixed size dominates | goal met |")
+			fmt.Println("|---|---|---|---|---|---|")
+			for _, r := range rows {
+				fmt.Printf("| %s | %.1f%% | %.1f%% | %.2f | %d/%d | %d/%d |\n", r.name, 100*r.warmMean, 100*r.warmMin, r.idleRatio, r.undominated, seeds, r.goalMet, seeds)
+			}
+		}
+	}
+}
+
+// ModelPolicies are the autoscaled policies the model compares with the fixed
+// sweep: those the live benchmark runs, the arrivals policy with a floor of
+// the largest burst, and the arrivals policy's earlier refill time.
+func ModelPolicies(maxReplicas int) []ModelPolicy {
+	a := DefaultArrivalsSizing()
+	target, _ := strconv.ParseFloat(a.WarmHitTarget, 64)
+	s := components.Sizing{Policy: components.SizingArrivals, BootSeconds: a.BootSeconds, HPASyncSeconds: a.HPASyncSeconds,
+		WarmHitTarget: target, ShortWindowSeconds: a.ShortWindowSeconds, LongWindowSeconds: a.LongWindowSeconds}
+	short, long := time.Duration(a.ShortWindowSeconds)*time.Second, time.Duration(a.LongWindowSeconds)*time.Second
+	arrivals := func(d Demand) float64 {
+		return components.ArrivalsSpares(s, 0, float64(d.ArrivalsShort), float64(d.ArrivalsLong))
+	}
+	// The refill time before it was one boot: boot + KEDA's poll + the HPA's sync.
+	before := s
+	before.BootSeconds += 15 + a.HPASyncSeconds
+	held := func(h int) func(Demand) float64 { return func(d Demand) float64 { return float64(d.Held + h) } }
+	ps := []ModelPolicy{
+		{Name: "blueprint", Desired: held(0)},
+		{Name: "headroom-3", Desired: held(3)},
+		{Name: "headroom-5", Desired: held(5)},
+		{Name: "headroom-6", Desired: held(6)},
+		{Name: "arrivals", Desired: arrivals},
+		{Name: "arrivals, minReplicas 6", Desired: arrivals, Floor: 6},
+		{Name: "arrivals, L = boot+poll+sync (before)", Desired: func(d Demand) float64 {
+			return components.ArrivalsSpares(before, 0, float64(d.ArrivalsShort), float64(d.ArrivalsLong))
+		}},
+	}
+	for i := range ps {
+		ps[i].Floor = max(ps[i].Floor, 1)
+		ps[i].Max, ps[i].Short, ps[i].Long = maxReplicas, short, long
+	}
+	return ps
+}
+
+type modelRow struct {
+	name                 string
+	warmMean, warmMin    float64
+	idleRatio            float64 // mean over seeds
+	undominated, goalMet int
+}
+
+// modelAcrossSeeds runs the fixed sweep 1..the trace's bound and every
+// ModelPolicies policy on each seed, and summarises each autoscaled policy.
+func modelAcrossSeeds(trace string, first uint64, seeds int) []modelRow {
+	loop := DefaultModelLoop()
+	var rows []modelRow
+	for n := uint64(0); n < uint64(seeds); n++ {
+		seed := first + n
+		tr := modelTrace(trace, seed)
+		bound := traceBound(tr)
+		var fixed []Point
+		for size := 1; size <= bound; size++ {
+			r := Simulate(tr, ModelPolicy{Fixed: size}, loop, seed)
+			fixed = append(fixed, Point{Name: fmt.Sprintf("fixed-%d", size), Fixed: size, Warm: 100 * r.WarmShare(), Idle: r.IdleWarmPodSeconds})
+		}
+		cheapest, found := CheapestFixedReaching(fixed, 99)
+		for i, p := range ModelPolicies(bound) {
+			r := Simulate(tr, p, loop, seed)
+			pt := Point{Name: p.Name, Warm: 100 * r.WarmShare(), Idle: r.IdleWarmPodSeconds}
+			if n == 0 {
+				rows = append(rows, modelRow{name: p.Name, warmMin: math.Inf(1)})
+			}
+			row := &rows[i]
+			row.warmMean += r.WarmShare() / float64(seeds)
+			row.warmMin = math.Min(row.warmMin, r.WarmShare())
+			ratio := math.NaN()
+			if found {
+				ratio = pt.Idle / cheapest.Idle
+			}
+			row.idleRatio += ratio / float64(seeds)
+			dominated := false
+			for _, f := range fixed {
+				dominated = dominated || f.Dominates(pt)
+			}
+			if !dominated {
+				row.undominated++
+			}
+			if !dominated && (trace != TraceDay || (pt.Warm >= 99 && ratio <= 0.6)) {
+				row.goalMet++
+			}
+		}
+	}
+	return rows
+}
+
+func modelTrace(name string, seed uint64) *Trace {
+	var tr *Trace
+	var err error
+	if name == TraceDay {
+		p := DefaultDayParams()
+		p.Seed = seed
+		tr, err = GenerateDay(p)
+	} else {
+		p := DefaultTraceParams()
+		p.Seed = seed
+		tr, err = GenerateTrace(p)
+	}
+	if err != nil {
+		panic(err) // the default params are valid: TestDefault*IsHeldToItsSeed
+	}
+	return tr
+}

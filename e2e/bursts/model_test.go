@@ -1,0 +1,78 @@
+package bursts
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func handTrace(end time.Duration, at ...time.Duration) *Trace {
+	tr := &Trace{Name: "hand", Duration: end}
+	for _, a := range at {
+		tr.Arrivals = append(tr.Arrivals, Arrival{At: a, Lifetime: 20 * time.Second})
+	}
+	return tr
+}
+
+// A fixed pool hands out what is Ready, starts a claim cold when none is,
+// and refills each taken sandbox in one boot.
+func TestModelFixedPoolRefillsInABoot(t *testing.T) {
+	loop := DefaultModelLoop()
+	// Two at once from a pool of 2: both warm. A third 3 s later: both
+	// replacements are still booting (5-6 s) and none is Ready within the
+	// 2 s grace, so it starts cold.
+	r := Simulate(handTrace(60*time.Second, 10*time.Second, 10*time.Second, 13*time.Second), ModelPolicy{Fixed: 2}, loop, 1)
+	assert.Equal(t, 3, r.Claims)
+	assert.Equal(t, 2, r.WarmHits)
+	// A claim 17 s in finds the refilled pool: warm.
+	r = Simulate(handTrace(60*time.Second, 10*time.Second, 10*time.Second, 17*time.Second), ModelPolicy{Fixed: 2}, loop, 1)
+	assert.Equal(t, 3, r.WarmHits)
+	// The grace: a claim 4.5 s after the first takes the replacement that is
+	// Ready within 2 s of it; with no grace it starts cold.
+	two := handTrace(60*time.Second, 10*time.Second, 14500*time.Millisecond)
+	assert.Equal(t, 2, Simulate(two, ModelPolicy{Fixed: 1}, loop, 1).WarmHits)
+	noGrace := loop
+	noGrace.AdoptGrace = 0
+	assert.Equal(t, 1, Simulate(two, ModelPolicy{Fixed: 1}, noGrace, 1).WarmHits)
+}
+
+// Idle cost integrates the Ready sandboxes no claim holds: a pool of 3 over
+// the trace, less one sandbox for each boot after a claim.
+func TestModelIdleCostIsReadyUnheldTime(t *testing.T) {
+	loop := DefaultModelLoop()
+	tr := handTrace(60*time.Second, 10*time.Second)
+	r := Simulate(tr, ModelPolicy{Fixed: 3}, loop, 1)
+	span := (tr.Duration + 100*time.Millisecond).Seconds() // the model steps to the trace's end
+	assert.InDelta(t, 3*span-5.5, r.IdleWarmPodSeconds, 0.6, "3 x %.1f s, less one boot of 5-6 s", span)
+	// Broken once: a pool that never refills pays for 2 after the claim.
+	assert.Greater(t, r.IdleWarmPodSeconds, 3*span-20)
+}
+
+// The autoscaled pool moves only at the HPA's syncs, within its bounds and
+// outside the HPA's tolerance, on what the exporter serves then.
+func TestModelPoolMovesAtSyncs(t *testing.T) {
+	loop := DefaultModelLoop()
+	tr := handTrace(120*time.Second, 1*time.Second, 2*time.Second, 3*time.Second)
+	p := ModelPolicy{Floor: 1, Max: 4, Short: 30 * time.Second, Long: 60 * time.Second,
+		Desired: func(d Demand) float64 { return float64(2 * d.ArrivalsShort) }}
+	r := Simulate(tr, p, loop, 1)
+	// 3 arrivals ask for 6, bounded to 4, at the first sync; the short
+	// window forgets them at 33 s, so the sync at 45 s returns to the floor.
+	assert.Equal(t, []SizeAt{{0, 1}, {15 * time.Second, 4}, {45 * time.Second, 1}}, r.Sizes)
+	// Within the tolerance the HPA leaves the size: 10 asks for 10.5.
+	p.Max, p.Floor = 20, 10
+	p.Desired = func(Demand) float64 { return 10.5 }
+	assert.Equal(t, []SizeAt{{0, 10}}, Simulate(tr, p, loop, 1).Sizes)
+}
+
+// Every policy of one seed sees the same demand: the result depends on the
+// trace and the seed only.
+func TestModelIsRepeatable(t *testing.T) {
+	tr, err := GenerateDay(DefaultDayParams())
+	assert.NoError(t, err)
+	a := Simulate(tr, ModelPolicy{Fixed: 8}, DefaultModelLoop(), 7)
+	b := Simulate(tr, ModelPolicy{Fixed: 8}, DefaultModelLoop(), 7)
+	assert.Equal(t, a, b)
+	assert.Equal(t, len(tr.Arrivals), a.Claims)
+}
