@@ -11,6 +11,7 @@ import (
 	appsv1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/apps/v1"
 	corev1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/core/v1"
 	metav1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/meta/v1"
+	policyv1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/policy/v1"
 	rbacv1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/rbac/v1"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
@@ -24,6 +25,8 @@ const (
 	exporterSourceDir      = "/src"
 	exporterScratchDir     = "/scratch"
 	exporterUID            = 65532
+	// exporterDrainSeconds: how long a stopping replica keeps serving before it is signalled.
+	exporterDrainSeconds = 5
 )
 
 // ClaimExporterArgs places the exporter in the stack's namespace and says how its code gets there.
@@ -39,6 +42,9 @@ type ClaimExporterArgs struct {
 	// Source (relative path -> content, from exporter.PodSource) is run with `go run` in contract.ExporterGoImage
 	// when Image is empty: no registry, no Docker, the code reviewed is the code that runs.
 	Source map[string]string
+	// Replicas: exporter pods behind the Service (0: contract.DefaultExporterReplicas). From two
+	// up a PodDisruptionBudget keeps one serving through any voluntary disruption.
+	Replicas int
 	// Pools, when set, are the pools the one exporter counts, each in a namespace of its own
 	// (Selector is then ignored). Empty: the one pool in the exporter's namespace, as always.
 	Pools []ExporterPool
@@ -74,6 +80,9 @@ type ClaimExporter struct {
 	ServiceURL pulumi.StringOutput
 	Deployment *appsv1.Deployment
 	Service    *corev1.Service
+	// Budget is the PodDisruptionBudget (nil with one replica: a budget of one would block
+	// every drain).
+	Budget *policyv1.PodDisruptionBudget
 }
 
 // ConfigMapKey flattens a source path into a ConfigMap key ("/" is not allowed in keys).
@@ -102,9 +111,18 @@ func NewClaimExporter(ctx *pulumi.Context, name string, args *ClaimExporterArgs,
 		}
 	}
 	pod.dependsOn = append(append(pod.dependsOn, bindings...), args.DependsOn...)
+	pod.replicas = args.Replicas
+	if pod.replicas == 0 {
+		pod.replicas = contract.DefaultExporterReplicas
+	}
 	deployment, err := newExporterDeployment(ctx, o, sa, pod, e)
 	if err != nil {
 		return nil, err
+	}
+	if pod.replicas >= 2 {
+		if e.Budget, err = newExporterBudget(ctx, o); err != nil {
+			return nil, err
+		}
 	}
 	service, err := newExporterService(ctx, o)
 	if err != nil {
@@ -213,6 +231,7 @@ type exporterPod struct {
 	annotations pulumi.StringMap
 	resources   corev1.ResourceRequirementsArgs
 	dependsOn   []pulumi.Resource
+	replicas    int
 }
 
 func prebuiltExporterPod(args *ClaimExporterArgs) *exporterPod {
@@ -293,7 +312,9 @@ func (p *exporterPod) runFromSource(ctx *pulumi.Context, o exporterObjects, sour
 	return nil
 }
 
-// newExporterDeployment runs one locked-down replica of pod as the ServiceAccount sa.
+// newExporterDeployment runs pod.replicas locked-down replicas of pod as the ServiceAccount sa.
+// Every replica lists the same claims, so each serves the same count; KEDA reads whichever the
+// Service picks.
 func newExporterDeployment(ctx *pulumi.Context, o exporterObjects, sa *corev1.ServiceAccount, pod *exporterPod, parent pulumi.Resource) (*appsv1.Deployment, error) {
 	env := append(corev1.EnvVarArray{}, pod.env...)
 	sort.Slice(env, func(i, j int) bool { return envName(env[i]) < envName(env[j]) })
@@ -306,13 +327,25 @@ func newExporterDeployment(ctx *pulumi.Context, o exporterObjects, sa *corev1.Se
 	return appsv1.NewDeployment(ctx, contract.ExporterName, &appsv1.DeploymentArgs{
 		Metadata: o.meta(contract.ExporterName),
 		Spec: appsv1.DeploymentSpecArgs{
-			Replicas: pulumi.Int(1),
+			Replicas: pulumi.Int(pod.replicas),
 			Selector: &metav1.LabelSelectorArgs{MatchLabels: exporterSelector},
+			// A rollout starts the new pod before it stops an old one: never fewer serving.
+			Strategy: &appsv1.DeploymentStrategyArgs{
+				Type: pulumi.String("RollingUpdate"),
+				RollingUpdate: &appsv1.RollingUpdateDeploymentArgs{
+					MaxUnavailable: pulumi.Int(0), MaxSurge: pulumi.Int(1),
+				},
+			},
 			Template: corev1.PodTemplateSpecArgs{
 				Metadata: &metav1.ObjectMetaArgs{Labels: exporterLabels, Annotations: pod.annotations},
 				Spec: corev1.PodSpecArgs{
 					ServiceAccountName:           sa.Metadata.Name().Elem(),
 					AutomountServiceAccountToken: pulumi.Bool(false),
+					// One node or zone lost takes one replica, not all; preferred, so a one-node
+					// cluster still runs them all.
+					TopologySpreadConstraints: corev1.TopologySpreadConstraintArray{
+						spreadOver("kubernetes.io/hostname"), spreadOver("topology.kubernetes.io/zone"),
+					},
 					SecurityContext: &corev1.PodSecurityContextArgs{
 						RunAsNonRoot:   pulumi.Bool(true),
 						RunAsUser:      pulumi.Int(exporterUID),
@@ -343,14 +376,41 @@ func newExporterDeployment(ctx *pulumi.Context, o exporterObjects, sa *corev1.Se
 						},
 						LivenessProbe:  healthz,
 						ReadinessProbe: healthz,
-						Resources:      pod.resources,
-						VolumeMounts:   pod.mounts,
+						// A stopping replica keeps serving while the Service drops it: kube-proxy
+						// learns of the termination a moment after the kubelet does. The sleep
+						// action needs no binary in the image (Kubernetes 1.30+).
+						Lifecycle: &corev1.LifecycleArgs{PreStop: &corev1.LifecycleHandlerArgs{
+							Sleep: &corev1.SleepActionArgs{Seconds: pulumi.Int(exporterDrainSeconds)},
+						}},
+						Resources:    pod.resources,
+						VolumeMounts: pod.mounts,
 					}},
 					Volumes: pod.volumes,
 				},
 			},
 		},
 	}, pulumi.Parent(parent), pulumi.DependsOn(pod.dependsOn))
+}
+
+func spreadOver(topologyKey string) corev1.TopologySpreadConstraintArgs {
+	return corev1.TopologySpreadConstraintArgs{
+		TopologyKey: pulumi.String(topologyKey), MaxSkew: pulumi.Int(1),
+		WhenUnsatisfiable: pulumi.String("ScheduleAnyway"),
+		LabelSelector:     &metav1.LabelSelectorArgs{MatchLabels: exporterSelector},
+	}
+}
+
+// newExporterBudget lets a voluntary disruption take all exporter pods but one. Pods that are
+// not Ready may always be evicted (AlwaysAllow), so a crash-looping replica never blocks a drain.
+func newExporterBudget(ctx *pulumi.Context, o exporterObjects) (*policyv1.PodDisruptionBudget, error) {
+	return policyv1.NewPodDisruptionBudget(ctx, contract.ExporterName, &policyv1.PodDisruptionBudgetArgs{
+		Metadata: o.meta(contract.ExporterName),
+		Spec: policyv1.PodDisruptionBudgetSpecArgs{
+			MinAvailable:               pulumi.Int(1),
+			Selector:                   &metav1.LabelSelectorArgs{MatchLabels: exporterSelector},
+			UnhealthyPodEvictionPolicy: pulumi.String("AlwaysAllow"),
+		},
+	}, o.child...)
 }
 
 // newExporterService is the ClusterIP Service KEDA reads: nothing exposes the exporter further.

@@ -17,4 +17,10 @@ const (
 	DefaultPollingInterval  = 15
 	DefaultFallbackReplicas = 0
 	DefaultHeadroom         = 0
+	// DefaultExporterReplicas: two, so a voluntary disruption (a drain, a rollout, Auto Mode's
+	// consolidation) always leaves one serving and KEDA never loses its reading.
+	DefaultExporterReplicas = 2
+	// MaxExporterReplicas: every replica lists the claims on each read; more than a few only
+	// multiplies API reads.
+	MaxExporterReplicas = 5
 )

@@ -159,6 +159,9 @@ func TestEndToEndRealNode(t *testing.T) {
 			// Pulumi would conflict with the patch's ownership of the field.
 			e.setPoolRuntimeClass(ctx, t, contract.RuntimeClassName)
 		}},
+		{"an evicted exporter replica: the Service serves 2 on every read, and the budget refuses a second eviction", func(ctx context.Context, t *testing.T) {
+			e.evictionKeepsTheCountReadable(ctx, t, demandURL)
+		}},
 		{"a restarted exporter never serves 0: every 200, from the new pod or the Service, says 2", func(ctx context.Context, t *testing.T) {
 			e.restartNeverServesZero(ctx, t, demandURL)
 		}},

@@ -66,8 +66,10 @@ type Config struct {
 	Headroom int
 
 	ExporterImage string
-	ExporterURL   string
-	ClaimSelector string
+	// ExporterReplicas: exporter pods behind the Service, spread over nodes and zones.
+	ExporterReplicas int
+	ExporterURL      string
+	ClaimSelector    string
 
 	// Isolation is what verify's readings must show: contract.IsolationVM or contract.IsolationGVisor.
 	Isolation string
@@ -167,6 +169,7 @@ func LoadConfig(ctx *pulumi.Context) (*Config, error) {
 		FallbackReplicas:      getInt("fallbackReplicas", contract.DefaultFallbackReplicas, &parseErrs),
 		Headroom:              getInt("headroom", contract.DefaultHeadroom, &parseErrs),
 		ExporterImage:         str("exporterImage", ""),
+		ExporterReplicas:      getInt("exporterReplicas", contract.DefaultExporterReplicas, &parseErrs),
 		ExporterURL:           str("exporterUrl", ""),
 		ClaimSelector:         str("claimSelector", ""),
 		Isolation:             str("isolation", contract.IsolationVM),
@@ -321,6 +324,11 @@ func (c *Config) Validate(earlier ...string) error {
 	if c.ExporterImage != "" && !validImageReference(c.ExporterImage) {
 		add("exporterImage %q is not an image reference; write it as [registry/]repository[:tag][@sha256:digest] with a lower-case repository, "+
 			"e.g. 123456789012.dkr.ecr.us-west-2.amazonaws.com/claim-exporter:v1", c.ExporterImage)
+	}
+
+	if c.ExporterReplicas < 1 || c.ExporterReplicas > contract.MaxExporterReplicas {
+		add("exporterReplicas is %d; it must be 1..%d: %d (the default) keeps one serving through a drain or a rollout, 1 saves a pod but leaves KEDA without a reading while it restarts",
+			c.ExporterReplicas, contract.MaxExporterReplicas, contract.DefaultExporterReplicas)
 	}
 
 	if len(errs) == 0 {

@@ -73,7 +73,7 @@ func TestValidateReportsEveryProblemAtOnce(t *testing.T) {
 		AgentSandboxMode: components.ModeAdopt, AgentSandboxVersion: contract.AgentSandboxRelease, KedaMode: components.ModeAdopt,
 		KedaChartVersion: contract.KedaChartVersion, Namespace: contract.DefaultNamespace, PoolName: contract.DefaultPoolName,
 		TemplateName: contract.DefaultTemplateName, MinReplicas: 1, MaxReplicas: 3, TargetValue: "1", LoadCap: 3,
-		PollingInterval: 15, Isolation: contract.IsolationVM,
+		PollingInterval: 15, Isolation: contract.IsolationVM, ExporterReplicas: 2,
 	}
 	require.NoError(t, c.Validate())
 	c.Isolation = contract.IsolationGVisor
@@ -97,7 +97,7 @@ func validConfig() Config {
 		AgentSandboxMode: components.ModeInstall, AgentSandboxVersion: contract.AgentSandboxRelease, KedaMode: components.ModeInstall,
 		KedaChartVersion: contract.KedaChartVersion, Namespace: contract.DefaultNamespace, PoolName: contract.DefaultPoolName,
 		TemplateName: contract.DefaultTemplateName, MinReplicas: 1, MaxReplicas: 3, TargetValue: "1", LoadCap: 3,
-		PollingInterval: 15, Isolation: contract.IsolationVM,
+		PollingInterval: 15, Isolation: contract.IsolationVM, ExporterReplicas: 2,
 	}
 }
 

@@ -110,7 +110,7 @@ func Run(ctx *pulumi.Context) error {
 	}
 	claimExporter, err := components.NewClaimExporter(ctx, "claim-exporter", &components.ClaimExporterArgs{
 		Namespace: stackNamespaceName, NamespaceName: cfg.Namespace, DependsOn: []pulumi.Resource{stackNamespace},
-		Selector: cfg.ClaimSelector, Image: cfg.ExporterImage, Source: exporterSource, Pools: exporterPools,
+		Selector: cfg.ClaimSelector, Image: cfg.ExporterImage, Replicas: cfg.ExporterReplicas, Source: exporterSource, Pools: exporterPools,
 	}, inCluster)
 	if err != nil {
 		return err
