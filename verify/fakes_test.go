@@ -246,7 +246,14 @@ func (c *cluster) start(extraDyn ...runtime.Object) {
 			"metadata": map[string]any{"name": p.so, "namespace": p.ns, "uid": "so-uid-0", "resourceVersion": "7",
 				"finalizers": []any{"finalizeScaledObject"}, "labels": map[string]any{labelPartOf: projectName}},
 			"spec":   spec,
-			"status": map[string]any{"hpaName": "keda-hpa-" + p.so},
+			// As KEDA writes it once it has read the triggers with a fallback configured.
+			"status": map[string]any{"hpaName": "keda-hpa-" + p.so,
+				"conditions": []any{
+					map[string]any{"type": "Ready", "status": "True", "reason": "ScaledObjectReady"},
+					map[string]any{"type": "Fallback", "status": "False", "reason": "NoFallbackFound", "message": "No fallbacks are active on this scaled object"},
+				},
+				"health": map[string]any{"s0-metric-api-active_claims": map[string]any{"numberOfFailures": int64(0), "status": "Happy"}},
+			},
 		}}
 		objs = append(objs, pool, so)
 	}

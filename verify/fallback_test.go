@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// verify fails while KEDA holds the pool on its fallback or a trigger is failing, passes on
+// KEDA's own "no fallback" reading, and says N/A while KEDA has written none.
+func TestFallbackIsNeverSilent(t *testing.T) {
+	const check = "KEDA reads the exporter"
+	cases := []struct {
+		name   string
+		status func(st map[string]any)
+		want   Status
+		says   string
+	}{
+		{name: "KEDA reads the exporter", status: func(map[string]any) {}, want: Pass, says: "Fallback=False (NoFallbackFound"},
+		{name: "fallback active", status: func(st map[string]any) {
+			st["conditions"].([]any)[1] = map[string]any{"type": "Fallback", "status": "True", "reason": "FallbackExists", "message": "At least one trigger is falling back on this scaled object"}
+			st["health"] = map[string]any{"s0-metric-api-active_claims": map[string]any{"numberOfFailures": int64(7), "status": "Failing"}}
+		}, want: Fail, says: "s0-metric-api-active_claims Failing after 7 failures"},
+		{name: "a trigger failing below the threshold", status: func(st map[string]any) {
+			st["health"] = map[string]any{"s0-metric-api-active_claims": map[string]any{"numberOfFailures": int64(1), "status": "Failing"}}
+		}, want: Fail, says: "KEDA cannot read s0-metric-api-active_claims"},
+		{name: "nothing written yet", status: func(st map[string]any) {
+			delete(st, "conditions")
+			delete(st, "health")
+		}, want: NA, says: "no Fallback condition; health: <none>"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t)
+			c.start()
+			ctx := context.Background()
+			so, err := c.dyn.Resource(gvrScaledObject).Namespace(testNS).Get(ctx, "warm-pool", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.status(so.Object["status"].(map[string]any))
+			if _, err := c.dyn.Resource(gvrScaledObject).Namespace(testNS).Update(ctx, so, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			var buf syncBuffer
+			rep := newReport(&buf)
+			r := newRunner(testConfig(), c.kube, c.dyn, blueprintExec(), fakeDemand{c: c}, rep)
+			_ = r.precondition(ctx)
+			if got := status(t, rep, check); got != tc.want {
+				t.Fatalf("%s: %s, want %s\n%s", check, got, tc.want, buf.String())
+			}
+			if !strings.Contains(buf.String(), tc.says) {
+				t.Errorf("the evidence does not say %q:\n%s", tc.says, buf.String())
+			}
+		})
+	}
+}
