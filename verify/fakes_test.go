@@ -245,7 +245,7 @@ func (c *cluster) start(extraDyn ...runtime.Object) {
 			"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject",
 			"metadata": map[string]any{"name": p.so, "namespace": p.ns, "uid": "so-uid-0", "resourceVersion": "7",
 				"finalizers": []any{"finalizeScaledObject"}, "labels": map[string]any{labelPartOf: projectName}},
-			"spec":   spec,
+			"spec": spec,
 			// As KEDA writes it once it has read the triggers with a fallback configured.
 			"status": map[string]any{"hpaName": "keda-hpa-" + p.so,
 				"conditions": []any{
