@@ -172,7 +172,7 @@ func (e *env) deleteClaims(ctx context.Context, t testing.TB, names []string) {
 }
 
 // specReplicas reads the pool's spec.replicas; a failed read is an error, never a value.
-func (e *env) specReplicas(ctx context.Context) (int64, error) {
+func (e *stackRun) specReplicas(ctx context.Context) (int64, error) {
 	u, err := e.cluster.Dynamic.Resource(localcluster.SandboxWarmPoolGVR).Namespace(e.ns).Get(ctx, e.pool, metav1.GetOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("reading pool %s/%s: %w", e.ns, e.pool, err)

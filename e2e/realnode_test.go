@@ -162,6 +162,12 @@ func TestEndToEndRealNode(t *testing.T) {
 		{"an evicted exporter replica: the Service serves 2 on every read, and the budget refuses a second eviction", func(ctx context.Context, t *testing.T) {
 			e.evictionKeepsTheCountReadable(ctx, t, demandURL)
 		}},
+		{"KEDA's operator killed for 60 s while 2 claims are held: never below 2, and 3 once it is back", func(ctx context.Context, t *testing.T) {
+			e.partDownHoldsThePool(ctx, t, "keda-operator")
+		}},
+		{"the HPA's controller (kube-controller-manager) killed for 60 s while 2 claims are held: never below 2, and 3 once it is back", func(ctx context.Context, t *testing.T) {
+			e.partDownHoldsThePool(ctx, t, "kube-controller-manager")
+		}},
 		{"a restarted exporter never serves 0: every 200, from the new pod or the Service, says 2", func(ctx context.Context, t *testing.T) {
 			e.restartNeverServesZero(ctx, t, demandURL)
 		}},

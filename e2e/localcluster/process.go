@@ -23,6 +23,10 @@ type process struct {
 	start string // field 22 of /proc/<pid>/stat
 	cmd   *exec.Cmd
 	done  chan struct{}
+	// binary, args and env are how it was started, so Restart can start it again.
+	binary string
+	args   []string
+	env    []string
 }
 
 const processesFile = "processes"
@@ -49,7 +53,7 @@ func (c *Cluster) startProcess(name, binary string, args []string, env ...string
 		logFile.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &process{name: name, pid: cmd.Process.Pid, cmd: cmd, done: make(chan struct{})}
+	p := &process{name: name, pid: cmd.Process.Pid, cmd: cmd, done: make(chan struct{}), binary: binary, args: args, env: env}
 	go func() {
 		_ = cmd.Wait()
 		logFile.Close()
@@ -69,6 +73,60 @@ func (c *Cluster) startProcess(name, binary string, args []string, env ...string
 func (c *Cluster) StartProcess(name, binary string, args []string, env ...string) error {
 	_, err := c.startProcess(name, binary, args, env...)
 	return err
+}
+
+// Kill stops the named process as a crash would: SIGKILL to its group, by the pid this cluster
+// recorded for it (never by name). It returns once the process has exited.
+func (c *Cluster) Kill(name string) error {
+	i := c.processIndex(name)
+	if i < 0 {
+		return fmt.Errorf("no process %q in this cluster", name)
+	}
+	p := c.procs[i]
+	if p.exited() || !alive(p) {
+		return fmt.Errorf("%s (pid %d) is not running", name, p.pid)
+	}
+	signal(p.pid, syscall.SIGKILL)
+	for deadline := time.Now().Add(10 * time.Second); !p.exited() && alive(p); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s (pid %d) did not exit within 10s of SIGKILL", name, p.pid)
+		}
+	}
+	return nil
+}
+
+// Restart starts a killed process again with the command that first started it, as its
+// supervisor would, in its place in the stop order. Only this invocation's processes can be
+// restarted (their commands are not recorded on disk).
+func (c *Cluster) Restart(name string) error {
+	i := c.processIndex(name)
+	if i < 0 {
+		return fmt.Errorf("no process %q in this cluster", name)
+	}
+	old := c.procs[i]
+	if old.binary == "" {
+		return fmt.Errorf("%s was started by another invocation; its command is not known here", name)
+	}
+	if !old.exited() && alive(old) {
+		return fmt.Errorf("%s (pid %d) is still running; Kill it first", name, old.pid)
+	}
+	p, err := c.startProcess(name, old.binary, old.args, old.env...)
+	if err != nil {
+		return err
+	}
+	// startProcess appended it; put it back where the old one stood.
+	c.procs = c.procs[:len(c.procs)-1]
+	c.procs[i] = p
+	return c.saveProcesses()
+}
+
+func (c *Cluster) processIndex(name string) int {
+	for i, p := range c.procs {
+		if p.name == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // exited reports whether the process has stopped (only known for processes
