@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -12,9 +15,44 @@ import (
 // its Fallback condition and the health KEDA keeps per trigger. A pool on its fallback is frozen
 // at its size (currentReplicasIfHigher) whatever demand does: right for a blip, wrong for a
 // broken read path, and nothing else a user looks at says so. KEDA writes both only once it
-// has read the triggers with a fallback configured; before that there is nothing to judge.
-func (r *Runner) checkFallback(phase string, so *unstructured.Unstructured) {
+// has read the triggers with a fallback configured; before that there is nothing to judge. A
+// failing reading is read again for up to --exporter-timeout: a blip (an exporter that has just
+// started) clears at KEDA's next read, a broken read path does not.
+func (r *Runner) checkFallback(ctx context.Context, phase string, so *unstructured.Unstructured) {
 	const name = "KEDA reads the exporter: no fallback active, no trigger failing"
+	start := time.Now()
+	for {
+		bad, verdict, ev := fallbackReading(so)
+		if !bad || time.Since(start) >= r.cfg.ExporterTimeout {
+			if bad {
+				ev += fmt.Sprintf(" (still so after %s of reading again)", time.Since(start).Round(time.Second))
+			}
+			switch verdict {
+			case Pass:
+				r.rep.Pass(phase, name, ev)
+			case NA:
+				r.rep.NA(phase, name, ev)
+			default:
+				r.rep.Fail(phase, name, ev)
+			}
+			return
+		}
+		select {
+		case <-ctx.Done():
+			r.rep.Fail(phase, name, ev+"; "+ctx.Err().Error())
+			return
+		case <-time.After(r.cfg.Poll):
+		}
+		again, err := r.dyn.Resource(gvrScaledObject).Namespace(r.cfg.Namespace).Get(ctx, so.GetName(), metav1.GetOptions{})
+		if err == nil {
+			so = again
+		}
+	}
+}
+
+// fallbackReading judges one reading of the ScaledObject's status: bad when KEDA is on its
+// fallback or a trigger is failing; N/A when KEDA has written neither.
+func fallbackReading(so *unstructured.Unstructured) (bad bool, verdict Status, evidence string) {
 	var fallback, fallbackEv string
 	conds, _, _ := unstructured.NestedSlice(so.Object, "status", "conditions")
 	for _, c := range conds {
@@ -41,11 +79,11 @@ func (r *Runner) checkFallback(phase string, so *unstructured.Unstructured) {
 	ev := fmt.Sprintf("scaledobject/%s: %s; health: %s", so.GetName(), fallbackEv, orNone(healthEv))
 	switch {
 	case fallback == "True" || len(failing) > 0:
-		r.rep.Fail(phase, name, ev+fmt.Sprintf("; KEDA cannot read %s, so the pool is held at its size whatever demand does: check that the exporter's Service answers and KEDA resolves its name (the README's Alerting says what to watch)", orNone(failing)))
+		return true, Fail, ev + fmt.Sprintf("; KEDA cannot read %s, so the pool is held at its size whatever demand does: check that the exporter's Service answers and KEDA resolves its name (the README's Reliability and alerting says what to watch)", orNone(failing))
 	case fallback == "False":
-		r.rep.Pass(phase, name, ev)
+		return false, Pass, ev
 	default:
-		r.rep.NA(phase, name, ev+"; KEDA has not judged its triggers yet, so there is no reading to hold")
+		return false, NA, ev + "; KEDA has not judged its triggers yet, so there is no reading to hold"
 	}
 }
 

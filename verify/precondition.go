@@ -102,7 +102,7 @@ func (r *Runner) precondition(ctx context.Context) error {
 		return errStop
 	}
 	r.min, r.max = soMin, soMax
-	r.checkFallback(ph, so)
+	r.checkFallback(ctx, ph, so)
 	hpaMin := int64(1)
 	if h.Spec.MinReplicas != nil {
 		hpaMin = int64(*h.Spec.MinReplicas)
