@@ -51,7 +51,8 @@ func (r *Runner) checkFallback(ctx context.Context, phase string, so *unstructur
 }
 
 // fallbackReading judges one reading of the ScaledObject's status: bad when KEDA is on its
-// fallback or a trigger is failing; N/A when KEDA has written neither.
+// fallback or a trigger is failing; good when KEDA says no fallback is active or every trigger
+// it has read is Happy; N/A when KEDA has written neither.
 func fallbackReading(so *unstructured.Unstructured) (bad bool, verdict Status, evidence string) {
 	var fallback, fallbackEv string
 	conds, _, _ := unstructured.NestedSlice(so.Object, "status", "conditions")
@@ -64,11 +65,15 @@ func fallbackReading(so *unstructured.Unstructured) (bad bool, verdict Status, e
 	}
 	health, _, _ := unstructured.NestedMap(so.Object, "status", "health")
 	var failing, healthEv []string
+	happy := 0
 	for metric, h := range health {
 		m, _ := h.(map[string]any)
 		healthEv = append(healthEv, fmt.Sprintf("%s %v after %v failures", metric, m["status"], m["numberOfFailures"]))
-		if m["status"] == "Failing" {
+		switch m["status"] {
+		case "Failing":
 			failing = append(failing, metric)
+		case "Happy":
+			happy++
 		}
 	}
 	sort.Strings(healthEv)
@@ -80,7 +85,9 @@ func fallbackReading(so *unstructured.Unstructured) (bad bool, verdict Status, e
 	switch {
 	case fallback == "True" || len(failing) > 0:
 		return true, Fail, ev + fmt.Sprintf("; KEDA cannot read %s, so the pool is held at its size whatever demand does: check that the exporter's Service answers and KEDA resolves its name (the README's Reliability and alerting says what to watch)", orNone(failing))
-	case fallback == "False":
+	case fallback == "False" || (happy > 0 && happy == len(health)):
+		// KEDA resets the condition to Unknown when it reconciles the ScaledObject again; a
+		// Happy health entry for every trigger is its own record of a successful read.
 		return false, Pass, ev
 	default:
 		return false, NA, ev + "; KEDA has not judged its triggers yet, so there is no reading to hold"

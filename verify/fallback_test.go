@@ -32,6 +32,9 @@ func TestFallbackIsNeverSilent(t *testing.T) {
 		{name: "a trigger failing below the threshold", status: func(st map[string]any) {
 			st["health"] = map[string]any{"s0-metric-api-active_claims": map[string]any{"numberOfFailures": int64(1), "status": "Failing"}}
 		}, want: Fail, says: "KEDA cannot read s0-metric-api-active_claims"},
+		{name: "condition reset to Unknown, every trigger Happy", status: func(st map[string]any) {
+			st["conditions"].([]any)[1] = map[string]any{"type": "Fallback", "status": "Unknown"}
+		}, want: Pass, says: "Fallback=Unknown"},
 		{name: "nothing written yet", status: func(st map[string]any) {
 			delete(st, "conditions")
 			delete(st, "health")
