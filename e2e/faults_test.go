@@ -100,8 +100,7 @@ func (e *realEnv) partDownHoldsThePool(ctx context.Context, t *testing.T, part s
 		}
 	}()
 	framework.Eventually(t, ctx, "spec.replicas=2 for 2 held claims", 3*time.Minute, func(ctx context.Context) (bool, error) {
-		n, err := e.specReplicas(ctx)
-		return err == nil && n == 2, fmt.Errorf("spec.replicas=%d (%v)", n, err)
+		return e.specReplicasIs(ctx, 2)
 	})
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
@@ -121,17 +120,15 @@ func (e *realEnv) partDownHoldsThePool(ctx context.Context, t *testing.T, part s
 	back := time.Now()
 	var recovery time.Duration
 	framework.Eventually(t, ctx, fmt.Sprintf("spec.replicas=3 for 3 claims after %s is back", part), 3*time.Minute, func(ctx context.Context) (bool, error) {
-		n, err := e.specReplicas(ctx)
-		if err == nil && n == 3 {
+		ok, err := e.specReplicasIs(ctx, 3)
+		if ok {
 			recovery = time.Since(back)
-			return true, nil
 		}
-		return false, fmt.Errorf("spec.replicas=%d (%v)", n, err)
+		return ok, err
 	})
 	e.deleteClaim(ctx, t, "fault-3") // demand down after it is back
 	framework.Eventually(t, ctx, "spec.replicas=2 once the third claim is gone", 3*time.Minute, func(ctx context.Context) (bool, error) {
-		n, err := e.specReplicas(ctx)
-		return err == nil && n == 2, fmt.Errorf("spec.replicas=%d (%v)", n, err)
+		return e.specReplicasIs(ctx, 2)
 	})
 	stopWatch()
 
@@ -174,4 +171,17 @@ func claimReady(u *unstructured.Unstructured) bool {
 		}
 	}
 	return false
+}
+
+// specReplicasIs reads spec.replicas: true when it is want; a failed read is an error, and so is
+// another value (saying what it was), so a wait that ends reports the last reading.
+func (e *realEnv) specReplicasIs(ctx context.Context, want int64) (bool, error) {
+	n, err := e.specReplicas(ctx)
+	if err != nil {
+		return false, err
+	}
+	if n != want {
+		return false, fmt.Errorf("spec.replicas=%d", n)
+	}
+	return true, nil
 }
