@@ -134,14 +134,7 @@ func (e *realEnv) partDownHoldsThePool(ctx context.Context, t *testing.T, part s
 
 	// Judge what the API server recorded: never below the 2 held claims' size.
 	seen := w.since(killed)
-	var values []string
-	spurious := 0
-	for _, s := range seen {
-		values = append(values, fmt.Sprintf("%d@+%.0fs", s.replicas, s.at.Sub(killed).Seconds()))
-		if s.replicas < 2 {
-			spurious++
-		}
-	}
+	values, spurious := belowFloor(seen, killed, 2)
 	if len(seen) == 0 {
 		t.Fatalf("%s: the watch on the pool saw nothing (last error %v): no evidence", part, w.err)
 	}
@@ -184,4 +177,18 @@ func (e *realEnv) specReplicasIs(ctx context.Context, want int64) (bool, error) 
 		return false, fmt.Errorf("spec.replicas=%d", n)
 	}
 	return true, nil
+}
+
+// belowFloor prints the values seen (value@+seconds from t0) and counts those below floor: a
+// spec.replicas under what the held claims map to is a spurious scale-down.
+func belowFloor(seen []replicasAt, t0 time.Time, floor int64) ([]string, int) {
+	var values []string
+	spurious := 0
+	for _, s := range seen {
+		values = append(values, fmt.Sprintf("%d@+%.0fs", s.replicas, s.at.Sub(t0).Seconds()))
+		if s.replicas < floor {
+			spurious++
+		}
+	}
+	return values, spurious
 }
