@@ -23,19 +23,8 @@ import (
 // every 200 ms: every read until the replacement is Ready must be a 200 that says 2. A second
 // eviction while the first's replacement starts must be refused by the budget.
 func (e *realEnv) evictionKeepsTheCountReadable(ctx context.Context, t *testing.T, demandURL string) {
-	names := []string{"evict-1", "evict-2"}
-	for _, n := range names {
-		e.createClaim(ctx, t, n)
-	}
-	defer func() {
-		for _, n := range names {
-			e.deleteClaim(ctx, t, n)
-		}
-	}()
-	framework.Eventually(t, ctx, "the exporter to count the 2 claims", time.Minute, func(context.Context) (bool, error) {
-		d, err := framework.Demand(demandURL)
-		return err == nil && d.ActiveClaims == 2, err
-	})
+	defer e.holdClaims(ctx, t, "evict-1", "evict-2")()
+	waitCounted(ctx, t, demandURL, 2)
 	list, err := e.cluster.Client.CoreV1().Pods(e.ns).List(ctx, exporterPods)
 	if err != nil {
 		t.Fatal(err)

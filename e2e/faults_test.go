@@ -91,14 +91,7 @@ func (w *poolWatch) since(t time.Time) []replicasAt {
 // restart the pool must reach 3. It returns the recovery time.
 func (e *realEnv) partDownHoldsThePool(ctx context.Context, t *testing.T, part string) time.Duration {
 	held := []string{"fault-1", "fault-2"}
-	for _, n := range held {
-		e.createClaim(ctx, t, n)
-	}
-	defer func() {
-		for _, n := range held {
-			e.deleteClaim(ctx, t, n)
-		}
-	}()
+	defer e.holdClaims(ctx, t, held...)()
 	framework.Eventually(t, ctx, "spec.replicas=2 for 2 held claims", 3*time.Minute, func(ctx context.Context) (bool, error) {
 		return e.specReplicasIs(ctx, 2)
 	})

@@ -288,19 +288,8 @@ func (e *realEnv) setPoolRuntimeClass(ctx context.Context, t *testing.T, runtime
 // has served a count: every 200 from either must say 2; the new pod's other answers (no
 // listener while it starts, 503 before its first read) are tallied and printed.
 func (e *realEnv) restartNeverServesZero(ctx context.Context, t *testing.T, demandURL string) {
-	names := []string{"restart-1", "restart-2"}
-	for _, n := range names {
-		e.createClaim(ctx, t, n)
-	}
-	defer func() {
-		for _, n := range names {
-			e.deleteClaim(ctx, t, n)
-		}
-	}()
-	framework.Eventually(t, ctx, "the exporter to count the 2 claims", time.Minute, func(context.Context) (bool, error) {
-		d, err := framework.Demand(demandURL)
-		return err == nil && d.ActiveClaims == 2, err
-	})
+	defer e.holdClaims(ctx, t, "restart-1", "restart-2")()
+	waitCounted(ctx, t, demandURL, 2)
 	old, err := e.cluster.Client.CoreV1().Pods(e.ns).List(ctx, exporterPods)
 	if err != nil {
 		t.Fatal(err)
@@ -354,6 +343,14 @@ func (e *realEnv) restartNeverServesZero(ctx context.Context, t *testing.T, dema
 		return false, fmt.Errorf("no new exporter pod with an address yet; the Service answered %d %.80s", svcCode, svcBody)
 	})
 	t.Logf("restart: the new pod served 2 after %s; its answers meanwhile %v; the Service's %v", time.Since(start).Round(time.Second), viaPod, viaService)
+}
+
+// waitCounted waits until the exporter at demandURL counts n claims.
+func waitCounted(ctx context.Context, t testing.TB, demandURL string, n int64) {
+	framework.Eventually(t, ctx, fmt.Sprintf("the exporter to count the %d claims", n), time.Minute, func(context.Context) (bool, error) {
+		d, err := framework.Demand(demandURL)
+		return err == nil && d.ActiveClaims == n, err
+	})
 }
 
 // podIPsAreUnique fails when two live pods report one IP: the exporter (on the bridge) and the

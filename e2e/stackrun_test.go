@@ -117,6 +117,18 @@ func (r *stackRun) createClaim(ctx context.Context, t testing.TB, name string) {
 	}
 }
 
+// holdClaims creates the claims and returns what deletes them again (deferred by the caller).
+func (r *stackRun) holdClaims(ctx context.Context, t testing.TB, names ...string) (release func()) {
+	for _, n := range names {
+		r.createClaim(ctx, t, n)
+	}
+	return func() {
+		for _, n := range names {
+			r.deleteClaim(ctx, t, n)
+		}
+	}
+}
+
 // deleteClaim deletes a claim by its exact name; a failure is reported and the test goes on.
 func (r *stackRun) deleteClaim(ctx context.Context, t testing.TB, name string) {
 	if err := framework.DeleteClaim(ctx, r.cluster.Dynamic, r.ns, name); err != nil {

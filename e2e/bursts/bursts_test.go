@@ -50,9 +50,6 @@ import (
 // the blueprint's measured 5-6 s.
 var bootDelay = BootDelay{Boot: 6 * time.Second, RuntimeClassName: contract.RuntimeClassName}
 
-// hpaSync is EKS's HPA sync period, the one every policy runs under.
-const hpaSync = 15 * time.Second
-
 // benchConfig is what the environment asks of one run.
 type benchConfig struct {
 	traces    []*Trace
@@ -151,7 +148,7 @@ func BenchmarkBursts(b *testing.B) {
 		b.Fatal(err)
 	}
 	c, err := localcluster.Start(ctx, localcluster.Options{
-		StateDir: filepath.Join(work, "cluster"), Nodes: 4, HPASyncPeriod: hpaSync,
+		StateDir: filepath.Join(work, "cluster"), Nodes: 4, HPASyncPeriod: hpaSyncPeriod,
 		KwokStages: bootDelay.Stages, Progress: prefixed("localcluster"),
 	})
 	if err != nil {
@@ -276,7 +273,7 @@ func runTrace(b *testing.B, ctx context.Context, c *localcluster.Cluster, rec *R
 		}
 	}
 	// Two syncs: every HPA has read the exporter and settled its pool at rest.
-	time.Sleep(2 * hpaSync)
+	time.Sleep(2 * hpaSyncPeriod)
 	for _, p := range policies {
 		waitPoolReady(b, ctx, c, p)
 	}
@@ -309,7 +306,7 @@ func report(b *testing.B, cfg *benchConfig, run *traceRun) {
 	fmt.Printf("Parameters: %+v\n", tr.Params)
 	lo, hi := bootDelay.Range()
 	fmt.Printf("Pools bounded by [1, %d]; HPA sync %s; simulated boot uniform in (%s, %s] from creation, observed (first seen -> Ready) over %d sandboxes: p50 %s, p95 %s, max %s.\n\n",
-		run.bound, hpaSync, lo, hi, len(run.boots), secs(Percentile(run.boots, 50)), secs(Percentile(run.boots, 95)), secs(Percentile(run.boots, 100)))
+		run.bound, hpaSyncPeriod, lo, hi, len(run.boots), secs(Percentile(run.boots, 50)), secs(Percentile(run.boots, 95)), secs(Percentile(run.boots, 100)))
 	fmt.Print(Table(run.results))
 	for _, s := range run.skipped {
 		fmt.Printf("\n%s\n", s)

@@ -34,7 +34,8 @@ func DefaultModelLoop() ModelLoop {
 	return ModelLoop{Boot: 6 * time.Second, AdoptGrace: 2 * time.Second, HPASync: hpaSyncPeriod, Tolerance: 0.1}
 }
 
-// hpaSyncPeriod is EKS's HPA sync period.
+// hpaSyncPeriod is EKS's HPA sync period, the one every policy of the live run and the model
+// runs under.
 const hpaSyncPeriod = 15 * time.Second
 
 // Demand is what the exporter serves at one moment: the claims held and

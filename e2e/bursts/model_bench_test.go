@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/components"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 // BenchmarkModel replays both traces on many seeds in the model (seconds, no
@@ -62,7 +63,7 @@ func ModelPolicies(maxReplicas int) []ModelPolicy {
 	}
 	// The refill time before it was one boot: boot + KEDA's poll + the HPA's sync.
 	before := s
-	before.BootSeconds += 15 + a.HPASyncSeconds
+	before.BootSeconds += contract.DefaultPollingInterval + a.HPASyncSeconds
 	held := func(h int) func(Demand) float64 { return func(d Demand) float64 { return float64(d.Held + h) } }
 	ps := []ModelPolicy{
 		{Name: "blueprint", Desired: held(0)},
