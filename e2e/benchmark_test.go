@@ -31,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/tcpproxy"
@@ -219,7 +220,7 @@ func createClaims(b *testing.B, ctx context.Context, c *localcluster.Cluster, ns
 		go func(w int) {
 			for i := w; i < n; i += writers {
 				u := framework.NewClaim(fmt.Sprintf("claim-%05d", i), contract.DefaultPoolName, map[string]any{"bench": "claim"})
-				if _, err := c.Dynamic.Resource(localcluster.SandboxClaimGVR).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+				if _, err := c.Dynamic.Resource(gvr.SandboxClaim).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
 					errs <- err
 					return
 				}

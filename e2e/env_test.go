@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/tcpproxy"
@@ -173,7 +174,7 @@ func (e *env) deleteClaims(ctx context.Context, t testing.TB, names []string) {
 
 // specReplicas reads the pool's spec.replicas; a failed read is an error, never a value.
 func (e *stackRun) specReplicas(ctx context.Context) (int64, error) {
-	u, err := e.cluster.Dynamic.Resource(localcluster.SandboxWarmPoolGVR).Namespace(e.ns).Get(ctx, e.pool, metav1.GetOptions{})
+	u, err := e.cluster.Dynamic.Resource(gvr.SandboxWarmPool).Namespace(e.ns).Get(ctx, e.pool, metav1.GetOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("reading pool %s/%s: %w", e.ns, e.pool, err)
 	}

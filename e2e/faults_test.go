@@ -4,118 +4,143 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
 )
 
-// faultDown is how long a part stays down: longer than the HPA's sync and KEDA's fallback
-// threshold (3 failed reads at the 15 s pollingInterval), so both have acted on the outage.
-const faultDown = 60 * time.Second
+// faultDown is how long a part stays down: longer than the HPA's sync (15 s) and KEDA's fallback
+// threshold (3 failed reads at the stack's 5 s pollingInterval), so both have acted on the outage.
+const faultDown = 40 * time.Second
 
-// poolWatch records every spec.replicas the API server reports for the pool, from a watch (a
-// poll would miss a value written and overwritten between two reads).
-type poolWatch struct {
-	mu   sync.Mutex
-	seen []replicasAt
-	err  error
+// exporterOutageDown is how long the exporter stays down: past 3 HPA syncs, whichever of KEDA's
+// loops counts the failed reads.
+const exporterOutageDown = 60 * time.Second
+
+// heldClaims is the demand every fault holds: spec.replicas 2 on the claims mapping, above the
+// floor of 1, so a shrink is visible.
+var heldClaims = []string{"fault-1", "fault-2"}
+
+// A fault takes one part of the loop down and brings it back as its supervisor would.
+type fault struct {
+	part        string
+	down        time.Duration // faultDown when 0
+	stop, start func(ctx context.Context) error
+	// apiDown: the API server cannot take a write while the part is down (the API server,
+	// etcd), so demand rises just after the return instead of during the outage.
+	apiDown bool
 }
 
-type replicasAt struct {
-	at       time.Time
-	replicas int64
-}
-
-func (e *realEnv) watchPool(ctx context.Context) *poolWatch {
-	w := &poolWatch{}
-	go func() {
-		rv := ""
-		for ctx.Err() == nil {
-			wi, err := e.cluster.Dynamic.Resource(localcluster.SandboxWarmPoolGVR).Namespace(e.ns).Watch(ctx, metav1.ListOptions{
-				FieldSelector: "metadata.name=" + e.pool, ResourceVersion: rv, AllowWatchBookmarks: true,
-			})
-			if err != nil {
-				w.mu.Lock()
-				w.err = err
-				w.mu.Unlock()
-				time.Sleep(time.Second)
-				continue
-			}
-			for ev := range wi.ResultChan() {
-				u, ok := ev.Object.(*unstructured.Unstructured)
-				if !ok || (ev.Type != watch.Added && ev.Type != watch.Modified) {
-					continue
-				}
-				rv = u.GetResourceVersion()
-				if n, found, err := unstructured.NestedInt64(u.Object, "spec", "replicas"); found && err == nil {
-					w.mu.Lock()
-					w.seen = append(w.seen, replicasAt{time.Now(), n})
-					w.mu.Unlock()
-				}
-			}
-		}
-	}()
-	return w
-}
-
-// since returns the values seen from t on, and the last value seen before t (the one in force).
-func (w *poolWatch) since(t time.Time) []replicasAt {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var out []replicasAt
-	for i, s := range w.seen {
-		if !s.at.Before(t) {
-			if len(out) == 0 && i > 0 {
-				out = append(out, replicasAt{t, w.seen[i-1].replicas})
-			}
-			out = append(out, s)
-		}
+// processFault kills a control-plane process by the pid the cluster recorded (SIGKILL to its
+// group, never by name) and restarts it with its own command.
+func (e *realEnv) processFault(part string, apiDown bool) fault {
+	return fault{
+		part:    part,
+		apiDown: apiDown,
+		stop:    func(context.Context) error { return e.cluster.Kill(part) },
+		start:   func(context.Context) error { return e.cluster.Restart(part) },
 	}
-	if len(out) == 0 && len(w.seen) > 0 {
-		out = append(out, replicasAt{t, w.seen[len(w.seen)-1].replicas})
-	}
-	return out
 }
 
-// partDownHoldsThePool kills one control-plane process by its pid while 2 claims are held
-// (spec.replicas 2 on the stack's claims mapping), raises demand to 3 while it is down, and
-// restarts it as its supervisor would. The pool must never go below the 2 held claims' size
-// (from the API server's own record, a watch), the held claims must stay Ready, and after the
-// restart the pool must reach 3. It returns the recovery time.
-func (e *realEnv) partDownHoldsThePool(ctx context.Context, t *testing.T, part string) time.Duration {
-	held := []string{"fault-1", "fault-2"}
-	defer e.holdClaims(ctx, t, held...)()
+// exporterOutage stops every exporter replica (the Deployment scaled to 0, as a bad rollout or a
+// lost node pool would) and scales it back: the blueprint's "if the exporter stops, the HPA holds
+// the size it last wrote", which KEDA's fallback implements.
+func (e *realEnv) exporterOutage() fault {
+	ns := e.outputs.String("stackNamespace")
+	scale := func(ctx context.Context, n int) error {
+		patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, n)
+		_, err := e.cluster.Client.AppsV1().Deployments(ns).Patch(ctx, contract.ExporterName, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "e2e-faults"})
+		return err
+	}
+	// KEDA counts a failed read per HPA request as well as per poll: 3 HPA syncs (45 s) may pass
+	// before the fallback answers, so this outage lasts longer.
+	return fault{
+		part:  "the exporter (all replicas)",
+		down:  exporterOutageDown,
+		stop:  func(ctx context.Context) error { return scale(ctx, 0) },
+		start: func(ctx context.Context) error { return scale(ctx, contract.DefaultExporterReplicas) },
+	}
+}
+
+// faultResult is what one fault did, from the API server's own record.
+type faultResult struct {
+	part     string
+	down     time.Duration
+	values   []string // spec.replicas from the watch, value@+seconds after the stop
+	spurious int      // values below the held claims' size
+	lost     []string // held claims deleted or gone during the fault
+	notReady map[string]time.Duration
+	fallback string        // when KEDA's Fallback condition was True, relative to the stop
+	errors   string        // KEDA's scaler error counter for the pool's ScaledObject, before → after
+	latency  time.Duration // a claim created once the part was back, warm sandboxes free: create → Ready
+	recovery time.Duration // from the return to spec.replicas matching the 3 claims
+}
+
+// runFault holds 2 claims, takes the part down for faultDown, raises demand to 3 (while it is
+// down, or just after for an API outage), brings it back, times a claim with warm sandboxes free,
+// then lowers demand to 2 again. It reads the pool's spec.replicas and the claims from watches
+// (every value the API server recorded) and KEDA's Fallback condition from the ScaledObject; it
+// judges nothing but the held claims' survival: the caller judges spec.replicas.
+func (e *realEnv) runFault(ctx context.Context, t *testing.T, f fault) faultResult {
+	r := faultResult{part: f.part}
+	defer e.holdClaims(ctx, t, heldClaims...)()
 	framework.Eventually(t, ctx, "spec.replicas=2 for 2 held claims", 3*time.Minute, func(ctx context.Context) (bool, error) {
 		return e.specReplicasIs(ctx, 2)
 	})
-	wctx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	w := e.watchPool(wctx)
+	wctx, stopWatching := context.WithCancel(ctx)
+	defer stopWatching()
+	pool := watchObjects(wctx, e.cluster.Dynamic.Resource(gvr.SandboxWarmPool).Namespace(e.ns), "metadata.name="+e.pool, specReplicasOf)
+	claims := watchObjects(wctx, e.cluster.Dynamic.Resource(gvr.SandboxClaim).Namespace(e.ns), "", claimStateOf)
+	fallback := e.pollFallback(wctx)
+	errorsBefore, errBefore := e.scalerErrors(ctx)
 	time.Sleep(time.Second)
 
-	killed := time.Now()
-	if err := e.cluster.Kill(part); err != nil {
-		t.Fatal(err)
+	down := f.down
+	if down == 0 {
+		down = faultDown
 	}
-	time.Sleep(faultDown / 3)
-	e.createClaim(ctx, t, "fault-3") // demand up while the part is down
-	time.Sleep(faultDown - faultDown/3)
-	if err := e.cluster.Restart(part); err != nil {
-		t.Fatalf("restarting %s: %v", part, err)
+	r.down = down
+	stopped := time.Now()
+	if err := f.stop(ctx); err != nil {
+		t.Fatalf("stopping %s: %v", f.part, err)
+	}
+	time.Sleep(down / 3)
+	if !f.apiDown {
+		e.createClaim(ctx, t, "fault-3") // demand up while the part is down
+	}
+	time.Sleep(down - down/3)
+	if err := f.start(ctx); err != nil {
+		t.Fatalf("bringing %s back: %v", f.part, err)
 	}
 	back := time.Now()
-	var recovery time.Duration
-	framework.Eventually(t, ctx, fmt.Sprintf("spec.replicas=3 for 3 claims after %s is back", part), 3*time.Minute, func(ctx context.Context) (bool, error) {
+
+	// A claim made as soon as the API answers, with warm sandboxes free, should bind at once.
+	framework.Eventually(t, ctx, "a warm sandbox free (status.readyReplicas>=1) after the return", 3*time.Minute, func(ctx context.Context) (bool, error) {
+		return e.readyReplicasAtLeast(ctx, 1)
+	})
+	probeAt := time.Now()
+	e.createClaim(ctx, t, "fault-probe")
+	framework.Eventually(t, ctx, "the claim made after the return to be Ready", 3*time.Minute, func(context.Context) (bool, error) {
+		at, ok := claims.firstReady("fault-probe", probeAt)
+		r.latency = at.Sub(probeAt)
+		return ok, nil
+	})
+	e.deleteClaim(ctx, t, "fault-probe")
+	if f.apiDown {
+		e.createClaim(ctx, t, "fault-3") // demand up once the API takes writes again
+	}
+	framework.Eventually(t, ctx, fmt.Sprintf("spec.replicas=3 for 3 claims after %s is back", f.part), 3*time.Minute, func(ctx context.Context) (bool, error) {
 		ok, err := e.specReplicasIs(ctx, 3)
 		if ok {
-			recovery = time.Since(back)
+			r.recovery = time.Since(back)
 		}
 		return ok, err
 	})
@@ -123,30 +148,92 @@ func (e *realEnv) partDownHoldsThePool(ctx context.Context, t *testing.T, part s
 	framework.Eventually(t, ctx, "spec.replicas=2 once the third claim is gone", 3*time.Minute, func(ctx context.Context) (bool, error) {
 		return e.specReplicasIs(ctx, 2)
 	})
-	stopWatch()
+	// The held claims must come back Ready (a kubelet outage marks them not Ready meanwhile).
+	framework.Eventually(t, ctx, "the held claims Ready after the fault", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		for _, n := range heldClaims {
+			u, err := e.cluster.Dynamic.Resource(gvr.SandboxClaim).Namespace(e.ns).Get(ctx, n, metav1.GetOptions{})
+			if err != nil {
+				return false, fmt.Errorf("held claim %s: %w", n, err)
+			}
+			if !claimReady(u) {
+				return false, fmt.Errorf("held claim %s is not Ready: %v", n, u.Object["status"])
+			}
+		}
+		return true, nil
+	})
+	errorsAfter, errAfter := e.scalerErrors(ctx)
+	stopWatching()
 
-	// Judge what the API server recorded: never below the 2 held claims' size.
-	seen := w.since(killed)
-	values, spurious := belowFloor(seen, killed, 2)
+	seen := pool.since(stopped)
 	if len(seen) == 0 {
-		t.Fatalf("%s: the watch on the pool saw nothing (last error %v): no evidence", part, w.err)
+		t.Fatalf("%s: the watch on the pool saw nothing (last error %v): no evidence", f.part, pool.lastErr())
 	}
-	t.Logf("%s down %s (SIGKILL, restarted by pid record): spec.replicas from the watch %s; back to demand %s after the restart",
-		part, faultDown, strings.Join(values, " "), recovery.Round(time.Second))
-	if spurious > 0 {
-		t.Errorf("%s: %d spec.replicas below 2 while 2 claims were held: %s", part, spurious, strings.Join(values, " "))
-	}
-	for _, n := range held {
-		u, err := e.cluster.Dynamic.Resource(framework.ClaimGVR).Namespace(e.ns).Get(ctx, n, metav1.GetOptions{})
-		if err != nil {
-			t.Errorf("%s: held claim %s after the fault: %v", part, n, err)
-			continue
-		}
-		if !claimReady(u) {
-			t.Errorf("%s: held claim %s is not Ready after the fault: %v", part, n, u.Object["status"])
+	r.values, r.spurious = belowFloor(seen, stopped, int64(len(heldClaims)))
+	events := claims.since(stopped)
+	for _, n := range heldClaims {
+		if claimDeleted(events, n) {
+			r.lost = append(r.lost, n)
 		}
 	}
-	return recovery
+	r.notReady = map[string]time.Duration{}
+	for _, n := range heldClaims {
+		if d := notReadyFor(events, n, stopped, time.Now()); d > 0 {
+			r.notReady[n] = d
+		}
+	}
+	r.fallback = fallback.spans(stopped)
+	switch {
+	case errBefore != nil || errAfter != nil:
+		r.errors = fmt.Sprintf("unread (%v %v)", errBefore, errAfter)
+	default:
+		r.errors = fmt.Sprintf("%.0f → %.0f", errorsBefore, errorsAfter)
+	}
+	t.Logf("%s down %s: spec.replicas from the watch %s; held claims lost %v, not Ready %v; KEDA fallback %s, scaler errors %s; a claim after the return Ready in %s; back to demand %s after the return",
+		f.part, down, strings.Join(r.values, " "), r.lost, r.notReady, r.fallback, r.errors, r.latency.Round(time.Millisecond), r.recovery.Round(time.Second))
+	return r
+}
+
+// faultHoldsThePool runs the fault and fails on any spec.replicas below the held claims' size and
+// on any held claim lost.
+func (e *realEnv) faultHoldsThePool(ctx context.Context, t *testing.T, f fault) faultResult {
+	r := e.runFault(ctx, t, f)
+	if r.spurious > 0 {
+		t.Errorf("%s: %d spec.replicas below %d while %d claims were held: %s", f.part, r.spurious, len(heldClaims), len(heldClaims), strings.Join(r.values, " "))
+	}
+	if len(r.lost) > 0 {
+		t.Errorf("%s: held claims lost: %v", f.part, r.lost)
+	}
+	return r
+}
+
+// faultTable is the markdown table docs/measurements.md keeps.
+func faultTable(rows []faultResult) string {
+	var b strings.Builder
+	b.WriteString("| part (time down) | spec.replicas from the watch (value @ s after the stop) | below 2 | claims lost | held claims not Ready | KEDA Fallback=True | scaler errors | claim after the return: create → Ready | back to demand (3) after the return |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		notReady := "0"
+		if len(r.notReady) > 0 {
+			var parts []string
+			for _, n := range heldClaims {
+				if d, ok := r.notReady[n]; ok {
+					parts = append(parts, fmt.Sprintf("%s %.0f s", n, d.Seconds()))
+				}
+			}
+			notReady = strings.Join(parts, ", ")
+		}
+		fmt.Fprintf(&b, "| %s (%.0f s) | %s | %d | %d | %s | %s | %s | %s | %.0f s |\n", r.part, r.down.Seconds(), strings.Join(r.values, " "), r.spurious, len(r.lost), notReady,
+			r.fallback, r.errors, r.latency.Round(time.Millisecond), r.recovery.Seconds())
+	}
+	return b.String()
+}
+
+// setFallback patches the ScaledObject's fallback (behavior and replicas), by a field manager of
+// the test's own: the reject run makes it static, then puts the program's values back.
+func (e *realEnv) setFallback(ctx context.Context, t *testing.T, behavior string, replicas int) {
+	patch := fmt.Sprintf(`{"spec":{"fallback":{"behavior":%q,"replicas":%d}}}`, behavior, replicas)
+	if _, err := e.cluster.Dynamic.Resource(gvr.ScaledObject).Namespace(e.ns).Patch(ctx, contract.ScaledObjectName, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "e2e-faults"}); err != nil {
+		t.Fatalf("patching the ScaledObject's fallback: %v", err)
+	}
 }
 
 func claimReady(u *unstructured.Unstructured) bool {
@@ -172,16 +259,98 @@ func (e *realEnv) specReplicasIs(ctx context.Context, want int64) (bool, error) 
 	return true, nil
 }
 
+// readyReplicasAtLeast reads the pool's status.readyReplicas (warm sandboxes booted and free).
+func (e *realEnv) readyReplicasAtLeast(ctx context.Context, want int64) (bool, error) {
+	u, err := e.cluster.Dynamic.Resource(gvr.SandboxWarmPool).Namespace(e.ns).Get(ctx, e.pool, metav1.GetOptions{})
+	if err != nil {
+		return false, err
+	}
+	n, _, err := unstructured.NestedInt64(u.Object, "status", "readyReplicas")
+	if err != nil {
+		return false, err
+	}
+	if n < want {
+		return false, fmt.Errorf("status.readyReplicas=%d", n)
+	}
+	return true, nil
+}
+
 // belowFloor prints the values seen (value@+seconds from t0) and counts those below floor: a
 // spec.replicas under what the held claims map to is a spurious scale-down.
-func belowFloor(seen []replicasAt, t0 time.Time, floor int64) ([]string, int) {
+func belowFloor(seen []observed[int64], t0 time.Time, floor int64) ([]string, int) {
 	var values []string
 	spurious := 0
 	for _, s := range seen {
-		values = append(values, fmt.Sprintf("%d@+%.0fs", s.replicas, s.at.Sub(t0).Seconds()))
-		if s.replicas < floor {
+		values = append(values, fmt.Sprintf("%d@+%.0fs", s.value, s.at.Sub(t0).Seconds()))
+		if s.value < floor {
 			spurious++
 		}
 	}
 	return values, spurious
+}
+
+// faultSteps takes each part of the loop down in turn while claims are held, then breaks the
+// guard once (a static fallback of 1) to show the judge catches a scale-down, and prints the
+// table. The API server and etcd go last: every client's backoff after them is theirs to show.
+func (e *realEnv) faultSteps() []realNodeStep {
+	var rows []faultResult
+	var steps []realNodeStep
+	add := func(f func() fault, what string) {
+		steps = append(steps, realNodeStep{
+			name: fmt.Sprintf("%s down for %s while 2 claims are held: %s", f().part, faultDown, what),
+			run: func(ctx context.Context, t *testing.T) {
+				rows = append(rows, e.faultHoldsThePool(ctx, t, f()))
+			},
+		})
+	}
+	process := func(part string, apiDown bool) func() fault {
+		return func() fault { return e.processFault(part, apiDown) }
+	}
+	add(process("keda-operator", false), "never below 2, and 3 once it is back")
+	add(process("keda-adapter", false), "never below 2 (the HPA holds on a failed metric read), and 3 once it is back")
+	add(process("kube-controller-manager", false), "never below 2 (nothing writes the pool), and 3 once it is back")
+	add(process("agent-sandbox-controller", false), "never below 2, the held claims stay bound, and the third binds once it is back")
+	add(process(localcluster.RealNodeName(0)+"-kubelet", false), "never below 2, no held claim lost")
+	steps = append(steps, realNodeStep{
+		name: fmt.Sprintf("the exporter (all replicas) down for %s while 2 claims are held: KEDA's fallback holds 2, its Fallback condition and scaler error counter say so", exporterOutageDown),
+		run: func(ctx context.Context, t *testing.T) {
+			r := e.faultHoldsThePool(ctx, t, e.exporterOutage())
+			rows = append(rows, r)
+			if !strings.Contains(r.fallback, "+") {
+				t.Errorf("the exporter was unreadable for %s and KEDA's Fallback condition was never True (%s): a frozen pool would be silent", exporterOutageDown, r.fallback)
+			}
+			if !scalerErrorsRose(r.errors) {
+				t.Errorf("keda_scaler_detail_errors_total did not rise while the exporter was unreadable: %s", r.errors)
+			}
+		},
+	})
+	add(process("kube-apiserver", true), "never below 2, and 3 once it takes writes again")
+	add(process("etcd", true), "never below 2, and 3 once it is back")
+	steps = append(steps, realNodeStep{
+		name: "reject: with the fallback made static at 1, the same exporter outage shrinks the pool below 2, and the judge counts it",
+		run: func(ctx context.Context, t *testing.T) {
+			e.setFallback(ctx, t, "static", 1)
+			defer e.setFallback(ctx, t, "currentReplicasIfHigher", contract.DefaultFallbackReplicas)
+			r := e.runFault(ctx, t, e.exporterOutage())
+			if r.spurious == 0 {
+				t.Errorf("a static fallback of 1 during an exporter outage left spec.replicas at or above 2 (%s): the judge would not catch a scale-down", strings.Join(r.values, " "))
+			}
+		},
+	})
+	steps = append(steps, realNodeStep{
+		name: "the fault table (docs/measurements.md keeps it)",
+		run: func(ctx context.Context, t *testing.T) {
+			t.Logf("faults while 2 claims were held:\n%s", faultTable(rows))
+		},
+	})
+	return steps
+}
+
+// scalerErrorsRose reads a "before → after" pair of the scaler error counter.
+func scalerErrorsRose(pair string) bool {
+	var before, after float64
+	if _, err := fmt.Sscanf(pair, "%g → %g", &before, &after); err != nil {
+		return false
+	}
+	return after > before
 }

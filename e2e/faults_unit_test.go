@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"bufio"
+	"strings"
 	"testing"
 	"time"
 )
@@ -9,9 +11,9 @@ import (
 // every change; one value under the held claims' size is a spurious scale-down.
 func TestFaultJudgeCountsEveryValueBelowTheHeldSize(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	w := &poolWatch{seen: []replicasAt{{t0.Add(-5 * time.Second), 2}, {t0.Add(3 * time.Second), 2}, {t0.Add(9 * time.Second), 1}, {t0.Add(30 * time.Second), 3}}}
+	w := &objectWatch[int64]{seen: []observed[int64]{{t0.Add(-5 * time.Second), 2}, {t0.Add(3 * time.Second), 2}, {t0.Add(9 * time.Second), 1}, {t0.Add(30 * time.Second), 3}}}
 	seen := w.since(t0)
-	if len(seen) != 4 || seen[0].replicas != 2 || !seen[0].at.Equal(t0) {
+	if len(seen) != 4 || seen[0].value != 2 || !seen[0].at.Equal(t0) {
 		t.Fatalf("since: %v, want the value in force at t0 first, then the 3 changes", seen)
 	}
 	values, spurious := belowFloor(seen, t0, 2)
@@ -20,5 +22,60 @@ func TestFaultJudgeCountsEveryValueBelowTheHeldSize(t *testing.T) {
 	}
 	if _, n := belowFloor(w.since(t0.Add(31*time.Second)), t0, 2); n != 0 {
 		t.Errorf("after +30s only 3 was in force, yet %d counted below 2", n)
+	}
+}
+
+// A held claim's time not Ready is summed from its own events only, from the state in force at
+// the start; a deletion counts as not Ready to the end.
+func TestNotReadyForSumsTheClaimsOwnOutages(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	events := []observed[claimState]{
+		{at(-3), claimState{name: "a", ready: true}},
+		{at(10), claimState{name: "a", ready: false}},
+		{at(12), claimState{name: "b", ready: false}}, // another claim's outage is not a's
+		{at(26), claimState{name: "a", ready: true}},
+		{at(40), claimState{name: "a", deleted: true}},
+	}
+	if got := notReadyFor(events, "a", t0, at(50)); got != 26*time.Second {
+		t.Errorf("a not Ready %s, want 16 s (10..26) + 10 s (deleted at 40, to 50)", got)
+	}
+	if got := notReadyFor(events, "b", t0, at(50)); got != 38*time.Second {
+		t.Errorf("b not Ready %s, want 38 s (12..50)", got)
+	}
+	if got := notReadyFor(events, "c", t0, at(50)); got != 0 {
+		t.Errorf("c has no event and was Ready, yet %s counted", got)
+	}
+	if !claimDeleted(events, "a") || claimDeleted(events, "b") {
+		t.Error("claimDeleted: want a deleted, b not")
+	}
+}
+
+// The fallback record prints when the condition was True, open or closed.
+func TestFallbackSpans(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	r := &fallbackRecord{}
+	r.seen = []observed[bool]{{t0.Add(-time.Second), false}, {t0.Add(17 * time.Second), true}, {t0.Add(70 * time.Second), false}, {t0.Add(80 * time.Second), true}}
+	if got, want := r.spans(t0), "+17 s to +70 s, from +80 s"; got != want {
+		t.Errorf("spans %q, want %q", got, want)
+	}
+	r.seen = r.seen[:1]
+	if got := r.spans(t0); got != "never" {
+		t.Errorf("spans %q, want never", got)
+	}
+}
+
+// The scaler error counter is summed over the stack's ScaledObject only.
+func TestSumMetricMatchesEveryLabel(t *testing.T) {
+	text := `# HELP keda_scaler_detail_errors_total errors
+# TYPE keda_scaler_detail_errors_total counter
+keda_scaler_detail_errors_total{namespace="ns",scaledObject="warm-pool",scaler="metrics-api-scaler",triggerIndex="0"} 3
+keda_scaler_detail_errors_total{namespace="other",scaledObject="warm-pool",scaler="metrics-api-scaler",triggerIndex="0"} 7
+keda_scaler_detail_errors_total{namespace="ns",scaledObject="warm-pool",scaler="metrics-api-scaler",triggerIndex="1"} 2
+keda_scaler_detail_errors_totalx{namespace="ns",scaledObject="warm-pool"} 100
+`
+	got, err := sumMetric(bufio.NewScanner(strings.NewReader(text)), "keda_scaler_detail_errors_total", `namespace="ns"`, `scaledObject="warm-pool"`)
+	if err != nil || got != 5 {
+		t.Errorf("sum %v (%v), want 5: the two samples of ns/warm-pool", got, err)
 	}
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"testing"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
 )
 
 // The access reviews pass on the blueprint's Role and fail on each grant too
@@ -51,7 +53,7 @@ func TestAccess(t *testing.T) {
 				t.Fatalf("failures: %v", rep.Failures())
 			}
 			for _, f := range tc.wantFail {
-				if got := status(t, rep, f); got != Fail {
+				if got := status(t, rep, f); got != report.Fail {
 					t.Errorf("%q is %s, want FAIL\n%s", f, got, buf.String())
 				}
 			}

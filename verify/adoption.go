@@ -8,6 +8,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 )
 
 // adoption: one claim, created (never applied), adopts a pre-booted warm
@@ -15,7 +17,7 @@ import (
 func (r *Runner) adoption(ctx context.Context) error {
 	const ph = "adoption"
 	name := demandClaimName(1)
-	claims := r.dyn.Resource(gvrClaim).Namespace(r.cfg.Namespace)
+	claims := r.dyn.Resource(gvr.SandboxClaim).Namespace(r.cfg.Namespace)
 
 	// Adoption needs a warm sandbox to adopt. This is a gate, not a check:
 	// readyReplicas is never asserted, and a claim made without one shows up
@@ -24,7 +26,7 @@ func (r *Runner) adoption(ctx context.Context) error {
 	zeroFloor := r.min == 0
 	if zeroFloor {
 		r.rep.Printf("minReplicaCount is 0: no warm sandbox to wait for; the claim wakes the pool")
-	} else if _, _, err := waitObject(ctx, r.rep, r.dyn.Resource(gvrPool).Namespace(r.cfg.Namespace), r.cfg.Pool,
+	} else if _, _, err := waitObject(ctx, r.rep, r.dyn.Resource(gvr.SandboxWarmPool).Namespace(r.cfg.Namespace), r.cfg.Pool,
 		"a warm sandbox to adopt (status.readyReplicas>=1)", r.cfg.AdoptionTimeout, r.cfg.Poll,
 		func(u *unstructured.Unstructured) (bool, string, error) {
 			p, err := readPool(u)
@@ -75,7 +77,7 @@ func (r *Runner) adoption(ctx context.Context) error {
 	r.rep.Printf("claim %s Ready %s after its create returned (create and wait together: %s)", name, secs(lat.Seconds()), secs(readyAt.Sub(began).Seconds()))
 
 	sbName := claimSandboxName(ready)
-	sb, err := r.dyn.Resource(gvrSandbox).Namespace(r.cfg.Namespace).Get(ctx, sbName, metav1.GetOptions{})
+	sb, err := r.dyn.Resource(gvr.Sandbox).Namespace(r.cfg.Namespace).Get(ctx, sbName, metav1.GetOptions{})
 	readyEv := fmt.Sprintf("Ready %s after the create returned (bound %s), timed from the client side, not from the condition's transition time", secs(lat.Seconds()), r.cfg.AdoptionBound)
 	if sbName == "" || err != nil {
 		r.rep.Fail(ph, "the claim adopted a pre-booted sandbox", fmt.Sprintf("status.sandbox.name=%q: %v", sbName, err))

@@ -9,6 +9,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
+	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
 )
 
 // baseline: none of the names verify creates is taken, no claim is counted,
@@ -17,7 +20,7 @@ func (r *Runner) baseline(ctx context.Context, ph string) (poolReading, error) {
 	var leftover []string
 	for i := 1; i <= r.cfg.LoadCap; i++ {
 		n := demandClaimName(i)
-		_, err := r.dyn.Resource(gvrClaim).Namespace(r.cfg.Namespace).Get(ctx, n, metav1.GetOptions{})
+		_, err := r.dyn.Resource(gvr.SandboxClaim).Namespace(r.cfg.Namespace).Get(ctx, n, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
 		case err != nil:
@@ -54,7 +57,7 @@ func (r *Runner) baseline(ctx context.Context, ph string) (poolReading, error) {
 			return p, err
 		}
 		if ph == "baseline" {
-			r.addStep("up", Step{Claims: 0, Expected: p.Spec, SpecReplicas: i64(p.Spec), ReadyReplicas: p.Ready,
+			r.addStep("up", report.Step{Claims: 0, Expected: p.Spec, SpecReplicas: i64(p.Spec), ReadyReplicas: p.Ready,
 				LatencySeconds: f64(took.Seconds()), Seen: []int64{p.Spec},
 				Note: "baseline: no demand change; latency is the time to read the floor (arrivals aged out of the exporter's windows) after verify started looking"})
 		}
@@ -66,7 +69,7 @@ func (r *Runner) baseline(ctx context.Context, ph string) (poolReading, error) {
 	want := r.expected(0)
 	var seen []int64
 	began := time.Now()
-	u, at, err := waitObject(ctx, r.rep, r.dyn.Resource(gvrPool).Namespace(r.cfg.Namespace), r.cfg.Pool,
+	u, at, err := waitObject(ctx, r.rep, r.dyn.Resource(gvr.SandboxWarmPool).Namespace(r.cfg.Namespace), r.cfg.Pool,
 		fmt.Sprintf("spec.replicas=%d", want), r.cfg.StepTimeout, r.cfg.Poll, specIs(want, &seen))
 	if err != nil {
 		r.rep.Fail(ph, "the pool holds the floor", err.Error())
@@ -77,7 +80,7 @@ func (r *Runner) baseline(ctx context.Context, ph string) (poolReading, error) {
 		// The 0-claim level of the up trajectory. No demand changed here, so
 		// its latency is how long the pool took to show the floor once
 		// verify looked (0 when it already did), not a decision time.
-		r.addStep("up", Step{Claims: 0, Expected: want, SpecReplicas: i64(p.Spec), ReadyReplicas: p.Ready,
+		r.addStep("up", report.Step{Claims: 0, Expected: want, SpecReplicas: i64(p.Spec), ReadyReplicas: p.Ready,
 			LatencySeconds: f64(at.Sub(began).Seconds()), Seen: seen,
 			Note: "baseline: no demand change; latency is the time to read the floor after verify started looking"})
 	}

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
+	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
 )
 
 // hpaName is the HPA KEDA creates for a ScaledObject.
@@ -43,7 +45,7 @@ func (r *Runner) control(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sos := r.dyn.Resource(gvrScaledObject).Namespace(r.cfg.Namespace)
+	sos := r.dyn.Resource(gvr.ScaledObject).Namespace(r.cfg.Namespace)
 	live, err := sos.Get(ctx, r.cfg.ScaledObject, metav1.GetOptions{})
 	if err != nil {
 		r.rep.Fail(ph, "the ScaledObject and its HPA are gone", fmt.Sprintf("reading scaledobject/%s before removing it: %v", r.cfg.ScaledObject, err))
@@ -108,7 +110,7 @@ func (r *Runner) control(ctx context.Context) error {
 	window, how := r.controlWindow()
 	r.rep.Printf("-- 3/4 watch spec.replicas for %s: %s --", window.Round(time.Millisecond), how)
 	readings, values, err := r.watchFlat(ctx, window)
-	r.rep.SetControl(&ControlWindow{WindowSeconds: window.Seconds(), Derivation: how, Readings: readings, Baseline: base.Spec, Values: values})
+	r.rep.SetControl(&report.ControlWindow{WindowSeconds: window.Seconds(), Derivation: how, Readings: readings, Baseline: base.Spec, Values: values})
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -179,7 +181,7 @@ func (r *Runner) controlRestore(ctx context.Context, oldUID any) error {
 // from a poll every interval, and returns how many readings it took and the
 // distinct values in order. A failed read ends it with an error.
 func (r *Runner) watchFlat(ctx context.Context, window time.Duration) (int, []int64, error) {
-	ri := r.dyn.Resource(gvrPool).Namespace(r.cfg.Namespace)
+	ri := r.dyn.Resource(gvr.SandboxWarmPool).Namespace(r.cfg.Namespace)
 	wctx, cancel := context.WithTimeout(ctx, window)
 	defer cancel()
 	var events <-chan watch.Event

@@ -9,6 +9,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
+	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
 )
 
 func controlConfig() Config {
@@ -28,7 +31,7 @@ func TestControlAccepts(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %v", code, rep.Failures())
 	}
-	so, err := c.dyn.Resource(gvrScaledObject).Namespace(testNS).Get(context.Background(), "warm-pool", metav1.GetOptions{})
+	so, err := c.dyn.Resource(gvr.ScaledObject).Namespace(testNS).Get(context.Background(), "warm-pool", metav1.GetOptions{})
 	if err != nil || so.GetDeletionTimestamp() != nil || so.GetUID() == "so-uid-0" {
 		t.Fatalf("ScaledObject not recreated: %v %v", err, so)
 	}
@@ -101,7 +104,7 @@ func TestControlRejects(t *testing.T) {
 			if code != 1 {
 				t.Fatalf("exit %d, want 1\n%s", code, out)
 			}
-			if got := status(t, rep, tc.wantFail); got != Fail {
+			if got := status(t, rep, tc.wantFail); got != report.Fail {
 				t.Fatalf("%q is %s, want FAIL\n%s", tc.wantFail, got, out)
 			}
 			if _, ok := c.soExists(context.Background()); !ok {
@@ -149,18 +152,18 @@ func TestControlInterruptRestores(t *testing.T) {
 	if time.Since(start) > 8*time.Second {
 		t.Fatalf("the interrupt did not end the window early (%s)", time.Since(start))
 	}
-	if code != 1 || status(t, rep, "the run completed") != Fail {
+	if code != 1 || status(t, rep, "the run completed") != report.Fail {
 		t.Fatalf("an interrupted run must fail: exit %d", code)
 	}
-	so, err := c.dyn.Resource(gvrScaledObject).Namespace(testNS).Get(context.Background(), "warm-pool", metav1.GetOptions{})
+	so, err := c.dyn.Resource(gvr.ScaledObject).Namespace(testNS).Get(context.Background(), "warm-pool", metav1.GetOptions{})
 	if err != nil || so.GetDeletionTimestamp() != nil {
 		t.Fatalf("ScaledObject not restored after the interrupt: %v", err)
 	}
-	if status(t, rep, "exit handler restored the ScaledObject") != Pass || status(t, rep, "exit handler deleted this run's claims") != Pass {
+	if status(t, rep, "exit handler restored the ScaledObject") != report.Pass || status(t, rep, "exit handler deleted this run's claims") != report.Pass {
 		t.Fatalf("the exit handler did not report its work:\n%s", out)
 	}
 	for _, n := range []string{"demand-1", "demand-2", "demand-3"} {
-		if _, err := c.dyn.Resource(gvrClaim).Namespace(testNS).Get(context.Background(), n, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		if _, err := c.dyn.Resource(gvr.SandboxClaim).Namespace(testNS).Get(context.Background(), n, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("claim %s not deleted: %v", n, err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
 )
 
@@ -34,7 +35,7 @@ type crossMember struct {
 
 // crossPool runs the cross-pool control after the pools' own phases. drivers are the runners
 // of the pools this run drives; watcher makes a read-only runner for a pool it does not.
-func crossPool(ctx context.Context, cfg Config, drivers []*Runner, all []PoolTarget, watcher func(PoolTarget) *Runner, rep *Report) {
+func crossPool(ctx context.Context, cfg Config, drivers []*Runner, all []PoolTarget, watcher func(PoolTarget) *Runner, rep *report.Report) {
 	rep.Printf("== cross-pool control: demand on one pool moves only that pool's spec.replicas ==")
 	if len(all) < 2 {
 		why := fmt.Sprintf("the stack has one pool (%s), so there is no other pool to hold still; a stack with two pools or more (the pools config list) runs it", all[0].Name)
@@ -113,7 +114,7 @@ func crossPool(ctx context.Context, cfg Config, drivers []*Runner, all []PoolTar
 }
 
 // crossRound drives one pool and reads every pool for the window.
-func crossRound(ctx context.Context, cfg Config, rep *Report, members []*crossMember, d *Runner, window time.Duration, how string, i, n int) report.CrossPoolRound {
+func crossRound(ctx context.Context, cfg Config, rep *report.Report, members []*crossMember, d *Runner, window time.Duration, how string, i, n int) report.CrossPoolRound {
 	driven := d.cfg.Pool
 	tag := "[cross-pool] "
 	round := report.CrossPoolRound{Driven: driven, Claims: d.cfg.LoadCap, WindowSeconds: window.Seconds(), Derivation: how}
@@ -208,7 +209,7 @@ func crossRound(ctx context.Context, cfg Config, rep *Report, members []*crossMe
 }
 
 // crossCleanup deletes the round's claims by exact name.
-func crossCleanup(ctx context.Context, rep *Report, d *Runner, tag string) {
+func crossCleanup(ctx context.Context, rep *report.Report, d *Runner, tag string) {
 	deleted, err := d.rest.deleteAllClaims(ctx)
 	name := fmt.Sprintf("%sthe claims on %s are deleted", tag, d.cfg.Pool)
 	if err != nil {
@@ -219,7 +220,7 @@ func crossCleanup(ctx context.Context, rep *Report, d *Runner, tag string) {
 }
 
 // watchPools reads every pool's spec.replicas each poll interval until the window ends.
-func watchPools(ctx context.Context, cfg Config, rep *Report, members []*crossMember, from time.Time, window time.Duration) error {
+func watchPools(ctx context.Context, cfg Config, rep *report.Report, members []*crossMember, from time.Time, window time.Duration) error {
 	wctx, cancel := context.WithDeadline(ctx, from.Add(window))
 	defer cancel()
 	read := func() error {
@@ -304,7 +305,7 @@ func (r *Runner) settleAtFloor(ctx context.Context, floor int64) (int64, string,
 		}
 		return o.spec, fmt.Sprintf(", the formula's answer on %s", formatInputs(o.matched.Inputs)), nil
 	}
-	u, _, err := waitObject(ctx, r.rep, r.dyn.Resource(gvrPool).Namespace(r.cfg.Namespace), r.cfg.Pool,
+	u, _, err := waitObject(ctx, r.rep, r.dyn.Resource(gvr.SandboxWarmPool).Namespace(r.cfg.Namespace), r.cfg.Pool,
 		fmt.Sprintf("%s spec.replicas=%d", r.cfg.Pool, floor), r.cfg.StepTimeout+r.downWindow, r.cfg.Poll, specIs(floor, nil))
 	if err != nil {
 		return 0, "", err

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
+	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
 )
 
 // The whole demand phase against a cluster that behaves: every check passes
@@ -107,7 +110,7 @@ func TestDemandPhaseRejects(t *testing.T) {
 			if code != 1 {
 				t.Fatalf("exit %d, want 1\n%s", code, out)
 			}
-			if got := status(t, rep, tc.wantFail); got != Fail {
+			if got := status(t, rep, tc.wantFail); got != report.Fail {
 				t.Fatalf("check %q is %s, want FAIL\n%s", tc.wantFail, got, out)
 			}
 			names := c.claimNames(testNS)
@@ -148,7 +151,7 @@ func TestReadingsSkipOnKWOK(t *testing.T) {
 		t.Fatalf("exit %d: %v", code, rep.Failures())
 	}
 	for _, rc := range readingChecks {
-		if got := status(t, rep, rc.name); got != Skip {
+		if got := status(t, rep, rc.name); got != report.Skip {
 			t.Errorf("%s: %s, want SKIP", rc.name, got)
 		}
 	}
@@ -171,15 +174,15 @@ func TestReadingsExecFailures(t *testing.T) {
 		noEndpoint bool
 		err        error
 		require    bool
-		want       Status
+		want       report.Status
 		execs      bool // exec was tried
 	}{
-		{"node publishes no kubelet endpoint", true, dialErr, false, Skip, false},
-		{"node publishes no kubelet endpoint, --require-exec", true, dialErr, true, Fail, false},
-		{"kubelet there, dial refused", false, dialErr, false, Fail, true},
-		{"kubelet there, runtime error that says connection refused", false, errors.New(`Internal error occurred: error executing command in container: failed to exec in container: rpc error: code = Unknown desc = dial unix /run/containerd/s/abc: connect: connection refused`), false, Fail, true},
-		{"kubelet there, no route to host", false, errors.New("error dialing backend: dial tcp 10.0.0.9:10250: connect: no route to host"), false, Fail, true},
-		{"refused by RBAC", false, errors.New(`pods "x" is forbidden: User "dev" cannot create resource "pods/exec"`), false, Fail, true},
+		{"node publishes no kubelet endpoint", true, dialErr, false, report.Skip, false},
+		{"node publishes no kubelet endpoint, --require-exec", true, dialErr, true, report.Fail, false},
+		{"kubelet there, dial refused", false, dialErr, false, report.Fail, true},
+		{"kubelet there, runtime error that says connection refused", false, errors.New(`Internal error occurred: error executing command in container: failed to exec in container: rpc error: code = Unknown desc = dial unix /run/containerd/s/abc: connect: connection refused`), false, report.Fail, true},
+		{"kubelet there, no route to host", false, errors.New("error dialing backend: dial tcp 10.0.0.9:10250: connect: no route to host"), false, report.Fail, true},
+		{"refused by RBAC", false, errors.New(`pods "x" is forbidden: User "dev" cannot create resource "pods/exec"`), false, report.Fail, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -199,7 +202,7 @@ func TestReadingsExecFailures(t *testing.T) {
 			if (ex.calls.Load() > 0) != tc.execs {
 				t.Errorf("exec tried %d time(s), want tried=%t", ex.calls.Load(), tc.execs)
 			}
-			if tc.want == Fail && (code != 1 || !strings.Contains(out, tc.err.Error()) && tc.execs) {
+			if tc.want == report.Fail && (code != 1 || !strings.Contains(out, tc.err.Error()) && tc.execs) {
 				t.Errorf("exit %d; a FAIL must carry the exec's error\n%s", code, out)
 			}
 		})
@@ -216,27 +219,27 @@ func TestReadingsByIsolation(t *testing.T) {
 		name      string
 		iso       string
 		ex        *fakeExec
-		want      map[string]Status
+		want      map[string]report.Status
 		exit      int
 		evidences []string
 	}{
-		{"gVisor declared gvisor", isolationGVisor, gvisorExec(), map[string]Status{
-			"exec into the claimed pod works": Pass, "runs its own kernel": Pass, "booted after the pod": Pass,
-			"virtio block devices": NA, "DMI product name": NA,
-			"only loopback": Pass, "no default route": Pass, "an outbound request fails": Pass,
+		{"gVisor declared gvisor", isolationGVisor, gvisorExec(), map[string]report.Status{
+			"exec into the claimed pod works": report.Pass, "runs its own kernel": report.Pass, "booted after the pod": report.Pass,
+			"virtio block devices": report.NA, "DMI product name": report.NA,
+			"only loopback": report.Pass, "no default route": report.Pass, "an outbound request fails": report.Pass,
 		}, 0, []string{"N/A the claimed pod sees virtio block devices: /sys/block is empty", "No such file or directory", "2 not applicable, not counted as passed", "a loopback route"}},
-		{"gVisor declared vm", isolationVM, gvisorExec(), map[string]Status{
-			"virtio block devices": Fail, "DMI product name": Fail, "runs its own kernel": Pass,
+		{"gVisor declared vm", isolationVM, gvisorExec(), map[string]report.Status{
+			"virtio block devices": report.Fail, "DMI product name": report.Fail, "runs its own kernel": report.Pass,
 		}, 1, nil},
-		{"runc declared gvisor", isolationGVisor, runcExec(), map[string]Status{
-			"runs its own kernel": Fail, "booted after the pod": Fail, "virtio block devices": Fail, "DMI product name": NA,
-			"only loopback": Pass, "an outbound request fails": Pass,
+		{"runc declared gvisor", isolationGVisor, runcExec(), map[string]report.Status{
+			"runs its own kernel": report.Fail, "booted after the pod": report.Fail, "virtio block devices": report.Fail, "DMI product name": report.NA,
+			"only loopback": report.Pass, "an outbound request fails": report.Pass,
 		}, 1, []string{"it shares the node's kernel", "this kernel was up before the pod existed"}},
-		{"runc declared vm", isolationVM, runcExec(), map[string]Status{
-			"runs its own kernel": Fail, "booted after the pod": Fail, "virtio block devices": Fail, "DMI product name": Fail,
+		{"runc declared vm", isolationVM, runcExec(), map[string]report.Status{
+			"runs its own kernel": report.Fail, "booted after the pod": report.Fail, "virtio block devices": report.Fail, "DMI product name": report.Fail,
 		}, 1, nil},
-		{"VM declared vm (blueprint)", isolationVM, blueprintExec(), map[string]Status{
-			"runs its own kernel": Pass, "booted after the pod": Pass, "virtio block devices": Pass, "DMI product name": Pass,
+		{"VM declared vm (blueprint)", isolationVM, blueprintExec(), map[string]report.Status{
+			"runs its own kernel": report.Pass, "booted after the pod": report.Pass, "virtio block devices": report.Pass, "DMI product name": report.Pass,
 		}, 0, nil},
 	}
 	for _, tc := range cases {
@@ -271,8 +274,8 @@ func TestKernelAgainstTheNodeWithoutAnOrdinaryPod(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		ex   *fakeExec
-		want Status
-	}{{"gVisor", gvisorExec(), Pass}, {"runc", runcExec(), Fail}} {
+		want report.Status
+	}{{"gVisor", gvisorExec(), report.Pass}, {"runc", runcExec(), report.Fail}} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCluster(t)
 			c.start()
@@ -297,12 +300,12 @@ func TestKernelAgainstTheNodeWhenTheOrdinaryPodHasNoUname(t *testing.T) {
 		name     string
 		ex       *fakeExec
 		ordinary ExecResult
-		want     Status
+		want     report.Status
 		evidence string
 	}{
-		{"gVisor, no uname", gvisorExec(), noUname, Pass, "has no uname to run"},
-		{"runc, no uname", runcExec(), noUname, Fail, "the node's own"},
-		{"gVisor, exec refused", gvisorExec(), ExecResult{Err: fmt.Errorf("pods \"claim-exporter-0\" is forbidden")}, Fail, "was refused or failed"},
+		{"gVisor, no uname", gvisorExec(), noUname, report.Pass, "has no uname to run"},
+		{"runc, no uname", runcExec(), noUname, report.Fail, "the node's own"},
+		{"gVisor, exec refused", gvisorExec(), ExecResult{Err: fmt.Errorf("pods \"claim-exporter-0\" is forbidden")}, report.Fail, "was refused or failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCluster(t)
@@ -351,17 +354,17 @@ func TestScaleUpRefusesExistingClaim(t *testing.T) {
 			if contains(c.claimNames(testNS), "demand-1") {
 				u := newDemandClaim(testNS, "demand-2", "warm-pool")
 				u.SetLabels(map[string]string{"owner": "someone"})
-				_, _ = c.dyn.Resource(gvrClaim).Namespace(testNS).Create(context.Background(), u, metav1CreateOptions())
+				_, _ = c.dyn.Resource(gvr.SandboxClaim).Namespace(testNS).Create(context.Background(), u, metav1CreateOptions())
 				return
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
 	}()
 	code, rep, out := runWith(t, context.Background(), c, cfg, ex, fakeDemand{c: c})
-	if code != 1 || status(t, rep, "scale up: create demand-2") != Fail {
+	if code != 1 || status(t, rep, "scale up: create demand-2") != report.Fail {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	got, err := c.dyn.Resource(gvrClaim).Namespace(testNS).Get(context.Background(), "demand-2", metav1GetOptions())
+	got, err := c.dyn.Resource(gvr.SandboxClaim).Namespace(testNS).Get(context.Background(), "demand-2", metav1GetOptions())
 	if err != nil || got.GetLabels()["owner"] != "someone" {
 		t.Fatalf("the other user's demand-2 was touched: %v %v", err, got)
 	}
@@ -376,8 +379,8 @@ func TestZeroFloor(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		cold bool
-		want Status
-	}{{"cold start", true, NA}, {"adopted warm anyway", false, Pass}} {
+		want report.Status
+	}{{"cold start", true, report.NA}, {"adopted warm anyway", false, report.Pass}} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCluster(t)
 			c.min = 0
@@ -394,7 +397,7 @@ func TestZeroFloor(t *testing.T) {
 					t.Errorf("%s: %s, want %s", name, got, tc.want)
 				}
 			}
-			if status(t, rep, "the pool holds the floor") != Pass || rep.ScaleUp[0].Expected != 0 {
+			if status(t, rep, "the pool holds the floor") != report.Pass || rep.ScaleUp[0].Expected != 0 {
 				t.Errorf("the floor must be the ScaledObject's 0: %+v", rep.ScaleUp[0])
 			}
 			if tc.cold && !strings.Contains(out, "minReplicaCount is 0, so the pool held no warm sandbox") {

@@ -27,6 +27,9 @@ import (
 	"github.com/expr-lang/expr/vm"
 	kfake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
+	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
 )
 
 const testNS = "warm-pool-autoscaling-keda"
@@ -305,7 +308,7 @@ func (c *cluster) soExists(ctx context.Context) (*unstructured.Unstructured, boo
 }
 
 func (c *cluster) soOf(ctx context.Context, p *simPool) (*unstructured.Unstructured, bool) {
-	so, err := c.dyn.Resource(gvrScaledObject).Namespace(p.ns).Get(ctx, p.so, metav1.GetOptions{})
+	so, err := c.dyn.Resource(gvr.ScaledObject).Namespace(p.ns).Get(ctx, p.so, metav1.GetOptions{})
 	return so, err == nil
 }
 
@@ -350,7 +353,7 @@ func (c *cluster) syncHPA(ctx context.Context, p *simPool) {
 // adopt plays agent-sandbox: a new claim gets a warm Sandbox whose pod was
 // booted earlier, then Ready.
 func (c *cluster) adopt(ctx context.Context, p *simPool) {
-	claims := c.dyn.Resource(gvrClaim).Namespace(p.ns)
+	claims := c.dyn.Resource(gvr.SandboxClaim).Namespace(p.ns)
 	l, err := claims.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return
@@ -386,7 +389,7 @@ func (c *cluster) adopt(ctx context.Context, p *simPool) {
 			"apiVersion": "agents.x-k8s.io/v1beta1", "kind": "Sandbox",
 			"metadata": map[string]any{"name": sbName, "namespace": p.ns, "labels": map[string]any{labelLaunchType: launch}},
 		}}
-		_, _ = c.dyn.Resource(gvrSandbox).Namespace(p.ns).Create(ctx, sb, metav1.CreateOptions{})
+		_, _ = c.dyn.Resource(gvr.Sandbox).Namespace(p.ns).Create(ctx, sb, metav1.CreateOptions{})
 		_, _ = c.kube.CoreV1().Pods(p.ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: sbName, Namespace: p.ns, CreationTimestamp: podCreated},
 			Spec: corev1.PodSpec{NodeName: "node-1"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}, metav1.CreateOptions{})
 		_ = unstructured.SetNestedField(cl.Object, sbName, "status", "sandbox", "name")
@@ -406,7 +409,7 @@ func (c *cluster) scale(ctx context.Context, p *simPool) {
 		return
 	}
 	count := func(ns string) (int64, bool) {
-		l, err := c.dyn.Resource(gvrClaim).Namespace(ns).List(ctx, metav1.ListOptions{})
+		l, err := c.dyn.Resource(gvr.SandboxClaim).Namespace(ns).List(ctx, metav1.ListOptions{})
 		return int64(len(l.Items)), err == nil
 	}
 	n, ok := count(p.ns)
@@ -439,7 +442,7 @@ func (c *cluster) scale(ctx context.Context, p *simPool) {
 	if c.stuckAt > 0 {
 		want = min(want, c.stuckAt)
 	}
-	pools := c.dyn.Resource(gvrPool).Namespace(p.ns)
+	pools := c.dyn.Resource(gvr.SandboxWarmPool).Namespace(p.ns)
 	u, err := pools.Get(ctx, p.name, metav1.GetOptions{})
 	if err != nil {
 		return
@@ -477,7 +480,7 @@ func (c *cluster) answerSAR(a k8stesting.Action) (bool, runtime.Object, error) {
 
 // claimNames lists the claims in a namespace.
 func (c *cluster) claimNames(ns string) []string {
-	l, err := c.dyn.Resource(gvrClaim).Namespace(ns).List(context.Background(), metav1.ListOptions{})
+	l, err := c.dyn.Resource(gvr.SandboxClaim).Namespace(ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		c.t.Fatalf("listing claims: %v", err)
 	}
@@ -512,7 +515,7 @@ func (f fakeDemand) Read(ctx context.Context) (DemandReading, error) {
 	if f.fixed != nil {
 		d.ActiveClaims = *f.fixed
 	} else {
-		l, err := f.c.dyn.Resource(gvrClaim).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: f.selector})
+		l, err := f.c.dyn.Resource(gvr.SandboxClaim).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: f.selector})
 		if err != nil {
 			return DemandReading{}, err
 		}
@@ -628,7 +631,7 @@ func testConfig() Config {
 
 // runPools runs the whole program body against the fake cluster with each
 // pool's own fake exporter answer.
-func runPools(t *testing.T, ctx context.Context, c *cluster, cfg Config, ex Execer) (int, *Report, string) {
+func runPools(t *testing.T, ctx context.Context, c *cluster, cfg Config, ex Execer) (int, *report.Report, string) {
 	t.Helper()
 	var buf syncBuffer
 	rep := newReport(&buf)
@@ -639,7 +642,7 @@ func runPools(t *testing.T, ctx context.Context, c *cluster, cfg Config, ex Exec
 }
 
 // runWith runs the whole program body against the fake cluster.
-func runWith(t *testing.T, ctx context.Context, c *cluster, cfg Config, ex Execer, d DemandReader) (int, *Report, string) {
+func runWith(t *testing.T, ctx context.Context, c *cluster, cfg Config, ex Execer, d DemandReader) (int, *report.Report, string) {
 	t.Helper()
 	var buf syncBuffer
 	rep := newReport(&buf)
@@ -669,7 +672,7 @@ func (s *syncBuffer) String() string {
 }
 
 // status returns the status of the single check whose name contains sub.
-func status(t *testing.T, rep *Report, sub string) Status {
+func status(t *testing.T, rep *report.Report, sub string) report.Status {
 	t.Helper()
 	cs := rep.Find(sub)
 	if len(cs) == 0 {

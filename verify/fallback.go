@@ -9,6 +9,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
+	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
 )
 
 // checkFallback judges whether KEDA is reading the exporter, from the ScaledObject's own status:
@@ -28,9 +31,9 @@ func (r *Runner) checkFallback(ctx context.Context, phase string, so *unstructur
 				ev += fmt.Sprintf(" (still so after %s of reading again)", time.Since(start).Round(time.Second))
 			}
 			switch verdict {
-			case Pass:
+			case report.Pass:
 				r.rep.Pass(phase, name, ev)
-			case NA:
+			case report.NA:
 				r.rep.NA(phase, name, ev)
 			default:
 				r.rep.Fail(phase, name, ev)
@@ -43,7 +46,7 @@ func (r *Runner) checkFallback(ctx context.Context, phase string, so *unstructur
 			return
 		case <-time.After(r.cfg.Poll):
 		}
-		again, err := r.dyn.Resource(gvrScaledObject).Namespace(r.cfg.Namespace).Get(ctx, so.GetName(), metav1.GetOptions{})
+		again, err := r.dyn.Resource(gvr.ScaledObject).Namespace(r.cfg.Namespace).Get(ctx, so.GetName(), metav1.GetOptions{})
 		if err == nil {
 			so = again
 		}
@@ -53,7 +56,7 @@ func (r *Runner) checkFallback(ctx context.Context, phase string, so *unstructur
 // fallbackReading judges one reading of the ScaledObject's status: bad when KEDA is on its
 // fallback or a trigger is failing; good when KEDA says no fallback is active or every trigger
 // it has read is Happy; N/A when KEDA has written neither.
-func fallbackReading(so *unstructured.Unstructured) (bad bool, verdict Status, evidence string) {
+func fallbackReading(so *unstructured.Unstructured) (bad bool, verdict report.Status, evidence string) {
 	var fallback, fallbackEv string
 	conds, _, _ := unstructured.NestedSlice(so.Object, "status", "conditions")
 	for _, c := range conds {
@@ -84,13 +87,13 @@ func fallbackReading(so *unstructured.Unstructured) (bad bool, verdict Status, e
 	ev := fmt.Sprintf("scaledobject/%s: %s; health: %s", so.GetName(), fallbackEv, orNone(healthEv))
 	switch {
 	case fallback == "True" || len(failing) > 0:
-		return true, Fail, ev + fmt.Sprintf("; KEDA cannot read %s, so the pool is held at its size whatever demand does: check that the exporter's Service answers and KEDA resolves its name (the README's Reliability and alerting says what to watch)", orNone(failing))
+		return true, report.Fail, ev + fmt.Sprintf("; KEDA cannot read %s, so the pool is held at its size whatever demand does: check that the exporter's Service answers and KEDA resolves its name (the README's Reliability and alerting says what to watch)", orNone(failing))
 	case fallback == "False" || (happy > 0 && happy == len(health)):
 		// KEDA resets the condition to Unknown when it reconciles the ScaledObject again; a
 		// Happy health entry for every trigger is its own record of a successful read.
-		return false, Pass, ev
+		return false, report.Pass, ev
 	default:
-		return false, NA, ev + "; KEDA has not judged its triggers yet, so there is no reading to hold"
+		return false, report.NA, ev + "; KEDA has not judged its triggers yet, so there is no reading to hold"
 	}
 }
 

@@ -7,6 +7,9 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
+	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
 )
 
 // verify fails while KEDA holds the pool on its fallback or a trigger is failing, passes on
@@ -18,51 +21,51 @@ func TestFallbackIsNeverSilent(t *testing.T) {
 		status func(st map[string]any)
 		// clears: the status goes back to KEDA's healthy reading this long after the run starts.
 		clears time.Duration
-		want   Status
+		want   report.Status
 		says   string
 	}{
 		{name: "a blip that clears at KEDA's next read", status: func(st map[string]any) {
 			st["health"] = map[string]any{"s0-metric-api-active_claims": map[string]any{"numberOfFailures": int64(2), "status": "Failing"}}
-		}, clears: 300 * time.Millisecond, want: Pass, says: "Happy after 0 failures"},
-		{name: "KEDA reads the exporter", status: func(map[string]any) {}, want: Pass, says: "Fallback=False (NoFallbackFound"},
+		}, clears: 300 * time.Millisecond, want: report.Pass, says: "Happy after 0 failures"},
+		{name: "KEDA reads the exporter", status: func(map[string]any) {}, want: report.Pass, says: "Fallback=False (NoFallbackFound"},
 		{name: "fallback active", status: func(st map[string]any) {
 			st["conditions"].([]any)[1] = map[string]any{"type": "Fallback", "status": "True", "reason": "FallbackExists", "message": "At least one trigger is falling back on this scaled object"}
 			st["health"] = map[string]any{"s0-metric-api-active_claims": map[string]any{"numberOfFailures": int64(7), "status": "Failing"}}
-		}, want: Fail, says: "s0-metric-api-active_claims Failing after 7 failures"},
+		}, want: report.Fail, says: "s0-metric-api-active_claims Failing after 7 failures"},
 		{name: "a trigger failing below the threshold", status: func(st map[string]any) {
 			st["health"] = map[string]any{"s0-metric-api-active_claims": map[string]any{"numberOfFailures": int64(1), "status": "Failing"}}
-		}, want: Fail, says: "KEDA cannot read s0-metric-api-active_claims"},
+		}, want: report.Fail, says: "KEDA cannot read s0-metric-api-active_claims"},
 		{name: "condition reset to Unknown, every trigger Happy", status: func(st map[string]any) {
 			st["conditions"].([]any)[1] = map[string]any{"type": "Fallback", "status": "Unknown"}
-		}, want: Pass, says: "Fallback=Unknown"},
+		}, want: report.Pass, says: "Fallback=Unknown"},
 		{name: "nothing written yet", status: func(st map[string]any) {
 			delete(st, "conditions")
 			delete(st, "health")
-		}, want: NA, says: "no Fallback condition; health: <none>"},
+		}, want: report.NA, says: "no Fallback condition; health: <none>"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCluster(t)
 			c.start()
 			ctx := context.Background()
-			so, err := c.dyn.Resource(gvrScaledObject).Namespace(testNS).Get(ctx, "warm-pool", metav1.GetOptions{})
+			so, err := c.dyn.Resource(gvr.ScaledObject).Namespace(testNS).Get(ctx, "warm-pool", metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			tc.status(so.Object["status"].(map[string]any))
-			if _, err := c.dyn.Resource(gvrScaledObject).Namespace(testNS).Update(ctx, so, metav1.UpdateOptions{}); err != nil {
+			if _, err := c.dyn.Resource(gvr.ScaledObject).Namespace(testNS).Update(ctx, so, metav1.UpdateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if tc.clears > 0 {
 				go func() {
 					time.Sleep(tc.clears)
-					so, err := c.dyn.Resource(gvrScaledObject).Namespace(testNS).Get(ctx, "warm-pool", metav1.GetOptions{})
+					so, err := c.dyn.Resource(gvr.ScaledObject).Namespace(testNS).Get(ctx, "warm-pool", metav1.GetOptions{})
 					if err != nil {
 						t.Error(err)
 						return
 					}
 					so.Object["status"].(map[string]any)["health"] = map[string]any{"s0-metric-api-active_claims": map[string]any{"numberOfFailures": int64(0), "status": "Happy"}}
-					if _, err := c.dyn.Resource(gvrScaledObject).Namespace(testNS).Update(ctx, so, metav1.UpdateOptions{}); err != nil {
+					if _, err := c.dyn.Resource(gvr.ScaledObject).Namespace(testNS).Update(ctx, so, metav1.UpdateOptions{}); err != nil {
 						t.Error(err)
 					}
 				}()

@@ -185,7 +185,7 @@ func (r *Runner) awaitFormulaStep(ctx context.Context, dir string, n int, change
 		timeout += r.downWindow
 	}
 	o := r.formulaWait(ctx, n, changedAt, timeout, nil, false, dir == "up", false)
-	step := Step{Claims: n, SpecReplicas: i64(o.spec), Seen: o.seen, FormulaReadings: o.readings}
+	step := report.Step{Claims: n, SpecReplicas: i64(o.spec), Seen: o.seen, FormulaReadings: o.readings}
 	name := fmt.Sprintf("scale %s: %d claim(s) -> spec.replicas held to the formula", dir, n)
 	if o.err != nil || o.matched == nil {
 		if len(o.readings) > 0 {

@@ -17,6 +17,8 @@ import (
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
 )
 
 func main() {
@@ -113,7 +115,7 @@ func guardedNamespaces(cfg Config) []string {
 // execute is the part of run the tests drive with fake clients: guard, the
 // phases, the exit handler on every path, the summary and the JSON report.
 func execute(ctx context.Context, stop func(), cfg Config, kube kubernetes.Interface, dyn dynamic.Interface,
-	ex Execer, demands func(PoolTarget) DemandReader, rep *Report, out io.Writer) int {
+	ex Execer, demands func(PoolTarget) DemandReader, rep *report.Report, out io.Writer) int {
 	// Every namespace first: a refusal touches nothing in any of them.
 	var evs []string
 	for _, ns := range guardedNamespaces(cfg) {
@@ -182,7 +184,7 @@ func execute(ctx context.Context, stop func(), cfg Config, kube kubernetes.Inter
 
 // refuse ends a run that touched nothing: exit 2, the reason printed and,
 // with --json, written as the report (refused, exitCode 2, no checks).
-func refuse(rep *Report, out io.Writer, jsonPath, why string) int {
+func refuse(rep *report.Report, out io.Writer, jsonPath, why string) int {
 	fmt.Fprintln(out, "verify:", why)
 	rep.Refused, rep.ExitCode = why, 2
 	if err := writeJSON(rep, jsonPath); err != nil {
@@ -192,7 +194,7 @@ func refuse(rep *Report, out io.Writer, jsonPath, why string) int {
 }
 
 // writeJSON writes the report to path ("-" = stdout, "" = nowhere).
-func writeJSON(rep *Report, path string) error {
+func writeJSON(rep *report.Report, path string) error {
 	if path == "" {
 		return nil
 	}

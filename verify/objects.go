@@ -7,23 +7,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
-)
-
-// The custom resources verify reads and writes through the dynamic client, so
-// it needs no generated clients for agent-sandbox or KEDA.
-var (
-	gvrPool         = schema.GroupVersionResource{Group: contract.AgentSandboxExtensionsGroup, Version: contract.AgentSandboxVersion, Resource: contract.SandboxWarmPoolsResource}
-	gvrClaim        = schema.GroupVersionResource{Group: contract.AgentSandboxExtensionsGroup, Version: contract.AgentSandboxVersion, Resource: contract.SandboxClaimsResource}
-	gvrSandbox      = schema.GroupVersionResource{Group: contract.AgentSandboxGroup, Version: contract.AgentSandboxVersion, Resource: contract.SandboxesResource}
-	gvrScaledObject = schema.GroupVersionResource{Group: contract.KedaGroup, Version: contract.KedaVersion, Resource: contract.ScaledObjectsResource}
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 )
 
 // listKinds lets the dynamic fake list these resources in tests.
 var listKinds = map[schema.GroupVersionResource]string{
-	gvrPool:         "SandboxWarmPoolList",
-	gvrClaim:        "SandboxClaimList",
-	gvrSandbox:      "SandboxList",
-	gvrScaledObject: "ScaledObjectList",
+	gvr.SandboxWarmPool: "SandboxWarmPoolList",
+	gvr.SandboxClaim:    "SandboxClaimList",
+	gvr.Sandbox:         "SandboxList",
+	gvr.ScaledObject:    "ScaledObjectList",
 }
 
 const (

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
 )
 
@@ -73,7 +74,7 @@ func TestTwoPoolsAllPhases(t *testing.T) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
-	if exact(t, rep, "[code] the exporter may not list sandboxclaims.extensions.agents.x-k8s.io in agents") != Pass {
+	if exact(t, rep, "[code] the exporter may not list sandboxclaims.extensions.agents.x-k8s.io in agents") != report.Pass {
 		t.Error("the exporter's own namespace holds no pool: listing claims there must be denied and checked")
 	}
 	// The JSON an e2e decodes: every pool's record, the cross-pool rounds.
@@ -119,7 +120,7 @@ func TestTwoPoolsAllPhases(t *testing.T) {
 	}
 	for _, name := range []string{"[cross-pool] demand on code leaves browser at its floor", "[cross-pool] demand on browser leaves code at its floor",
 		"[cross-pool] demand on code moves code's spec.replicas", "[cross-pool] the exporter counts the claims on browser for browser alone"} {
-		if status(t, rep, name) != Pass {
+		if status(t, rep, name) != report.Pass {
 			t.Errorf("%s: not PASS", name)
 		}
 	}
@@ -150,12 +151,12 @@ func TestCrossPoolRejectsAPoolThatFollowsAnother(t *testing.T) {
 			code, rep, out := runPools(t, context.Background(), c, cfg, blueprintExec())
 			const check = "[cross-pool] demand on a leaves b at its floor"
 			if !broken {
-				if code != 0 || status(t, rep, check) != Pass {
+				if code != 0 || status(t, rep, check) != report.Pass {
 					t.Fatalf("exit %d: %v\n%s", code, rep.Failures(), out)
 				}
 				return
 			}
-			if code != 1 || status(t, rep, check) != Fail {
+			if code != 1 || status(t, rep, check) != report.Fail {
 				t.Fatalf("exit %d, %q %s\n%s", code, check, status(t, rep, check), out)
 			}
 			ev := rep.Find(check)[0].Evidence
@@ -163,7 +164,7 @@ func TestCrossPoolRejectsAPoolThatFollowsAnother(t *testing.T) {
 				t.Errorf("the FAIL must show b's readings: %s", ev)
 			}
 			// The other direction is still clean: a does not follow b.
-			if status(t, rep, "[cross-pool] demand on b leaves a at its floor") != Pass {
+			if status(t, rep, "[cross-pool] demand on b leaves a at its floor") != report.Pass {
 				t.Errorf("a moved under b's demand\n%s", out)
 			}
 		})
@@ -181,7 +182,7 @@ func TestCrossPoolRejectsADrivenPoolThatDoesNotMove(t *testing.T) {
 	cfg := poolsConfig(c)
 	cfg.Phase = "control"
 	code, rep, out := runPools(t, context.Background(), c, cfg, blueprintExec())
-	if code != 1 || status(t, rep, "[cross-pool] demand on a moves a's spec.replicas") != Fail {
+	if code != 1 || status(t, rep, "[cross-pool] demand on a moves a's spec.replicas") != report.Fail {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 }
@@ -192,7 +193,7 @@ func TestCrossPoolSkipsWithOnePool(t *testing.T) {
 	c.start()
 	cfg := controlConfig()
 	code, rep, out := runWith(t, context.Background(), c, cfg, blueprintExec(), fakeDemand{c: c})
-	if code != 0 || status(t, rep, crossSkipName) != Skip || !strings.Contains(out, "the stack has one pool (warm-pool)") {
+	if code != 0 || status(t, rep, crossSkipName) != report.Skip || !strings.Contains(out, "the stack has one pool (warm-pool)") {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	if rep.CrossPool == nil || rep.CrossPool.Skipped == "" || len(rep.CrossPool.Rounds) != 0 {
@@ -205,7 +206,7 @@ func TestCrossPoolSkipsWithOnePool(t *testing.T) {
 	cfg2.Phase = "control"
 	cfg2.Targets = cfg2.Targets[:1]
 	code, rep, out = runPools(t, context.Background(), c2, cfg2, blueprintExec())
-	if code != 0 || status(t, rep, "[cross-pool] demand on code leaves browser at its floor") != Pass || len(rep.CrossPool.Rounds) != 1 {
+	if code != 0 || status(t, rep, "[cross-pool] demand on code leaves browser at its floor") != report.Pass || len(rep.CrossPool.Rounds) != 1 {
 		t.Fatalf("exit %d: %v\n%s", code, rep.Failures(), out)
 	}
 	if len(rep.Pools) != 1 || len(rep.Find("[browser]")) != 0 {
@@ -258,7 +259,7 @@ func TestArrivalsRejectsOneOff(t *testing.T) {
 	cfg.HPASync = 20 * time.Millisecond
 	code, rep, out := runWith(t, context.Background(), c, cfg, blueprintExec(), fakeDemand{c: c})
 	const check = "scale up: 1 claim(s) -> spec.replicas held to the formula"
-	if code != 1 || status(t, rep, check) != Fail {
+	if code != 1 || status(t, rep, check) != report.Fail {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	ev := rep.Find(check)[0].Evidence
@@ -318,7 +319,7 @@ func TestPreconditionArrivalsFormula(t *testing.T) {
 			if tc.mutate != nil {
 				so, _ := c.soExists(ctx)
 				tc.mutate(so.Object["spec"].(map[string]any))
-				if _, err := c.dyn.Resource(gvrScaledObject).Namespace(testNS).Update(ctx, so, metav1.UpdateOptions{}); err != nil {
+				if _, err := c.dyn.Resource(gvr.ScaledObject).Namespace(testNS).Update(ctx, so, metav1.UpdateOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -338,7 +339,7 @@ func TestPreconditionArrivalsFormula(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || status(t, rep, check) != Fail || !strings.Contains(rep.Find(check)[0].Evidence, tc.wantFail) {
+			if err == nil || status(t, rep, check) != report.Fail || !strings.Contains(rep.Find(check)[0].Evidence, tc.wantFail) {
 				t.Fatalf("want FAIL with %q\n%s", tc.wantFail, buf.String())
 			}
 		})
@@ -514,10 +515,10 @@ func TestAccessAcrossNamespaces(t *testing.T) {
 			t.Fatal(err)
 		}
 		const check = "[browser] the exporter may not list sandboxclaims.extensions.agents.x-k8s.io in agents"
-		if got := exact(t, rep, check); (got == Fail) != broken {
+		if got := exact(t, rep, check); (got == report.Fail) != broken {
 			t.Errorf("broken=%t: %s\n%s", broken, got, buf.String())
 		}
-		if !broken && (!rep.OK() || status(t, rep, "[browser] the exporter may list sandboxclaims.extensions.agents.x-k8s.io in agents-browser") != Pass) {
+		if !broken && (!rep.OK() || status(t, rep, "[browser] the exporter may list sandboxclaims.extensions.agents.x-k8s.io in agents-browser") != report.Pass) {
 			t.Errorf("the program's RBAC must pass: %v", rep.Failures())
 		}
 	}
@@ -535,7 +536,7 @@ func TestParseDemandArrivals(t *testing.T) {
 }
 
 // exact is the status of the check named exactly name.
-func exact(t *testing.T, rep *Report, name string) Status {
+func exact(t *testing.T, rep *report.Report, name string) report.Status {
 	t.Helper()
 	for _, c := range rep.Checks {
 		if c.Name == name {
@@ -560,11 +561,11 @@ func TestCrossPoolClearsLeftoverClaims(t *testing.T) {
 	cfg := poolsConfig(c)
 	cfg.AdoptionTimeout = 200 * time.Millisecond
 	code, rep, out := runPools(t, context.Background(), c, cfg, blueprintExec())
-	if code != 1 || status(t, rep, "[a] the claim reported Ready within the bound") != Fail {
+	if code != 1 || status(t, rep, "[a] the claim reported Ready within the bound") != report.Fail {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	if !strings.Contains(out, "a's phases left this run's claims [demand-1]: deleted [demand-1]") ||
-		status(t, rep, "[cross-pool] every pool holds its floor before demand on a") != Pass {
+		status(t, rep, "[cross-pool] every pool holds its floor before demand on a") != report.Pass {
 		t.Fatalf("the leftover was not cleared first\n%s", out)
 	}
 }

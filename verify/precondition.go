@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 )
 
 // defaultDownStabilization is kube-controller-manager's default scale-down
@@ -88,7 +89,7 @@ func (r *Runner) precondition(ctx context.Context) error {
 
 	// The floor and ceiling are the ScaledObject's own: KEDA never sets the
 	// HPA's minReplicas below 1, so with minReplicaCount 0 the HPA's says 1.
-	so, err := r.dyn.Resource(gvrScaledObject).Namespace(r.cfg.Namespace).Get(ctx, r.cfg.ScaledObject, metav1.GetOptions{})
+	so, err := r.dyn.Resource(gvr.ScaledObject).Namespace(r.cfg.Namespace).Get(ctx, r.cfg.ScaledObject, metav1.GetOptions{})
 	if err != nil {
 		err = fmt.Errorf("reading scaledobject/%s: %w", r.cfg.ScaledObject, err)
 	}

@@ -7,6 +7,9 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
+	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
 )
 
 // The precondition accepts KEDA's HPA on the pool and rejects every other
@@ -57,13 +60,13 @@ func TestPrecondition(t *testing.T) {
 			c.start()
 			ctx := context.Background()
 			if tc.soMutate != nil {
-				so, err := c.dyn.Resource(gvrScaledObject).Namespace(testNS).Get(ctx, "warm-pool", metav1.GetOptions{})
+				so, err := c.dyn.Resource(gvr.ScaledObject).Namespace(testNS).Get(ctx, "warm-pool", metav1.GetOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
 				spec := so.Object["spec"].(map[string]any)
 				tc.soMutate(spec)
-				if _, err := c.dyn.Resource(gvrScaledObject).Namespace(testNS).Update(ctx, so, metav1.UpdateOptions{}); err != nil {
+				if _, err := c.dyn.Resource(gvr.ScaledObject).Namespace(testNS).Update(ctx, so, metav1.UpdateOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -106,7 +109,7 @@ func TestPrecondition(t *testing.T) {
 			if err == nil {
 				t.Error("the later phases must not run on a failed precondition")
 			}
-			if got := status(t, rep, tc.wantFail); got != Fail {
+			if got := status(t, rep, tc.wantFail); got != report.Fail {
 				t.Fatalf("%q is %s, want FAIL\n%s", tc.wantFail, got, buf.String())
 			}
 		})
@@ -161,13 +164,13 @@ func TestPreconditionReadsTheHeadroomFormula(t *testing.T) {
 			c.start()
 			ctx := context.Background()
 			if tc.formula != nil {
-				so, err := c.dyn.Resource(gvrScaledObject).Namespace(testNS).Get(ctx, "warm-pool", metav1.GetOptions{})
+				so, err := c.dyn.Resource(gvr.ScaledObject).Namespace(testNS).Get(ctx, "warm-pool", metav1.GetOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
 				spec := so.Object["spec"].(map[string]any)
 				spec["advanced"] = map[string]any{"scalingModifiers": map[string]any{"formula": tc.formula, "target": "1"}}
-				if _, err := c.dyn.Resource(gvrScaledObject).Namespace(testNS).Update(ctx, so, metav1.UpdateOptions{}); err != nil {
+				if _, err := c.dyn.Resource(gvr.ScaledObject).Namespace(testNS).Update(ctx, so, metav1.UpdateOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -177,7 +180,7 @@ func TestPreconditionReadsTheHeadroomFormula(t *testing.T) {
 			err := r.precondition(ctx)
 			const check = "the HPA's metric maps claims to warm sandboxes"
 			if tc.wantFail {
-				if got := status(t, rep, check); got != Fail {
+				if got := status(t, rep, check); got != report.Fail {
 					t.Fatalf("%q is %s, want FAIL for formula %v\n%s", check, got, tc.formula, buf.String())
 				}
 				if err == nil {

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 )
 
 // Restorer undoes what verify did to the cluster, on every exit path: it
@@ -41,7 +43,7 @@ func newRestorer(dyn dynamic.Interface, ns string, rep reporter, poll time.Durat
 // error: a claim of that name that this run did not create is not reused.
 // Only a successful create is tracked for deletion.
 func (r *Restorer) createClaim(ctx context.Context, name, pool string) (*unstructured.Unstructured, time.Time, error) {
-	u, err := r.dyn.Resource(gvrClaim).Namespace(r.ns).Create(ctx, newDemandClaim(r.ns, name, pool), metav1.CreateOptions{})
+	u, err := r.dyn.Resource(gvr.SandboxClaim).Namespace(r.ns).Create(ctx, newDemandClaim(r.ns, name, pool), metav1.CreateOptions{})
 	at := time.Now()
 	if err != nil {
 		return nil, at, err
@@ -63,7 +65,7 @@ func (r *Restorer) deleteClaim(ctx context.Context, name string) (time.Time, err
 	if !ours {
 		return time.Time{}, fmt.Errorf("refusing to delete sandboxclaim/%s: this run did not create it", name)
 	}
-	err := r.dyn.Resource(gvrClaim).Namespace(r.ns).Delete(ctx, name, metav1.DeleteOptions{})
+	err := r.dyn.Resource(gvr.SandboxClaim).Namespace(r.ns).Delete(ctx, name, metav1.DeleteOptions{})
 	at := time.Now()
 	if err != nil && !apierrors.IsNotFound(err) {
 		return at, fmt.Errorf("deleting sandboxclaim/%s: %w", name, err)
@@ -130,7 +132,7 @@ func (r *Restorer) restoreScaledObject(ctx context.Context, timeout time.Duratio
 	if so == nil {
 		return nil, nil
 	}
-	ri := r.dyn.Resource(gvrScaledObject).Namespace(r.ns)
+	ri := r.dyn.Resource(gvr.ScaledObject).Namespace(r.ns)
 	var back *unstructured.Unstructured
 	_, err := pollUntil(ctx, r.rep, "scaledobject/"+so.GetName()+" to be present and not terminating", timeout, r.poll,
 		func(ctx context.Context) (bool, string, error) {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 )
 
 // A ScaledObject still terminating is not "restored": the restore waits for it
@@ -14,7 +16,7 @@ func TestRestoreWaitsOutTerminating(t *testing.T) {
 	c := newCluster(t)
 	c.start()
 	ctx := context.Background()
-	sos := c.dyn.Resource(gvrScaledObject).Namespace(testNS)
+	sos := c.dyn.Resource(gvr.ScaledObject).Namespace(testNS)
 	live, err := sos.Get(ctx, "warm-pool", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

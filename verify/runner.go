@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
 )
 
@@ -43,7 +44,7 @@ type Runner struct {
 }
 
 // newRunner is the runner of a one-pool run (the pool's checks carry no pool label).
-func newRunner(cfg Config, kube kubernetes.Interface, dyn dynamic.Interface, ex Execer, demand DemandReader, rep *Report) *Runner {
+func newRunner(cfg Config, kube kubernetes.Interface, dyn dynamic.Interface, ex Execer, demand DemandReader, rep *report.Report) *Runner {
 	return newPoolRunner(cfg, kube, dyn, ex, demand, rep.ForPool(cfg.Pool, cfg.Namespace, false, true))
 }
 
@@ -113,7 +114,7 @@ func (r *Runner) expected(n int) int64 {
 // countClaims counts what the exporter counts: claims in the namespace that
 // match its selector (empty = all).
 func (r *Runner) countClaims(ctx context.Context) (int, error) {
-	l, err := r.dyn.Resource(gvrClaim).Namespace(r.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: r.cfg.ClaimSelector})
+	l, err := r.dyn.Resource(gvr.SandboxClaim).Namespace(r.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: r.cfg.ClaimSelector})
 	if err != nil {
 		return 0, fmt.Errorf("listing sandboxclaims: %w", err)
 	}
@@ -122,7 +123,7 @@ func (r *Runner) countClaims(ctx context.Context) (int, error) {
 
 // readPoolNow is one GET of the pool; an error is returned, never a value.
 func (r *Runner) readPoolNow(ctx context.Context) (poolReading, error) {
-	u, err := r.dyn.Resource(gvrPool).Namespace(r.cfg.Namespace).Get(ctx, r.cfg.Pool, metav1.GetOptions{})
+	u, err := r.dyn.Resource(gvr.SandboxWarmPool).Namespace(r.cfg.Namespace).Get(ctx, r.cfg.Pool, metav1.GetOptions{})
 	if err != nil {
 		return poolReading{}, fmt.Errorf("reading sandboxwarmpool/%s: %w", r.cfg.Pool, err)
 	}

@@ -7,6 +7,9 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
+	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
 )
 
 // awaitStep waits for the pool's decision for n claims, timed from the moment
@@ -25,9 +28,9 @@ func (r *Runner) awaitStep(ctx context.Context, dir string, n int, changedAt tim
 		timeout += r.downWindow
 	}
 	var seen []int64
-	u, at, err := waitObject(ctx, r.rep, r.dyn.Resource(gvrPool).Namespace(r.cfg.Namespace), r.cfg.Pool,
+	u, at, err := waitObject(ctx, r.rep, r.dyn.Resource(gvr.SandboxWarmPool).Namespace(r.cfg.Namespace), r.cfg.Pool,
 		fmt.Sprintf("spec.replicas=%d", want), timeout, r.cfg.Poll, specIs(want, &seen))
-	step := Step{Claims: n, Expected: want}
+	step := report.Step{Claims: n, Expected: want}
 	if u != nil {
 		if p, perr := readPool(u); perr == nil {
 			step.SpecReplicas, step.ReadyReplicas = i64(p.Spec), p.Ready
@@ -72,7 +75,7 @@ func (r *Runner) ceil(n int) int64 {
 	return c
 }
 
-func (r *Runner) addStep(dir string, s Step) { r.rep.AddStep(dir, s) }
+func (r *Runner) addStep(dir string, s report.Step) { r.rep.AddStep(dir, s) }
 
 func joinInts(v []int64) string {
 	if len(v) == 0 {

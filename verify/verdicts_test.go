@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
 )
 
 func ok(s string) ExecResult { return ExecResult{Stdout: s} }
@@ -136,26 +138,26 @@ func TestJudgesUnderGVisor(t *testing.T) {
 	cases := []struct {
 		name string
 		v    verdict
-		want Status
+		want report.Status
 	}{
-		{"block: empty", judgeBlockDevices(ok(""), isolationGVisor), NA},
-		{"block: the node's disks", judgeBlockDevices(ok("dm-0 nvme0n1 zram0"), isolationGVisor), Fail},
-		{"block: virtio disks", judgeBlockDevices(ok("vda vdb"), isolationGVisor), Fail},
-		{"block: refused", judgeBlockDevices(refused, isolationGVisor), Fail},
-		{"product: absent", judgeProductName(noDMI, nil, isolationGVisor), NA},
-		{"product: the node's name", judgeProductName(ok("c6a.large\n"), nil, isolationGVisor), Fail},
-		{"product: cat missing", judgeProductName(ExecResult{Stderr: "sh: cat: not found", ExitCode: 127}, nil, isolationGVisor), Fail},
-		{"product: permission denied", judgeProductName(ExecResult{Stderr: "cat: can't open '/sys/class/dmi/id/product_name': Permission denied", ExitCode: 1}, nil, isolationGVisor), Fail},
-		{"product: refused", judgeProductName(refused, nil, isolationGVisor), Fail},
+		{"block: empty", judgeBlockDevices(ok(""), isolationGVisor), report.NA},
+		{"block: the node's disks", judgeBlockDevices(ok("dm-0 nvme0n1 zram0"), isolationGVisor), report.Fail},
+		{"block: virtio disks", judgeBlockDevices(ok("vda vdb"), isolationGVisor), report.Fail},
+		{"block: refused", judgeBlockDevices(refused, isolationGVisor), report.Fail},
+		{"product: absent", judgeProductName(noDMI, nil, isolationGVisor), report.NA},
+		{"product: the node's name", judgeProductName(ok("c6a.large\n"), nil, isolationGVisor), report.Fail},
+		{"product: cat missing", judgeProductName(ExecResult{Stderr: "sh: cat: not found", ExitCode: 127}, nil, isolationGVisor), report.Fail},
+		{"product: permission denied", judgeProductName(ExecResult{Stderr: "cat: can't open '/sys/class/dmi/id/product_name': Permission denied", ExitCode: 1}, nil, isolationGVisor), report.Fail},
+		{"product: refused", judgeProductName(refused, nil, isolationGVisor), report.Fail},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := Fail
+			got := report.Fail
 			switch {
 			case c.v.NA:
-				got = NA
+				got = report.NA
 			case c.v.OK:
-				got = Pass
+				got = report.Pass
 			}
 			if got != c.want || c.v.Why == "" {
 				t.Fatalf("got %s (%s), want %s", got, c.v.Why, c.want)

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 )
 
 // A failed read ends the wait as an error; it is never taken as a value.
@@ -19,7 +21,7 @@ func TestWaitFailedReadIsAnError(t *testing.T) {
 	c := newCluster(t)
 	c.keda.Store(false)
 	c.start()
-	ri := c.dyn.Resource(gvrPool).Namespace(testNS)
+	ri := c.dyn.Resource(gvr.SandboxWarmPool).Namespace(testNS)
 	calls := 0
 	c.dyn.PrependReactor("get", "sandboxwarmpools", func(k8stesting.Action) (bool, runtime.Object, error) {
 		calls++
@@ -44,7 +46,7 @@ func TestWaitFallsBackToPolling(t *testing.T) {
 	c.dyn.PrependWatchReactor("sandboxwarmpools", func(k8stesting.Action) (bool, watch.Interface, error) {
 		return true, nil, errors.New("watch is forbidden")
 	})
-	ri := c.dyn.Resource(gvrPool).Namespace(testNS)
+	ri := c.dyn.Resource(gvr.SandboxWarmPool).Namespace(testNS)
 	go func() {
 		time.Sleep(100 * time.Millisecond)
 		p, _ := ri.Get(context.Background(), "warm-pool", metav1.GetOptions{})
@@ -67,7 +69,7 @@ func TestWaitTimeout(t *testing.T) {
 	c.keda.Store(false)
 	c.start()
 	var buf syncBuffer
-	_, _, err := waitObject(context.Background(), newReport(&buf), c.dyn.Resource(gvrPool).Namespace(testNS), "warm-pool", "spec.replicas=3", 200*time.Millisecond, 10*time.Millisecond, specIs(3, nil))
+	_, _, err := waitObject(context.Background(), newReport(&buf), c.dyn.Resource(gvr.SandboxWarmPool).Namespace(testNS), "warm-pool", "spec.replicas=3", 200*time.Millisecond, 10*time.Millisecond, specIs(3, nil))
 	if !errors.Is(err, errTimeout) || !strings.Contains(err.Error(), "last read: 1") {
 		t.Fatalf("got %v", err)
 	}

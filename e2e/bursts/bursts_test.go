@@ -43,6 +43,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
 )
 
@@ -424,7 +425,7 @@ func replay(ctx context.Context, c *localcluster.Cluster, rec *Recorder, tr *Tra
 			wg.Add(1)
 			go func(ns string, ev event) {
 				defer wg.Done()
-				claims := c.Dynamic.Resource(claimGVR).Namespace(ns)
+				claims := c.Dynamic.Resource(gvr.SandboxClaim).Namespace(ns)
 				if !ev.create {
 					if err := claims.Delete(ctx, ev.name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 						fail(fmt.Errorf("%s: deleting %s: %w", ns, ev.name, err))
@@ -432,7 +433,7 @@ func replay(ctx context.Context, c *localcluster.Cluster, rec *Recorder, tr *Tra
 					return
 				}
 				u := &unstructured.Unstructured{Object: map[string]any{
-					"apiVersion": claimGVR.GroupVersion().String(), "kind": "SandboxClaim",
+					"apiVersion": gvr.SandboxClaim.GroupVersion().String(), "kind": "SandboxClaim",
 					"metadata": map[string]any{"name": ev.name},
 					"spec":     map[string]any{"warmPoolRef": map[string]any{"name": contract.DefaultPoolName}},
 				}}
@@ -464,7 +465,7 @@ func progress(ctx context.Context, c *localcluster.Cluster, policies []Policy, t
 			at := time.Since(start)
 			var parts []string
 			for _, p := range policies {
-				u, err := c.Dynamic.Resource(localcluster.SandboxWarmPoolGVR).Namespace(p.Namespace()).Get(ctx, contract.DefaultPoolName, metav1.GetOptions{})
+				u, err := c.Dynamic.Resource(gvr.SandboxWarmPool).Namespace(p.Namespace()).Get(ctx, contract.DefaultPoolName, metav1.GetOptions{})
 				if err != nil {
 					parts = append(parts, p.Name+"=?")
 					continue
@@ -482,7 +483,7 @@ func progress(ctx context.Context, c *localcluster.Cluster, policies []Policy, t
 
 func waitPoolReady(b *testing.B, ctx context.Context, c *localcluster.Cluster, p Policy) {
 	waitFor(b, ctx, p.Namespace()+": the pool Ready at its size", 3*time.Minute, func(ctx context.Context) (bool, error) {
-		u, err := c.Dynamic.Resource(localcluster.SandboxWarmPoolGVR).Namespace(p.Namespace()).Get(ctx, contract.DefaultPoolName, metav1.GetOptions{})
+		u, err := c.Dynamic.Resource(gvr.SandboxWarmPool).Namespace(p.Namespace()).Get(ctx, contract.DefaultPoolName, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/components/mockgraph"
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 	"github.com/warmpool/warm-pool-autoscaling-keda/program"
 )
 
@@ -177,9 +178,9 @@ var kinds = []struct {
 	{"kubernetes:core/v1:ServiceAccount", schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}},
 	{"kubernetes:rbac.authorization.k8s.io/v1:Role", schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}},
 	{"kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}},
-	{"kubernetes:extensions.agents.x-k8s.io/v1beta1:SandboxTemplate", schema.GroupVersionResource{Group: "extensions.agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxtemplates"}},
-	{"kubernetes:extensions.agents.x-k8s.io/v1beta1:SandboxWarmPool", schema.GroupVersionResource{Group: "extensions.agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxwarmpools"}},
-	{"kubernetes:keda.sh/v1alpha1:ScaledObject", schema.GroupVersionResource{Group: "keda.sh", Version: "v1alpha1", Resource: "scaledobjects"}},
+	{"kubernetes:extensions.agents.x-k8s.io/v1beta1:SandboxTemplate", gvr.SandboxTemplate},
+	{"kubernetes:extensions.agents.x-k8s.io/v1beta1:SandboxWarmPool", gvr.SandboxWarmPool},
+	{"kubernetes:keda.sh/v1alpha1:ScaledObject", gvr.ScaledObject},
 }
 
 // autoscalerOnly are the kinds a fixed pool leaves out: it has no exporter

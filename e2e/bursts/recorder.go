@@ -8,17 +8,11 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
-)
 
-var (
-	sandboxGVR = schema.GroupVersionResource{Group: "agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxes"}
-	claimGVR   = schema.GroupVersionResource{Group: "extensions.agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxclaims"}
-	// warmPoolGVR: the pools, for their spec.replicas over time.
-	warmPoolGVR = schema.GroupVersionResource{Group: "extensions.agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxwarmpools"}
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 )
 
 // Recorder watches every policy's sandboxes and claims and keeps, with the
@@ -54,9 +48,9 @@ func NewRecorder() *Recorder {
 // Start runs the informers until ctx ends and waits for their first sync.
 func (r *Recorder) Start(ctx context.Context, client dynamic.Interface) bool {
 	f := dynamicinformer.NewDynamicSharedInformerFactory(client, 0)
-	sb := f.ForResource(sandboxGVR).Informer()
-	cl := f.ForResource(claimGVR).Informer()
-	wp := f.ForResource(warmPoolGVR).Informer()
+	sb := f.ForResource(gvr.Sandbox).Informer()
+	cl := f.ForResource(gvr.SandboxClaim).Informer()
+	wp := f.ForResource(gvr.SandboxWarmPool).Informer()
 	_, _ = sb.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { r.sandbox(o, false) },
 		UpdateFunc: func(_, o any) { r.sandbox(o, false) },

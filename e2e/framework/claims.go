@@ -7,14 +7,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 )
-
-// ClaimGVR is the SandboxClaim resource.
-var ClaimGVR = schema.GroupVersionResource{Group: contract.AgentSandboxExtensionsGroup, Version: contract.AgentSandboxVersion, Resource: contract.SandboxClaimsResource}
 
 // NewClaim is a SandboxClaim of the warm pool pool, with labels (nil for none).
 func NewClaim(name, pool string, labels map[string]any) *unstructured.Unstructured {
@@ -31,7 +28,7 @@ func NewClaim(name, pool string, labels map[string]any) *unstructured.Unstructur
 
 // CreateClaim creates a claim of pool in ns.
 func CreateClaim(ctx context.Context, dyn dynamic.Interface, ns, name, pool string) error {
-	if _, err := dyn.Resource(ClaimGVR).Namespace(ns).Create(ctx, NewClaim(name, pool, nil), metav1.CreateOptions{}); err != nil {
+	if _, err := dyn.Resource(gvr.SandboxClaim).Namespace(ns).Create(ctx, NewClaim(name, pool, nil), metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating claim %s/%s: %w", ns, name, err)
 	}
 	return nil
@@ -39,7 +36,7 @@ func CreateClaim(ctx context.Context, dyn dynamic.Interface, ns, name, pool stri
 
 // DeleteClaim deletes the claim by its exact name; one already gone is not an error.
 func DeleteClaim(ctx context.Context, dyn dynamic.Interface, ns, name string) error {
-	err := dyn.Resource(ClaimGVR).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{})
+	err := dyn.Resource(gvr.SandboxClaim).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting claim %s/%s: %w", ns, name, err)
 	}

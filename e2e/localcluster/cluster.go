@@ -57,6 +57,11 @@ type Options struct {
 	// server), "keda" (operator and adapter, and then neither its CRDs nor
 	// its APIService, and its tool is not built).
 	Without []string
+	// OutliveCaller keeps the control plane's processes running when the
+	// program that started it exits (`localcluster up`, the demo; `localcluster
+	// down` stops them). Otherwise they get SIGKILL when it dies, however it
+	// dies, so a killed test leaves no control plane behind.
+	OutliveCaller bool
 }
 
 // Cluster is a running local control plane.
@@ -76,10 +81,11 @@ type Cluster struct {
 	Client  kubernetes.Interface
 	Dynamic dynamic.Interface
 
-	procs     []*process
-	without   map[string]bool
-	realNodes int
-	ledger    *hostLedger
+	procs         []*process
+	outliveCaller bool
+	without       map[string]bool
+	realNodes     int
+	ledger        *hostLedger
 	// nodeProgramDir holds the node's own programs (its CNI plugin).
 	nodeProgramDir string
 	ports          ports
@@ -123,7 +129,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{StateDir: opts.StateDir, Binaries: bins, HPASyncPeriod: opts.HPASyncPeriod, progress: opts.Progress, without: map[string]bool{}, realNodes: opts.RealNodes, kwokStages: opts.KwokStages}
+	c := &Cluster{StateDir: opts.StateDir, Binaries: bins, HPASyncPeriod: opts.HPASyncPeriod, progress: opts.Progress, without: map[string]bool{}, realNodes: opts.RealNodes, kwokStages: opts.KwokStages, outliveCaller: opts.OutliveCaller}
 	for _, w := range opts.Without {
 		if w != "agent-sandbox-controller" && w != "keda" {
 			return nil, fmt.Errorf("unknown component %q in Without (known: agent-sandbox-controller, keda)", w)
@@ -266,6 +272,12 @@ func (c *Cluster) RemoveState() error {
 
 // Log returns the path of a component's log (e.g. "kube-apiserver").
 func (c *Cluster) Log(name string) string { return filepath.Join(c.StateDir, "logs", name+".log") }
+
+// KEDAOperatorMetricsURL is where KEDA's operator serves its Prometheus metrics
+// (keda_scaler_detail_errors_total among them), as its metrics Service does in a cluster.
+func (c *Cluster) KEDAOperatorMetricsURL() string {
+	return "http://127.0.0.1:" + strconv.Itoa(c.ports.kedaMetrics) + "/metrics"
+}
 
 func (c *Cluster) connect() error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -419,7 +420,7 @@ func removeNewEmptyTables(before []string) error {
 	var errs []error
 	for _, t := range now {
 		fam, name, _ := strings.Cut(t, " ")
-		if had[t] || (fam != "ip" && fam != "ip6") || !slicesContains(iptablesTables, name) {
+		if had[t] || (fam != "ip" && fam != "ip6") || !slices.Contains(iptablesTables, name) {
 			continue
 		}
 		save := "iptables-save"
@@ -447,15 +448,6 @@ func removeNewEmptyTables(before []string) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func slicesContains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func run(name string, args ...string) error {

@@ -19,7 +19,7 @@ func (c *Cluster) startKEDA(p *pki, admin string) error {
 	}
 	// With real nodes KEDA resolves cluster names (the exporter's Service) as a pod
 	// would: through the cluster DNS only.
-	run := func(name, binary string, args []string, env ...string) error {
+	startKEDAProcess := func(name, binary string, args []string, env ...string) error {
 		if c.realNodes > 0 {
 			resolv, err := c.kedaResolvConf()
 			if err != nil {
@@ -31,7 +31,7 @@ func (c *Cluster) startKEDA(p *pki, admin string) error {
 		return err
 	}
 	kedaEnv := []string{"KUBECONFIG=" + admin, "WATCH_NAMESPACE=", "KEDA_CLUSTER_OBJECT_NAMESPACE=keda", "POD_NAMESPACE=keda", "POD_NAME=keda-operator-local"}
-	if err := run("keda-operator", c.Binaries.Path("keda-operator"), []string{
+	if err := startKEDAProcess("keda-operator", c.Binaries.Path("keda-operator"), []string{
 		"--kubeconfig=" + admin,
 		"--leader-elect=false",
 		// Rotation writes a Secret and waits for a kubelet to mount it.
@@ -43,7 +43,7 @@ func (c *Cluster) startKEDA(p *pki, admin string) error {
 	}, kedaEnv...); err != nil {
 		return err
 	}
-	return run("keda-adapter", c.Binaries.Path("keda-adapter"), []string{
+	return startKEDAProcess("keda-adapter", c.Binaries.Path("keda-adapter"), []string{
 		"--kubeconfig=" + admin, "--lister-kubeconfig=" + admin,
 		"--authentication-kubeconfig=" + admin, "--authorization-kubeconfig=" + admin,
 		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(c.ports.adapterSecure),

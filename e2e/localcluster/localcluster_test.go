@@ -25,6 +25,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 )
 
 func startCluster(t *testing.T, opts Options) *Cluster {
@@ -84,8 +86,8 @@ func TestControlPlane(t *testing.T) {
 
 	t.Run("a warm pool of 2 is Ready, a claim adopts a warm sandbox and the pool replenishes", func(t *testing.T) {
 		ns := newNamespace(t, c, "pool")
-		createObject(t, c, SandboxTemplateGVR, ns, sandboxTemplate("tmpl"))
-		createObject(t, c, SandboxWarmPoolGVR, ns, warmPool("pool", "tmpl", 2))
+		createObject(t, c, gvr.SandboxTemplate, ns, sandboxTemplate("tmpl"))
+		createObject(t, c, gvr.SandboxWarmPool, ns, warmPool("pool", "tmpl", 2))
 		waitPoolReady(t, ctx, c, ns, "pool", 2)
 		before := sandboxNames(t, c, ns)
 
@@ -94,10 +96,10 @@ func TestControlPlane(t *testing.T) {
 			"metadata": map[string]any{"name": "claim-1"},
 			"spec":     map[string]any{"warmPoolRef": map[string]any{"name": "pool"}},
 		}
-		createObject(t, c, SandboxClaimGVR, ns, claim)
+		createObject(t, c, gvr.SandboxClaim, ns, claim)
 		var sandbox string
 		waitUntil(t, ctx, "claim-1 to name its sandbox", 60*time.Second, func(ctx context.Context) (bool, error) {
-			u, err := c.Dynamic.Resource(SandboxClaimGVR).Namespace(ns).Get(ctx, "claim-1", metav1.GetOptions{})
+			u, err := c.Dynamic.Resource(gvr.SandboxClaim).Namespace(ns).Get(ctx, "claim-1", metav1.GetOptions{})
 			if err != nil {
 				return false, err
 			}
@@ -107,7 +109,7 @@ func TestControlPlane(t *testing.T) {
 		if !before[sandbox] {
 			t.Fatalf("claim-1 got sandbox %s, which was not one of the pool's warm sandboxes %v", sandbox, before)
 		}
-		sb, err := c.Dynamic.Resource(SandboxGVR).Namespace(ns).Get(ctx, sandbox, metav1.GetOptions{})
+		sb, err := c.Dynamic.Resource(gvr.Sandbox).Namespace(ns).Get(ctx, sandbox, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +145,7 @@ func TestControlPlane(t *testing.T) {
 				}},
 			},
 		}
-		createObject(t, c, ScaledObjectGVR, ns, so)
+		createObject(t, c, gvr.ScaledObject, ns, so)
 		waitUntil(t, ctx, "KEDA to create HPA keda-hpa-scaled", 60*time.Second, func(ctx context.Context) (bool, error) {
 			_, err := c.Client.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "keda-hpa-scaled", metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
@@ -296,7 +298,7 @@ func createObject(t *testing.T, c *Cluster, gvr schema.GroupVersionResource, ns 
 func waitPoolReady(t *testing.T, ctx context.Context, c *Cluster, ns, name string, want int64) {
 	t.Helper()
 	waitUntil(t, ctx, fmt.Sprintf("pool %s to report readyReplicas=%d", name, want), 90*time.Second, func(ctx context.Context) (bool, error) {
-		u, err := c.Dynamic.Resource(SandboxWarmPoolGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		u, err := c.Dynamic.Resource(gvr.SandboxWarmPool).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -307,7 +309,7 @@ func waitPoolReady(t *testing.T, ctx context.Context, c *Cluster, ns, name strin
 
 func sandboxNames(t *testing.T, c *Cluster, ns string) map[string]bool {
 	t.Helper()
-	l, err := c.Dynamic.Resource(SandboxGVR).Namespace(ns).List(context.Background(), metav1.ListOptions{})
+	l, err := c.Dynamic.Resource(gvr.Sandbox).Namespace(ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

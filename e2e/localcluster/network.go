@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -269,8 +268,6 @@ conntrack:
 	_, err := c.startProcess("kube-proxy", c.Binaries.Path("kube-proxy"), []string{"--config=" + cfgPath, "--v=1"})
 	return err
 }
-
-func portString(p int) string { return strconv.Itoa(p) }
 
 // cniNetworkName names the pods' network in both CNI configurations: the
 // bridge's and the loopback-only one share its host-local address store.

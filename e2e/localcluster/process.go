@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -32,8 +34,9 @@ type process struct {
 const processesFile = "processes"
 
 // startProcess runs binary with args, stdout and stderr to <state>/logs/<name>.log,
-// in a session of its own so it outlives the command that started it and can be
-// signalled as a group.
+// in a session of its own so it can be signalled as a group. It dies with the
+// process that started it (a test binary, however it ends), unless the cluster
+// was started to outlive its caller (`localcluster up`, the demo).
 func (c *Cluster) startProcess(name, binary string, args []string, env ...string) (*process, error) {
 	logPath := filepath.Join(c.StateDir, "logs", name+".log")
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
@@ -48,8 +51,11 @@ func (c *Cluster) startProcess(name, binary string, args []string, env ...string
 	cmd.Stderr = logFile
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if !c.outliveCaller {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
 	fmt.Fprintf(logFile, "# %s %s\n", binary, strings.Join(args, " "))
-	if err := cmd.Start(); err != nil {
+	if err := startFromKeptThread(cmd); err != nil {
 		logFile.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
@@ -65,6 +71,35 @@ func (c *Cluster) startProcess(name, binary string, args []string, env ...string
 		return nil, err
 	}
 	return p, nil
+}
+
+// Linux sends the parent-death signal when the thread that forked the child
+// exits, not the process, and the Go runtime ends a thread whose goroutine
+// locked it and returned. So every child is forked from one thread kept
+// locked for that alone: it ends only with the process.
+var spawner struct {
+	once sync.Once
+	reqs chan spawnRequest
+}
+
+type spawnRequest struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func startFromKeptThread(cmd *exec.Cmd) error {
+	spawner.once.Do(func() {
+		spawner.reqs = make(chan spawnRequest)
+		go func() {
+			runtime.LockOSThread() // never unlocked
+			for r := range spawner.reqs {
+				r.done <- r.cmd.Start()
+			}
+		}()
+	})
+	done := make(chan error, 1)
+	spawner.reqs <- spawnRequest{cmd, done}
+	return <-done
 }
 
 // StartProcess runs another program beside the control plane (the demo's

@@ -11,20 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
-)
-
-// GVRs of the agent-sandbox extension resources (v1beta1 only: the local CRDs
-// have no conversion webhook).
-var (
-	SandboxTemplateGVR = schema.GroupVersionResource{Group: contract.AgentSandboxExtensionsGroup, Version: contract.AgentSandboxVersion, Resource: contract.SandboxTemplatesResource}
-	SandboxWarmPoolGVR = schema.GroupVersionResource{Group: contract.AgentSandboxExtensionsGroup, Version: contract.AgentSandboxVersion, Resource: contract.SandboxWarmPoolsResource}
-	SandboxClaimGVR    = schema.GroupVersionResource{Group: contract.AgentSandboxExtensionsGroup, Version: contract.AgentSandboxVersion, Resource: contract.SandboxClaimsResource}
-	SandboxGVR         = schema.GroupVersionResource{Group: contract.AgentSandboxGroup, Version: contract.AgentSandboxVersion, Resource: contract.SandboxesResource}
-	ScaledObjectGVR    = schema.GroupVersionResource{Group: contract.KedaGroup, Version: contract.KedaVersion, Resource: contract.ScaledObjectsResource}
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 )
 
 const readyCheckNamespace = "localcluster-ready-check"
@@ -85,16 +75,16 @@ func (c *Cluster) checkWarmPool(ctx context.Context) error {
 	for _, o := range []map[string]any{sandboxTemplate("check"), warmPool("check", "check", 1)} {
 		u := &unstructured.Unstructured{Object: o}
 		u.SetNamespace(readyCheckNamespace)
-		gvr := SandboxTemplateGVR
+		res := gvr.SandboxTemplate
 		if u.GetKind() == "SandboxWarmPool" {
-			gvr = SandboxWarmPoolGVR
+			res = gvr.SandboxWarmPool
 		}
-		if _, err := c.Dynamic.Resource(gvr).Namespace(readyCheckNamespace).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+		if _, err := c.Dynamic.Resource(res).Namespace(readyCheckNamespace).Create(ctx, u, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating %s: %w", u.GetKind(), err)
 		}
 	}
 	return c.waitFor(ctx, "a warm pool of 1 to report readyReplicas=1", 90*time.Second, func(ctx context.Context) (bool, error) {
-		pool, err := c.Dynamic.Resource(SandboxWarmPoolGVR).Namespace(readyCheckNamespace).Get(ctx, "check", metav1.GetOptions{})
+		pool, err := c.Dynamic.Resource(gvr.SandboxWarmPool).Namespace(readyCheckNamespace).Get(ctx, "check", metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}

@@ -49,7 +49,7 @@ func run() error {
 		real, why = false, "DEMO_KWOK=1"
 	}
 	steps := 3
-	opts := localcluster.Options{StateDir: state, RealNodes: 1}
+	opts := localcluster.Options{StateDir: state, RealNodes: 1, OutliveCaller: true}
 	if !real {
 		fmt.Printf("demo: no real node (%s): running on simulated KWOK nodes, the exporter as a local process\n", why)
 		steps, opts.RealNodes = 4, 0

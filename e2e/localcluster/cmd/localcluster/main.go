@@ -57,7 +57,7 @@ func main() {
 		}
 		fmt.Println("real nodes' packages are installed:", strings.Join(localcluster.NodePrereqPackages(), " "))
 	case "up":
-		c, err := localcluster.Start(ctx, localcluster.Options{StateDir: *state, Nodes: *nodes, RealNodes: *realNodes, HPASyncPeriod: *hpaSync})
+		c, err := localcluster.Start(ctx, localcluster.Options{StateDir: *state, Nodes: *nodes, RealNodes: *realNodes, HPASyncPeriod: *hpaSync, OutliveCaller: true})
 		if err != nil {
 			fail(err)
 		}
