@@ -132,7 +132,8 @@ func (s *Stack) SetConfig(ctx context.Context, cfg map[string]string) error {
 			flattenConfig(k, tree, structured)
 			continue
 		}
-		all[k] = auto.ConfigValue{Value: v}
+		// A kubeconfig holds a client key: stored encrypted, as the README has users set it.
+		all[k] = auto.ConfigValue{Value: v, Secret: strings.HasSuffix(k, ":kubeconfig")}
 	}
 	if err := s.SetAllConfig(ctx, all); err != nil {
 		return err

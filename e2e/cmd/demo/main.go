@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"syscall"
 	"time"
 
@@ -136,11 +137,14 @@ func run() error {
 	} else {
 		fmt.Printf("  curl -s %s\n", demandURL)
 	}
-	fmt.Printf(`  cat %s        # the stack's outputs, as verify read them
-Tear it down (removes every process it started and, with a real node, every mount, interface and rule):
+	fmt.Printf("  cat %s        # the stack's outputs, as verify read them\n", outputsFile)
+	if real { // on KWOK nodes the exporter is this command's local process, which counts the demo's namespace only
+		printPulumiCLI(config, c.Kubeconfig)
+	}
+	fmt.Printf(`Tear it down (removes every process it started and, with a real node, every mount, interface and rule):
   go run ./e2e/localcluster/cmd/localcluster down --state %s
 Logs of every process: %s
-`, outputsFile, state, filepath.Join(state, "logs"))
+`, state, filepath.Join(state, "logs"))
 	if verifyErr != nil {
 		return fmt.Errorf("verify failed: %w", verifyErr)
 	}
@@ -164,4 +168,25 @@ func startLocalExporter(ctx context.Context, c *localcluster.Cluster, dir, ns, s
 	}
 	return c.StartProcess("claim-exporter", bin, []string{"--api-url", c.APIServerURL,
 		"--token-file", tokenFile, "--ca-file", c.CAFile, "--namespace", ns, "--listen", addr})
+}
+
+// printPulumiCLI tells a newcomer with the Pulumi CLI how to run this repository's program
+// against the demo cluster as a stack of their own: the demo's config, the kubeconfig by its
+// path as a secret, and a namespace of its own beside the demo's stack.
+func printPulumiCLI(config map[string]string, kubeconfigPath string) {
+	fmt.Printf("With the Pulumi CLI, this repository against the demo cluster (a stack of your own, state on this machine):\n")
+	fmt.Printf("  pulumi login --local && pulumi stack init demo-cli\n")
+	keys := make([]string, 0, len(config))
+	for k := range config {
+		if k != "kubeconfig" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	fmt.Printf("  pulumi config set --secret kubeconfig %s\n", kubeconfigPath)
+	for _, k := range keys {
+		fmt.Printf("  pulumi config set %s %q\n", k, config[k])
+	}
+	fmt.Printf("  pulumi config set namespace warm-pool-cli     # beside the demo's own stack\n")
+	fmt.Printf("  pulumi preview && pulumi up && go run ./verify && pulumi destroy\n")
 }
