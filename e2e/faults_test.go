@@ -137,7 +137,8 @@ func (e *realEnv) runFault(ctx context.Context, t *testing.T, f fault) faultResu
 	if f.apiDown {
 		e.createClaim(ctx, t, "fault-3") // demand up once the API takes writes again
 	}
-	framework.Eventually(t, ctx, fmt.Sprintf("spec.replicas=3 for 3 claims after %s is back", f.part), 3*time.Minute, func(ctx context.Context) (bool, error) {
+	// Up to 6 minutes: a new exporter pod on the default path compiles before it serves.
+	framework.Eventually(t, ctx, fmt.Sprintf("spec.replicas=3 for 3 claims after %s is back", f.part), 6*time.Minute, func(ctx context.Context) (bool, error) {
 		ok, err := e.specReplicasIs(ctx, 3)
 		if ok {
 			r.recovery = time.Since(back)
