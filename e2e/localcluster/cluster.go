@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -306,20 +305,12 @@ func (c *Cluster) allocatePorts() error {
 		&c.ports.controllerManager, &c.ports.scheduler, &c.ports.profile,
 		&c.ports.kubeProxyHealth, &c.ports.kubeProxyMetrics, &c.ports.corednsHealth, &c.ports.corednsReady,
 	}
-	// Hold every listener until all are chosen, so no two ports coincide.
-	var held []net.Listener
-	defer func() {
-		for _, l := range held {
-			l.Close()
-		}
-	}()
-	for _, t := range targets {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return fmt.Errorf("choosing a free port: %w", err)
-		}
-		held = append(held, l)
-		*t = l.Addr().(*net.TCPAddr).Port
+	ports, err := freePorts(len(targets))
+	if err != nil {
+		return fmt.Errorf("choosing free ports: %w", err)
+	}
+	for i, t := range targets {
+		*t = ports[i]
 	}
 	return nil
 }
