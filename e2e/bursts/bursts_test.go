@@ -39,12 +39,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/poll"
 )
 
 // The simulated cold start of a VM-isolated sandbox: uniform in (5 s, 6 s],
@@ -375,10 +375,10 @@ func clearNamespaces(b *testing.B, ctx context.Context, c *localcluster.Cluster,
 			b.Fatalf("deleting namespace %s: %v", ns, err)
 		}
 	}
-	err := wait.PollUntilContextTimeout(ctx, time.Second, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := poll.Until(ctx, 4*time.Minute, time.Second, func(ctx context.Context) (bool, error) {
 		for _, ns := range nss {
 			if _, err := c.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return false, nil
+				return false, fmt.Errorf("namespace %s still there (%v)", ns, err)
 			}
 		}
 		return true, nil
@@ -539,11 +539,9 @@ func startExporter(b *testing.B, ctx context.Context, c *localcluster.Cluster, w
 	return cmd
 }
 
-func waitFor(b *testing.B, ctx context.Context, what string, timeout time.Duration, cond wait.ConditionWithContextFunc) {
+func waitFor(b *testing.B, ctx context.Context, what string, timeout time.Duration, cond func(context.Context) (bool, error)) {
 	b.Helper()
-	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, cond); err != nil {
-		b.Fatalf("waiting %s for %s: %v", timeout, what, err)
-	}
+	framework.Eventually(b, ctx, what, timeout, cond)
 }
 
 func httpGet(u string) (int, string) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/poll"
 )
 
 // PollInterval is how often Eventually reads.
@@ -29,28 +31,7 @@ func EventuallyErr(ctx context.Context, what string, timeout time.Duration, read
 }
 
 func eventually(ctx context.Context, timeout, interval time.Duration, read func(context.Context) (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var lastErr error
-	reads := 0
-	for {
-		done, err := read(ctx)
-		reads++
-		if err == nil && done {
-			return nil
-		}
-		if err != nil {
-			lastErr = err
-		}
-		select {
-		case <-ctx.Done():
-			if lastErr != nil {
-				return fmt.Errorf("not reached after %d reads; last read error: %w", reads, lastErr)
-			}
-			return fmt.Errorf("not reached after %d reads", reads)
-		case <-time.After(interval):
-		}
-	}
+	return poll.Until(ctx, timeout, interval, read)
 }
 
 // Consistently reads every second for the whole window and fails t at the first reading ok

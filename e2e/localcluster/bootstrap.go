@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
@@ -165,14 +164,14 @@ func (c *Cluster) applyCRDs(ctx context.Context, dir string) ([]string, error) {
 }
 
 func (c *Cluster) waitCRDsEstablished(ctx context.Context, names []string) error {
-	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+	return c.waitFor(ctx, "the CRDs to be Established", 60*time.Second, func(ctx context.Context) (bool, error) {
 		for _, n := range names {
 			crd, err := c.Dynamic.Resource(CRDGVR).Get(ctx, n, metav1.GetOptions{})
 			if err != nil {
-				return false, nil
+				return false, err
 			}
 			if !ConditionTrue(crd, "Established") {
-				return false, nil
+				return false, fmt.Errorf("CRD %s is not Established yet", n)
 			}
 		}
 		return true, nil

@@ -22,11 +22,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/poll"
 )
 
 func startCluster(t *testing.T, opts Options) *Cluster {
@@ -335,21 +335,12 @@ func serveDemand(t *testing.T, demand *atomic.Int64) string {
 	return "http://" + l.Addr().String() + "/"
 }
 
-// waitUntil polls cond; a read error is retried (it is not a value), and the
-// last one is reported if the wait times out.
-func waitUntil(t *testing.T, ctx context.Context, what string, timeout time.Duration, cond wait.ConditionWithContextFunc) {
+// waitUntil is poll.Until for a test: a read error is retried (it is not a value), and the last
+// one is reported with the number of reads if the wait times out.
+func waitUntil(t *testing.T, ctx context.Context, what string, timeout time.Duration, cond func(context.Context) (bool, error)) {
 	t.Helper()
-	var lastErr error
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		if err != nil {
-			lastErr = err
-			return false, nil
-		}
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting %s for %s: %v (last read error: %v)", timeout, what, err, lastErr)
+	if err := poll.Until(ctx, timeout, 250*time.Millisecond, cond); err != nil {
+		t.Fatalf("waiting %s for %s: %v", timeout, what, err)
 	}
 }
 

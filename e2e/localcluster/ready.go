@@ -11,10 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/poll"
 )
 
 const readyCheckNamespace = "localcluster-ready-check"
@@ -38,13 +38,16 @@ func (c *Cluster) waitReady(ctx context.Context, warmPoolCheck bool) error {
 	if !c.without["keda"] {
 		if err := c.waitFor(ctx, "APIService v1beta1.external.metrics.k8s.io (KEDA's metrics adapter) to be Available", 90*time.Second, func(ctx context.Context) (bool, error) {
 			if p := c.proc("keda-adapter"); p != nil && p.exited() {
-				return false, fmt.Errorf("keda-adapter exited (it exits 0 on start-up errors; see its log)")
+				return false, poll.Stop(fmt.Errorf("keda-adapter exited (it exits 0 on start-up errors; see its log)"))
 			}
 			a, err := c.Dynamic.Resource(APIServiceGVR).Get(ctx, "v1beta1.external.metrics.k8s.io", metav1.GetOptions{})
 			if err != nil {
-				return false, nil
+				return false, err
 			}
-			return ConditionTrue(a, "Available"), nil
+			if !ConditionTrue(a, "Available") {
+				return false, fmt.Errorf("APIService not Available: %v", a.Object["status"])
+			}
+			return true, nil
 		}); err != nil {
 			return err
 		}
@@ -68,7 +71,7 @@ func (c *Cluster) checkWarmPool(ctx context.Context) error {
 	}()
 	if err := c.waitFor(ctx, "the default ServiceAccount of "+readyCheckNamespace, 30*time.Second, func(ctx context.Context) (bool, error) {
 		_, err := c.Client.CoreV1().ServiceAccounts(readyCheckNamespace).Get(ctx, "default", metav1.GetOptions{})
-		return err == nil, nil
+		return err == nil, err
 	}); err != nil {
 		return err
 	}
@@ -86,10 +89,13 @@ func (c *Cluster) checkWarmPool(ctx context.Context) error {
 	return c.waitFor(ctx, "a warm pool of 1 to report readyReplicas=1", 90*time.Second, func(ctx context.Context) (bool, error) {
 		pool, err := c.Dynamic.Resource(gvr.SandboxWarmPool).Namespace(readyCheckNamespace).Get(ctx, "check", metav1.GetOptions{})
 		if err != nil {
-			return false, nil
+			return false, err
 		}
 		n, _, _ := unstructured.NestedInt64(pool.Object, "status", "readyReplicas")
-		return n == 1, nil
+		if n != 1 {
+			return false, fmt.Errorf("status.readyReplicas=%d", n)
+		}
+		return true, nil
 	})
 }
 
@@ -143,12 +149,12 @@ func (c *Cluster) nodesReady(ctx context.Context) (bool, error) {
 // waitFor polls cond, saying what it waits for, and fails with that
 // description when the timeout passes. A process of the control plane that
 // exits while waiting fails the wait at once.
-func (c *Cluster) waitFor(ctx context.Context, what string, timeout time.Duration, cond wait.ConditionWithContextFunc) error {
+func (c *Cluster) waitFor(ctx context.Context, what string, timeout time.Duration, cond func(context.Context) (bool, error)) error {
 	c.say("waiting up to %s for %s", timeout, what)
 	start := time.Now()
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err := poll.Until(ctx, timeout, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
 		if ok, dead := c.Running(); !ok {
-			return false, fmt.Errorf("%v exited (see %s)", dead, c.Log(dead[0]))
+			return false, poll.Stop(fmt.Errorf("%v exited (see %s)", dead, c.Log(dead[0])))
 		}
 		return cond(ctx)
 	})

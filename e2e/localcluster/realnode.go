@@ -179,7 +179,7 @@ func (c *Cluster) startRealNodes(ctx context.Context, p *pki) error {
 		for _, n := range names {
 			node, err := c.Client.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
 			if err != nil {
-				return false, nil
+				return false, err
 			}
 			ready := false
 			for _, cond := range node.Status.Conditions {
@@ -188,7 +188,7 @@ func (c *Cluster) startRealNodes(ctx context.Context, p *pki) error {
 				}
 			}
 			if !ready {
-				return false, nil
+				return false, fmt.Errorf("node %s is not Ready yet", n)
 			}
 		}
 		return true, nil
