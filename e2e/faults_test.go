@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -72,16 +73,17 @@ func (e *realEnv) exporterOutage() fault {
 
 // faultResult is what one fault did, from the API server's own record.
 type faultResult struct {
-	part     string
-	down     time.Duration
-	values   []string // spec.replicas from the watch, value@+seconds after the stop
-	spurious int      // values below the held claims' size
-	lost     []string // held claims deleted or gone during the fault
-	notReady map[string]time.Duration
-	fallback string        // when KEDA's Fallback condition was True, relative to the stop
-	errors   string        // KEDA's scaler error counter for the pool's ScaledObject, before → after
-	latency  time.Duration // a claim created once the part was back, warm sandboxes free: create → Ready
-	recovery time.Duration // from the return to spec.replicas matching the 3 claims
+	part                      string
+	down                      time.Duration
+	values                    []string // spec.replicas from the watch, value@+seconds after the stop
+	spurious                  int      // values below the held claims' size
+	lost                      []string // held claims deleted or gone during the fault
+	notReady                  map[string]time.Duration
+	fallback                  string        // when KEDA's Fallback condition was True, relative to the stop
+	errorsBefore, errorsAfter float64       // KEDA's scaler error counter for the pool's ScaledObject
+	errorsUnread              error         // a failed read of that counter, before or after
+	latency                   time.Duration // a claim created once the part was back, warm sandboxes free: create → Ready
+	recovery                  time.Duration // from the return to spec.replicas matching the 3 claims
 }
 
 // runFault holds 2 claims, takes the part down for faultDown, raises demand to 3 (while it is
@@ -129,7 +131,7 @@ func (e *realEnv) runFault(ctx context.Context, t *testing.T, f fault) faultResu
 	probeAt := time.Now()
 	e.createClaim(ctx, t, "fault-probe")
 	framework.Eventually(t, ctx, "the claim made after the return to be Ready", 3*time.Minute, func(context.Context) (bool, error) {
-		at, ok := claims.firstReady("fault-probe", probeAt)
+		at, ok := firstReady(claims.since(probeAt), "fault-probe", probeAt)
 		r.latency = at.Sub(probeAt)
 		return ok, nil
 	})
@@ -183,14 +185,9 @@ func (e *realEnv) runFault(ctx context.Context, t *testing.T, f fault) faultResu
 		}
 	}
 	r.fallback = fallback.spans(stopped)
-	switch {
-	case errBefore != nil || errAfter != nil:
-		r.errors = fmt.Sprintf("unread (%v %v)", errBefore, errAfter)
-	default:
-		r.errors = fmt.Sprintf("%.0f → %.0f", errorsBefore, errorsAfter)
-	}
+	r.errorsBefore, r.errorsAfter, r.errorsUnread = errorsBefore, errorsAfter, errors.Join(errBefore, errAfter)
 	t.Logf("%s down %s: spec.replicas from the watch %s; held claims lost %v, not Ready %v; KEDA fallback %s, scaler errors %s; a claim after the return Ready in %s; back to demand %s after the return",
-		f.part, down, strings.Join(r.values, " "), r.lost, r.notReady, r.fallback, r.errors, r.latency.Round(time.Millisecond), r.recovery.Round(time.Second))
+		f.part, down, strings.Join(r.values, " "), r.lost, r.notReady, r.fallback, r.scalerErrors(), r.latency.Round(time.Millisecond), r.recovery.Round(time.Second))
 	return r
 }
 
@@ -223,7 +220,7 @@ func faultTable(rows []faultResult) string {
 			notReady = strings.Join(parts, ", ")
 		}
 		fmt.Fprintf(&b, "| %s (%.0f s) | %s | %d | %d | %s | %s | %s | %s | %.0f s |\n", r.part, r.down.Seconds(), strings.Join(r.values, " "), r.spurious, len(r.lost), notReady,
-			r.fallback, r.errors, r.latency.Round(time.Millisecond), r.recovery.Seconds())
+			r.fallback, r.scalerErrors(), r.latency.Round(time.Millisecond), r.recovery.Seconds())
 	}
 	return b.String()
 }
@@ -320,8 +317,8 @@ func (e *realEnv) faultSteps() []realNodeStep {
 			if !strings.Contains(r.fallback, "+") {
 				t.Errorf("the exporter was unreadable for %s and KEDA's Fallback condition was never True (%s): a frozen pool would be silent", exporterOutageDown, r.fallback)
 			}
-			if !scalerErrorsRose(r.errors) {
-				t.Errorf("keda_scaler_detail_errors_total did not rise while the exporter was unreadable: %s", r.errors)
+			if r.errorsUnread != nil || r.errorsAfter <= r.errorsBefore {
+				t.Errorf("keda_scaler_detail_errors_total did not rise while the exporter was unreadable: %s", r.scalerErrors())
 			}
 		},
 	})
@@ -347,11 +344,10 @@ func (e *realEnv) faultSteps() []realNodeStep {
 	return steps
 }
 
-// scalerErrorsRose reads a "before → after" pair of the scaler error counter.
-func scalerErrorsRose(pair string) bool {
-	var before, after float64
-	if _, err := fmt.Sscanf(pair, "%g → %g", &before, &after); err != nil {
-		return false
+// scalerErrors prints the counter's two readings, or why they are missing.
+func (r faultResult) scalerErrors() string {
+	if r.errorsUnread != nil {
+		return fmt.Sprintf("unread (%v)", r.errorsUnread)
 	}
-	return after > before
+	return fmt.Sprintf("%.0f → %.0f", r.errorsBefore, r.errorsAfter)
 }

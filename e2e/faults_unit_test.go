@@ -79,3 +79,21 @@ keda_scaler_detail_errors_totalx{namespace="ns",scaledObject="warm-pool"} 100
 		t.Errorf("sum %v (%v), want 5: the two samples of ns/warm-pool", got, err)
 	}
 }
+
+// The probe's time to Ready is read from its own first Ready event after it was created.
+func TestFirstReadyIsTheClaimsOwnFirstReadyEvent(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	events := []observed[claimState]{
+		{t0.Add(-time.Second), claimState{name: "probe", ready: true}}, // before creation: not this probe
+		{t0.Add(50 * time.Millisecond), claimState{name: "other", ready: true}},
+		{t0.Add(80 * time.Millisecond), claimState{name: "probe"}},
+		{t0.Add(120 * time.Millisecond), claimState{name: "probe", ready: true}},
+	}
+	at, ok := firstReady(events, "probe", t0)
+	if !ok || at.Sub(t0) != 120*time.Millisecond {
+		t.Errorf("firstReady %v %v, want +120ms", at.Sub(t0), ok)
+	}
+	if _, ok := firstReady(events[:3], "probe", t0); ok {
+		t.Error("a probe never Ready after t0 was reported Ready")
+	}
+}

@@ -132,13 +132,11 @@ func claimStateOf(typ watch.EventType, u *unstructured.Unstructured) (claimState
 	return claimState{}, false
 }
 
-// firstReady is when the watch first showed the claim Ready at or after t.
-func (w *objectWatch[T]) firstReady(name string, t time.Time) (time.Time, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, s := range w.seen {
-		if c, ok := any(s.value).(claimState); ok && c.name == name && c.ready && !s.at.Before(t) {
-			return s.at, true
+// firstReady is when the events first show the claim Ready at or after t.
+func firstReady(events []observed[claimState], name string, t time.Time) (time.Time, bool) {
+	for _, e := range events {
+		if e.value.name == name && e.value.ready && !e.at.Before(t) {
+			return e.at, true
 		}
 	}
 	return time.Time{}, false
