@@ -19,6 +19,7 @@ import (
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/tcpproxy"
 )
@@ -212,7 +213,7 @@ func goBuild(t testing.TB, dir, pkg string) string {
 }
 
 func freeAddr(t testing.TB) string {
-	a, err := framework.FreeAddr()
+	a, err := freeport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,6 +43,7 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/poll"
 )
@@ -556,7 +557,7 @@ func httpGet(u string) (int, string) {
 }
 
 func freeAddr(b *testing.B) string {
-	addr, err := framework.FreeAddr()
+	addr, err := freeport.Addr()
 	if err != nil {
 		b.Fatal(err)
 	}

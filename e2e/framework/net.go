@@ -4,23 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/exporter"
 )
-
-// FreeAddr is a loopback address with a port nothing listens on now.
-func FreeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("finding a free port: %w", err)
-	}
-	defer l.Close()
-	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
-}
 
 // HTTPGet is one GET with a 5 s bound: the status code and body, or 0 and the error's text.
 func HTTPGet(url string) (int, string) {

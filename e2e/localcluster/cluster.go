@@ -20,6 +20,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
 )
 
 // SkipEnv, when set to 1, makes the tests that start a control plane skip,
@@ -305,7 +307,7 @@ func (c *Cluster) allocatePorts() error {
 		&c.ports.controllerManager, &c.ports.scheduler, &c.ports.profile,
 		&c.ports.kubeProxyHealth, &c.ports.kubeProxyMetrics, &c.ports.corednsHealth, &c.ports.corednsReady,
 	}
-	ports, err := freePorts(len(targets))
+	ports, err := freeport.Ports(len(targets))
 	if err != nil {
 		return fmt.Errorf("choosing free ports: %w", err)
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
 )
 
 // The CoreDNS the cache builds must run the Corefile the cluster generates:
@@ -27,7 +29,7 @@ func TestBuiltCoreDNSRunsTheGeneratedCorefile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ports, err := freePorts(2)
+	ports, err := freeport.Ports(2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -145,7 +145,7 @@ func (c *Cluster) startContainerd(ctx context.Context, l *hostLedger, n *realNod
 			return nil
 		}
 		if proc.exited() {
-			return fmt.Errorf("containerd of %s exited (see %s)", n.name, c.Log(n.name+"-containerd"))
+			return c.exitedError(n.name + "-containerd")
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("containerd of %s did not open %s within 60s", n.name, n.containerdSocket())

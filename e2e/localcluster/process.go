@@ -21,6 +21,7 @@ import (
 // exactly the processes it started and never a recycled pid.
 type process struct {
 	name  string
+	log   string // <state>/logs/<name>.log
 	pid   int
 	start string // field 22 of /proc/<pid>/stat
 	cmd   *exec.Cmd
@@ -59,7 +60,7 @@ func (c *Cluster) startProcess(name, binary string, args []string, env ...string
 		logFile.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &process{name: name, pid: cmd.Process.Pid, cmd: cmd, done: make(chan struct{}), binary: binary, args: args, env: env}
+	p := &process{name: name, log: logPath, pid: cmd.Process.Pid, cmd: cmd, done: make(chan struct{}), binary: binary, args: args, env: env}
 	go func() {
 		_ = cmd.Wait()
 		logFile.Close()
@@ -203,7 +204,7 @@ func loadProcesses(stateDir string) ([]*process, error) {
 		if err != nil {
 			continue
 		}
-		out = append(out, &process{name: fields[0], pid: pid, start: fields[2]})
+		out = append(out, &process{name: fields[0], log: filepath.Join(stateDir, "logs", fields[0]+".log"), pid: pid, start: fields[2]})
 	}
 	return out, s.Err()
 }
@@ -273,4 +274,36 @@ func procStartTime(pid int) (string, error) {
 		return "", errors.New("zombie")
 	}
 	return fields[19], nil
+}
+
+// exitedError says that the named process exited, how (when this invocation
+// started it), and quotes the end of its log: a test's state directory is
+// removed with the test, so the log's tail must travel in the error.
+func (c *Cluster) exitedError(name string) error {
+	if p := c.proc(name); p != nil {
+		return p.exitedError()
+	}
+	return fmt.Errorf("%s exited; the end of %s:\n%s", name, c.Log(name), logTail(c.Log(name), 20))
+}
+
+func (p *process) exitedError() error {
+	how := "exited"
+	if p.exited() && p.cmd != nil && p.cmd.ProcessState != nil {
+		how = "exited (" + p.cmd.ProcessState.String() + ")"
+	}
+	return fmt.Errorf("%s %s; the end of %s:\n%s", p.name, how, p.log, logTail(p.log, 20))
+}
+
+// logTail returns the last n lines of the file at path, indented, or why it
+// could not be read.
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "    (unreadable: " + err.Error() + ")"
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "    " + strings.Join(lines, "\n    ")
 }

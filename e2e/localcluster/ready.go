@@ -38,7 +38,7 @@ func (c *Cluster) waitReady(ctx context.Context, warmPoolCheck bool) error {
 	if !c.without["keda"] {
 		if err := c.waitFor(ctx, "APIService v1beta1.external.metrics.k8s.io (KEDA's metrics adapter) to be Available", 90*time.Second, func(ctx context.Context) (bool, error) {
 			if p := c.proc("keda-adapter"); p != nil && p.exited() {
-				return false, poll.Stop(fmt.Errorf("keda-adapter exited (it exits 0 on start-up errors; see its log)"))
+				return false, poll.Stop(fmt.Errorf("it exits 0 on start-up errors: %w", c.exitedError("keda-adapter")))
 			}
 			a, err := c.Dynamic.Resource(APIServiceGVR).Get(ctx, "v1beta1.external.metrics.k8s.io", metav1.GetOptions{})
 			if err != nil {
@@ -154,7 +154,7 @@ func (c *Cluster) waitFor(ctx context.Context, what string, timeout time.Duratio
 	start := time.Now()
 	err := poll.Until(ctx, timeout, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
 		if ok, dead := c.Running(); !ok {
-			return false, poll.Stop(fmt.Errorf("%v exited (see %s)", dead, c.Log(dead[0])))
+			return false, poll.Stop(c.exitedError(dead[0]))
 		}
 		return cond(ctx)
 	})
@@ -181,7 +181,7 @@ func waitHTTP(ctx context.Context, proc *process, url string, tlsCfg *tls.Config
 	var last string
 	for {
 		if proc != nil && proc.exited() {
-			return fmt.Errorf("%s exited while waiting for %s (see its log)", proc.name, url)
+			return fmt.Errorf("waiting for %s: %w", url, proc.exitedError())
 		}
 		resp, err := client.Get(url)
 		if err == nil {

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
 )
 
 // A real node is a kubelet v1.36.3 with its own containerd 2.x (runc for
@@ -155,7 +156,7 @@ func (c *Cluster) startRealNodes(ctx context.Context, p *pki) error {
 		if err := os.MkdirAll(n.dir, 0o755); err != nil {
 			return err
 		}
-		ports, err := freePorts(2)
+		ports, err := freeport.Ports(2)
 		if err != nil {
 			return err
 		}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
 )
 
@@ -85,7 +86,7 @@ func run() error {
 		config = framework.RealNodeStackConfig(kubeconfig)
 	} else {
 		step("pulumi up (existing cluster, isolated-sandbox required, KEDA and agent-sandbox adopted)")
-		if exporterAddr, err = framework.FreeAddr(); err != nil {
+		if exporterAddr, err = freeport.Addr(); err != nil {
 			return err
 		}
 		demandURL = "http://" + exporterAddr + "/demand"
