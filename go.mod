@@ -3,6 +3,7 @@ module github.com/warmpool/warm-pool-autoscaling-keda
 go 1.26.6
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/expr-lang/expr v1.17.8
 	github.com/google/go-containerregistry v0.22.1
 	github.com/pulumi/pulumi-aws/sdk/v6 v6.83.4
@@ -25,7 +26,6 @@ require (
 	codeberg.org/go-latex/latex v0.2.0 // indirect
 	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
 	git.sr.ht/~sbinet/gg v0.7.0 // indirect
-	github.com/BurntSushi/toml v1.6.0 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
 	github.com/ProtonMail/go-crypto v1.5.2 // indirect
 	github.com/agext/levenshtein v1.2.3 // indirect

@@ -1,12 +1,15 @@
 package localcluster
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/BurntSushi/toml"
 )
 
 // The RuntimeClass handlers a real node's containerd serves: runc for
@@ -20,90 +23,106 @@ const (
 	pauseImage = "localcluster.local/pause:1"
 )
 
-// containerdConfig is containerd 2.x's configuration for node n: its own
-// root, state and sockets under the node's directory, so it never touches a
-// system containerd, and nothing of it listens beyond loopback.
-func (c *Cluster) containerdConfig(n *realNode, cniConfDir string) string {
+// containerdPaths is everything of one node's containerd that is a path: its
+// own root, state and sockets under the node's directory (so it never touches
+// a system containerd), the shims, and the CNI directories.
+type containerdPaths struct {
+	Root, State, Opt       string
+	Socket                 string // gRPC; ttrpc beside it
+	RuncShim, RunscShim    string
+	RuncRoot, RunscConfig  string
+	CNIBinDirs             []string
+	CNIConfDir             string // the pod network (bridge)
+	LoopbackOnlyCNIConfDir string // loopback only: gVisor's and the reject run's runtimes
+}
+
+func (c *Cluster) containerdPathsOf(n *realNode, cniConfDir string) containerdPaths {
 	cd := n.containerdDir()
-	return fmt.Sprintf(`version = 3
-root = %[1]q
-state = %[2]q
-# NRI would open a socket under /var/run/nri.
-disabled_plugins = ["io.containerd.nri.v1.nri"]
+	return containerdPaths{
+		Root: filepath.Join(cd, "root"), State: filepath.Join(cd, "state"), Opt: filepath.Join(cd, "opt"),
+		Socket:   n.containerdSocket(),
+		RuncShim: c.Binaries.Path("containerd-shim-runc-v2"), RunscShim: c.Binaries.Path("containerd-shim-runsc-v1"),
+		RuncRoot: filepath.Join(cd, "runc"), RunscConfig: filepath.Join(cd, "runsc.toml"),
+		CNIBinDirs: []string{cniBinDir, c.nodeProgramDir}, CNIConfDir: cniConfDir,
+		LoopbackOnlyCNIConfDir: loopbackOnlyConfDir(n.dir),
+	}
+}
 
-[grpc]
-  address = %[3]q
-[ttrpc]
-  address = %[4]q
-[debug]
-  address = ""
-[metrics]
-  address = ""
-
-[plugins.'io.containerd.internal.v1.opt']
-  path = %[5]q
-
-[plugins.'io.containerd.grpc.v1.cri']
-  stream_server_address = "127.0.0.1"
-  stream_server_port = "0"
-
-[plugins.'io.containerd.cri.v1.images']
-  snapshotter = "overlayfs"
-  [plugins.'io.containerd.cri.v1.images'.pinned_images]
-    sandbox = %[6]q
-
-[plugins.'io.containerd.cri.v1.runtime']
-  # root lacks CAP_SYS_RESOURCE here: no oom_score_adj below the current one.
-  restrict_oom_score_adj = true
-  # Network namespaces under the state dir, not /run/netns (shared with the machine).
-  netns_mounts_under_state_dir = true
-  cdi_spec_dirs = []
-  [plugins.'io.containerd.cri.v1.runtime'.cni]
-    bin_dirs = [%[7]q, %[15]q]
-    conf_dir = %[8]q
-  [plugins.'io.containerd.cri.v1.runtime'.containerd]
-    default_runtime_name = %[9]q
-    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.%[9]s]
-      runtime_type = "io.containerd.runc.v2"
-      runtime_path = %[10]q
-      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.%[9]s.options]
-        BinaryName = "/usr/sbin/runc"
-        Root = %[11]q
-        SystemdCgroup = false
-    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.%[12]s]
-      runtime_type = "io.containerd.runsc.v1"
-      runtime_path = %[13]q
-      # Never on the bridge: an address for the CRI's sake, no interface.
-      cni_conf_dir = %[16]q
-      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.%[12]s.options]
-        TypeUrl = "io.containerd.runsc.v1.options"
-        ConfigPath = %[14]q
-    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.%[17]s]
-      runtime_type = "io.containerd.runc.v2"
-      runtime_path = %[10]q
-      cni_conf_dir = %[16]q
-      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.%[17]s.options]
-        BinaryName = "/usr/sbin/runc"
-        Root = %[11]q
-        SystemdCgroup = false
-`, filepath.Join(cd, "root"), filepath.Join(cd, "state"), n.containerdSocket(), n.containerdSocket()+".ttrpc",
-		filepath.Join(cd, "opt"), pauseImage, cniBinDir, cniConfDir,
-		runcHandler, c.Binaries.Path("containerd-shim-runc-v2"), filepath.Join(cd, "runc"),
-		runscHandler, c.Binaries.Path("containerd-shim-runsc-v1"), filepath.Join(cd, "runsc.toml"),
-		c.nodeProgramDir, loopbackOnlyConfDir(n.dir), runcLoopbackHandler)
+// containerdConfig is containerd 2.x's configuration (version 3) for one node,
+// as data: nothing of it listens beyond loopback.
+func containerdConfig(p containerdPaths) map[string]any {
+	runc := func(cniConfDir string) map[string]any {
+		r := map[string]any{
+			"runtime_type": "io.containerd.runc.v2",
+			"runtime_path": p.RuncShim,
+			"options":      map[string]any{"BinaryName": "/usr/sbin/runc", "Root": p.RuncRoot, "SystemdCgroup": false},
+		}
+		if cniConfDir != "" {
+			r["cni_conf_dir"] = cniConfDir
+		}
+		return r
+	}
+	return map[string]any{
+		"version": 3,
+		"root":    p.Root,
+		"state":   p.State,
+		// NRI would open a socket under /var/run/nri.
+		"disabled_plugins": []string{"io.containerd.nri.v1.nri"},
+		"grpc":             map[string]any{"address": p.Socket},
+		"ttrpc":            map[string]any{"address": p.Socket + ".ttrpc"},
+		"debug":            map[string]any{"address": ""},
+		"metrics":          map[string]any{"address": ""},
+		"plugins": map[string]any{
+			"io.containerd.internal.v1.opt": map[string]any{"path": p.Opt},
+			"io.containerd.grpc.v1.cri":     map[string]any{"stream_server_address": "127.0.0.1", "stream_server_port": "0"},
+			"io.containerd.cri.v1.images": map[string]any{
+				"snapshotter":   "overlayfs",
+				"pinned_images": map[string]any{"sandbox": pauseImage},
+			},
+			"io.containerd.cri.v1.runtime": map[string]any{
+				// root lacks CAP_SYS_RESOURCE here: no oom_score_adj below the current one.
+				"restrict_oom_score_adj": true,
+				// Network namespaces under the state dir, not /run/netns (shared with the machine).
+				"netns_mounts_under_state_dir": true,
+				"cdi_spec_dirs":                []string{},
+				"cni":                          map[string]any{"bin_dirs": p.CNIBinDirs, "conf_dir": p.CNIConfDir},
+				"containerd": map[string]any{
+					"default_runtime_name": runcHandler,
+					"runtimes": map[string]any{
+						runcHandler: runc(""),
+						// gVisor is never on the bridge: an address for the CRI's sake, no interface.
+						runscHandler: map[string]any{
+							"runtime_type": "io.containerd.runsc.v1",
+							"runtime_path": p.RunscShim,
+							"cni_conf_dir": p.LoopbackOnlyCNIConfDir,
+							"options":      map[string]any{"TypeUrl": "io.containerd.runsc.v1.options", "ConfigPath": p.RunscConfig},
+						},
+						runcLoopbackHandler: runc(p.LoopbackOnlyCNIConfDir),
+					},
+				},
+			},
+		},
+	}
 }
 
 // runscConfig is the gVisor shim's: no network at all (only loopback inside
 // the sandbox, whatever CNI did outside it) and the systrap platform (this
 // machine's /dev/kvm runs no stock guest; KVM panics).
-func runscConfig(n *realNode, runsc string) string {
-	return fmt.Sprintf(`binary_name = %q
-root = %q
+func runscConfig(runsc, root string) map[string]any {
+	return map[string]any{
+		"binary_name":  runsc,
+		"root":         root,
+		"runsc_config": map[string]any{"network": "none", "platform": "systrap"},
+	}
+}
 
-[runsc_config]
-  network = "none"
-  platform = "systrap"
-`, runsc, filepath.Join(n.containerdDir(), "runsc-root"))
+// writeTOML encodes v as TOML into path.
+func writeTOML(path string, v any) error {
+	var b bytes.Buffer
+	if err := toml.NewEncoder(&b).Encode(v); err != nil {
+		return fmt.Errorf("encoding %s: %w", path, err)
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
 }
 
 func (c *Cluster) startContainerd(ctx context.Context, l *hostLedger, n *realNode) error {
@@ -115,11 +134,12 @@ func (c *Cluster) startContainerd(ctx context.Context, l *hostLedger, n *realNod
 	if err := os.MkdirAll(cd, 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(cd, "runsc.toml"), []byte(runscConfig(n, c.Binaries.Path("runsc"))), 0o644); err != nil {
+	paths := c.containerdPathsOf(n, cniConfDir)
+	if err := writeTOML(paths.RunscConfig, runscConfig(c.Binaries.Path("runsc"), filepath.Join(cd, "runsc-root"))); err != nil {
 		return err
 	}
 	cfg := filepath.Join(cd, "config.toml")
-	if err := os.WriteFile(cfg, []byte(c.containerdConfig(n, cniConfDir)), 0o644); err != nil {
+	if err := writeTOML(cfg, containerdConfig(paths)); err != nil {
 		return err
 	}
 	// Shims put their sockets under /run/containerd/s whatever the config

@@ -1,0 +1,71 @@
+package localcluster
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+)
+
+// The containerd config a real node writes, read back as containerd reads it: every socket and
+// directory under the node's own, nothing listening beyond loopback, gVisor never on the bridge.
+func TestContainerdConfigKeepsTheNodeToItsDirectoryAndLoopback(t *testing.T) {
+	c := &Cluster{Binaries: &Binaries{paths: map[string]string{
+		"containerd-shim-runc-v2": "/tools/shim-runc", "containerd-shim-runsc-v1": "/tools/shim-runsc"}}, nodeProgramDir: "/state/programs"}
+	n := &realNode{name: "realnode-0", dir: "/state/realnode-0"}
+	path := filepath.Join(t.TempDir(), "config.toml")
+	if err := writeTOML(path, containerdConfig(c.containerdPathsOf(n, "/state/realnode-0/cni"))); err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if _, err := toml.DecodeFile(path, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	get := func(keys ...string) any {
+		var v any = cfg
+		for _, k := range keys {
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil
+			}
+			v = m[k]
+		}
+		return v
+	}
+	cri := []string{"plugins", "io.containerd.cri.v1.runtime"}
+	runtime := func(handler string, keys ...string) any {
+		return get(append(append(cri, "containerd", "runtimes", handler), keys...)...)
+	}
+	for _, check := range []struct {
+		what string
+		got  any
+		want any
+	}{
+		{"config version", get("version"), int64(3)},
+		{"gRPC socket", get("grpc", "address"), "/state/realnode-0/containerd.sock"},
+		{"ttrpc socket", get("ttrpc", "address"), "/state/realnode-0/containerd.sock.ttrpc"},
+		{"debug listener (none)", get("debug", "address"), ""},
+		{"metrics listener (none)", get("metrics", "address"), ""},
+		{"CRI streaming address", get("plugins", "io.containerd.grpc.v1.cri", "stream_server_address"), "127.0.0.1"},
+		{"default runtime", get(append(cri, "containerd", "default_runtime_name")...), runcHandler},
+		{"pod network config", get(append(cri, "cni", "conf_dir")...), "/state/realnode-0/cni"},
+		{"gVisor's shim", runtime(runscHandler, "runtime_type"), "io.containerd.runsc.v1"},
+		{"gVisor's network", runtime(runscHandler, "cni_conf_dir"), loopbackOnlyConfDir(n.dir)},
+		{"the reject run's network", runtime(runcLoopbackHandler, "cni_conf_dir"), loopbackOnlyConfDir(n.dir)},
+		{"runc's pods on the bridge", runtime(runcHandler, "cni_conf_dir"), nil},
+		{"sandbox image", get("plugins", "io.containerd.cri.v1.images", "pinned_images", "sandbox"), pauseImage},
+	} {
+		if check.got != check.want {
+			t.Errorf("%s = %#v, want %#v", check.what, check.got, check.want)
+		}
+	}
+	for _, k := range []string{"root", "state"} {
+		if s, _ := get(k).(string); !strings.HasPrefix(s, n.dir+"/") {
+			t.Errorf("%s = %q, outside the node's directory %s", k, s, n.dir)
+		}
+	}
+	if d, _ := get("disabled_plugins").([]any); len(d) != 1 || d[0] != "io.containerd.nri.v1.nri" {
+		t.Errorf("disabled_plugins = %v, want NRI disabled (it opens a socket under /var/run/nri)", d)
+	}
+}
