@@ -11,7 +11,7 @@ func (c *Cluster) startAgentSandboxController(admin string) error {
 		c.say("not starting agent-sandbox-controller (Options.Without)")
 		return nil
 	}
-	_, err := c.startProcess("agent-sandbox-controller", c.Binaries.Path("agent-sandbox-controller"), []string{
+	_, err := c.procs.Start("agent-sandbox-controller", c.Binaries.Path("agent-sandbox-controller"), []string{
 		"--kubeconfig=" + admin,
 		"--extensions=true",
 		// No webhook server locally; the CRDs were applied with conversion None.

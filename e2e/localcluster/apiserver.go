@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
 // startKubeAPIServer starts kube-apiserver on etcdURL, writes the kubeconfigs of
 // its clients and connects the Cluster's clients once it is ready.
 func (c *Cluster) startKubeAPIServer(ctx context.Context, p *pki, etcdURL string) error {
-	api, err := c.startProcess("kube-apiserver", c.Binaries.Path("kube-apiserver"), c.realNodeAPIServerArgs(p, []string{
+	api, err := c.procs.Start("kube-apiserver", c.Binaries.Path("kube-apiserver"), c.realNodeAPIServerArgs(p, []string{
 		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(c.ports.apiserver),
@@ -61,7 +63,7 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context, p *pki, etcdURL string
 	if err != nil {
 		return err
 	}
-	if err := waitHTTP(ctx, api, c.APIServerURL+"/readyz", tlsCfg, 120*time.Second); err != nil {
+	if err := process.WaitHealthy(ctx, api, c.APIServerURL+"/readyz", tlsCfg, 120*time.Second); err != nil {
 		return fmt.Errorf("kube-apiserver: %w", err)
 	}
 	return c.connect()

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
 // SkipEnv, when set to 1, makes the tests that start a control plane skip,
@@ -82,7 +83,7 @@ type Cluster struct {
 	Client  kubernetes.Interface
 	Dynamic dynamic.Interface
 
-	procs         []*process
+	procs         *process.Set
 	outliveCaller bool
 	without       map[string]bool
 	realNodes     int
@@ -143,8 +144,8 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		}
 		c.removeState = true
 	} else {
-		if _, err := os.Stat(filepath.Join(c.StateDir, processesFile)); err == nil {
-			if procs, _ := loadProcesses(c.StateDir); anyAlive(procs) {
+		if process.RecordedIn(c.StateDir) {
+			if procs, _ := process.Load(c.StateDir); procs != nil && procs.AnyAlive() {
 				return nil, fmt.Errorf("a local control plane is already running in %s: stop it first (localcluster down --state %s)", c.StateDir, c.StateDir)
 			}
 		}
@@ -158,6 +159,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if c.StateDir, err = filepath.Abs(c.StateDir); err != nil {
 		return nil, err
 	}
+	c.procs = process.NewSet(c.StateDir, c.outliveCaller)
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("%w\n(logs of every process are in %s)", err, filepath.Join(c.StateDir, "logs"))
@@ -209,7 +211,7 @@ func Attach(stateDir string) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	procs, err := loadProcesses(abs)
+	procs, err := process.Load(abs)
 	if err != nil {
 		return nil, fmt.Errorf("no local control plane in %s: %w", abs, err)
 	}
@@ -218,17 +220,6 @@ func Attach(stateDir string) (*Cluster, error) {
 		return nil, err
 	}
 	return c, nil
-}
-
-// Running reports whether every process of the control plane still runs.
-func (c *Cluster) Running() (bool, []string) {
-	var dead []string
-	for _, p := range c.procs {
-		if p.exited() || !alive(p) {
-			dead = append(dead, p.name)
-		}
-	}
-	return len(dead) == 0, dead
 }
 
 // Stop kills exactly the processes this control plane started and, for a
@@ -248,8 +239,7 @@ func (c *Cluster) teardown() error {
 		c.stopRealNodes(ctx)
 		cancel()
 	}
-	errs := stopProcesses(c.procs, 10*time.Second)
-	c.procs = nil
+	errs := c.procs.Stop(10 * time.Second)
 	if c.realNodes > 0 && len(errs) == 0 {
 		if err := cleanHost(c.StateDir, c.Binaries.pathOrEmpty("kube-proxy")); err != nil {
 			errs = append(errs, err)
@@ -257,22 +247,19 @@ func (c *Cluster) teardown() error {
 			errs = append(errs, err)
 		}
 	}
-	if len(errs) == 0 {
-		_ = os.Remove(filepath.Join(c.StateDir, processesFile))
-	}
 	return errors.Join(errs...)
 }
 
 // RemoveState deletes the state directory of a stopped control plane.
 func (c *Cluster) RemoveState() error {
-	if ok, _ := c.Running(); ok && len(c.procs) > 0 {
+	if ok, _ := c.Running(); ok && len(c.procs.All()) > 0 {
 		return errors.New("the control plane is still running")
 	}
 	return os.RemoveAll(c.StateDir)
 }
 
 // Log returns the path of a component's log (e.g. "kube-apiserver").
-func (c *Cluster) Log(name string) string { return filepath.Join(c.StateDir, "logs", name+".log") }
+func (c *Cluster) Log(name string) string { return c.procs.LogPath(name) }
 
 // KEDAOperatorMetricsURL is where KEDA's operator serves its Prometheus metrics
 // (keda_scaler_detail_errors_total among them), as its metrics Service does in a cluster.
@@ -315,13 +302,4 @@ func (c *Cluster) allocatePorts() error {
 		*t = ports[i]
 	}
 	return nil
-}
-
-func anyAlive(procs []*process) bool {
-	for _, p := range procs {
-		if alive(p) {
-			return true
-		}
-	}
-	return false
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
 // Cluster DNS, with real nodes only: CoreDNS v1.15.0 (its kubernetes plugin,
@@ -55,11 +57,11 @@ func (c *Cluster) startClusterDNS(ctx context.Context) error {
 	if err := os.WriteFile(conf, []byte(corefile(ClusterDNSAddress, c.ports.corednsHealth, c.ports.corednsReady, c.Kubeconfig)), 0o644); err != nil {
 		return err
 	}
-	proc, err := c.startProcess("coredns", c.Binaries.Path("coredns"), []string{"-conf", conf})
+	proc, err := c.procs.Start("coredns", c.Binaries.Path("coredns"), []string{"-conf", conf})
 	if err != nil {
 		return err
 	}
-	if err := waitHTTP(ctx, proc, "http://127.0.0.1:"+strconv.Itoa(c.ports.corednsReady)+"/ready", nil, 60*time.Second); err != nil {
+	if err := process.WaitHealthy(ctx, proc, "http://127.0.0.1:"+strconv.Itoa(c.ports.corednsReady)+"/ready", nil, 60*time.Second); err != nil {
 		return fmt.Errorf("coredns: %w", err)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
 // The CoreDNS the cache builds must run the Corefile the cluster generates:
@@ -46,15 +47,15 @@ func TestBuiltCoreDNSRunsTheGeneratedCorefile(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Started, logged and stopped as the control plane does it (by its own pid).
-	c := &Cluster{StateDir: dir}
-	proc, err := c.startProcess("coredns", bins.Path("coredns"), []string{"-conf", conf})
+	procs := process.NewSet(dir, false)
+	proc, err := procs.Start("coredns", bins.Path("coredns"), []string{"-conf", conf})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { stopProcesses(c.procs, 5*time.Second) })
+	t.Cleanup(func() { procs.Stop(5 * time.Second) })
 	health := "http://127.0.0.1:" + strconv.Itoa(ports[0]) + "/health"
-	if err := waitHTTP(ctx, proc, health, nil, 30*time.Second); err != nil {
-		log, _ := os.ReadFile(c.Log("coredns"))
+	if err := process.WaitHealthy(ctx, proc, health, nil, 30*time.Second); err != nil {
+		log, _ := os.ReadFile(proc.Log)
 		t.Fatalf("coredns on the generated Corefile: %v; its log:\n%s\nCorefile:\n%s", err, log, corefile(bindAddress, ports[0], ports[1], kubeconfig))
 	}
 	t.Logf("health %s answered 200", health)

@@ -154,7 +154,7 @@ func (c *Cluster) startContainerd(ctx context.Context, l *hostLedger, n *realNod
 	if err := l.record("shim-sockets", filepath.Join(cd, "state"), n.containerdSocket()); err != nil {
 		return err
 	}
-	proc, err := c.startProcess(n.name+"-containerd", c.Binaries.Path("containerd"), []string{"--config=" + cfg, "--log-level=warn"})
+	proc, err := c.procs.Start(n.name+"-containerd", c.Binaries.Path("containerd"), []string{"--config=" + cfg, "--log-level=warn"})
 	if err != nil {
 		return err
 	}
@@ -164,8 +164,8 @@ func (c *Cluster) startContainerd(ctx context.Context, l *hostLedger, n *realNod
 			conn.Close()
 			return nil
 		}
-		if proc.exited() {
-			return c.exitedError(n.name + "-containerd")
+		if proc.Exited() {
+			return proc.ExitedError()
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("containerd of %s did not open %s within 60s", n.name, n.containerdSocket())

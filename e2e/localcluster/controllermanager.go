@@ -9,7 +9,7 @@ import (
 // the product relies on (the HPA among them).
 func (c *Cluster) startControllerManager(p *pki) error {
 	kcm := filepath.Join(c.StateDir, "controller-manager.kubeconfig")
-	_, err := c.startProcess("kube-controller-manager", c.Binaries.Path("kube-controller-manager"), []string{
+	_, err := c.procs.Start("kube-controller-manager", c.Binaries.Path("kube-controller-manager"), []string{
 		"--kubeconfig=" + kcm, "--authentication-kubeconfig=" + kcm, "--authorization-kubeconfig=" + kcm,
 		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(c.ports.controllerManager),
 		"--leader-elect=false",

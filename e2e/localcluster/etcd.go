@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
 // startEtcd starts etcd, the control plane's store, and returns its client URL.
 func (c *Cluster) startEtcd(ctx context.Context) (string, error) {
 	etcdURL := "http://127.0.0.1:" + strconv.Itoa(c.ports.etcdClient)
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(c.ports.etcdPeer)
-	etcd, err := c.startProcess("etcd", c.Binaries.Path("etcd"), []string{
+	etcd, err := c.procs.Start("etcd", c.Binaries.Path("etcd"), []string{
 		"--name=local", "--data-dir=" + filepath.Join(c.StateDir, "etcd"),
 		"--listen-client-urls=" + etcdURL, "--advertise-client-urls=" + etcdURL,
 		"--listen-peer-urls=" + peerURL, "--initial-advertise-peer-urls=" + peerURL,
@@ -23,7 +25,7 @@ func (c *Cluster) startEtcd(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := waitHTTP(ctx, etcd, etcdURL+"/health", nil, 60*time.Second); err != nil {
+	if err := process.WaitHealthy(ctx, etcd, etcdURL+"/health", nil, 60*time.Second); err != nil {
 		return "", fmt.Errorf("etcd: %w", err)
 	}
 	return etcdURL, nil

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
 // The host ledger is the record of everything a real node changed on the
@@ -217,7 +219,7 @@ func processesNaming(stateDir string) []int {
 		if !nodePrograms[filepath.Base(argv0)] && !nodePrograms[filepath.Base(exe)] {
 			continue
 		}
-		if _, err := procStartTime(pid); err != nil {
+		if _, err := process.StartTime(pid); err != nil {
 			continue // a zombie: nothing left to kill
 		}
 		pids = append(pids, pid)

@@ -27,7 +27,7 @@ func (c *Cluster) startKEDA(p *pki, admin string) error {
 			}
 			binary, args = withResolvConf(resolv, binary, args)
 		}
-		_, err := c.startProcess(name, binary, args, env...)
+		_, err := c.procs.Start(name, binary, args, env...)
 		return err
 	}
 	kedaEnv := []string{"KUBECONFIG=" + admin, "WATCH_NAMESPACE=", "KEDA_CLUSTER_OBJECT_NAMESPACE=keda", "POD_NAMESPACE=keda", "POD_NAME=keda-operator-local"}

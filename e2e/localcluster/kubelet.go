@@ -169,7 +169,7 @@ func (c *Cluster) startKubelet(p *pki, l *hostLedger, n *realNode) error {
 			}
 		}
 	}
-	_, err := c.startProcess(n.name+"-kubelet", c.Binaries.Path("kubelet"), []string{
+	_, err := c.procs.Start(n.name+"-kubelet", c.Binaries.Path("kubelet"), []string{
 		"--config=" + cfgPath,
 		"--kubeconfig=" + kubeconfig,
 		"--root-dir=" + filepath.Join(n.dir, "kubelet"),

@@ -13,7 +13,7 @@ func (c *Cluster) startKWOK(admin string) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.startProcess("kwok", c.Binaries.Path("kwok"), []string{
+	_, err = c.procs.Start("kwok", c.Binaries.Path("kwok"), []string{
 		"--kubeconfig=" + admin,
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",

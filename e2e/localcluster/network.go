@@ -265,7 +265,7 @@ conntrack:
 			}
 		}
 	}
-	_, err := c.startProcess("kube-proxy", c.Binaries.Path("kube-proxy"), []string{"--config=" + cfgPath, "--v=1"})
+	_, err := c.procs.Start("kube-proxy", c.Binaries.Path("kube-proxy"), []string{"--config=" + cfgPath, "--v=1"})
 	return err
 }
 

@@ -2,9 +2,7 @@ package localcluster
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/poll"
 )
 
@@ -31,14 +30,14 @@ func (c *Cluster) waitReady(ctx context.Context, warmPoolCheck bool) error {
 		if p == nil {
 			continue // not started (Options.Without)
 		}
-		if err := waitHTTP(ctx, p, "http://127.0.0.1:"+strconv.Itoa(h.port)+"/readyz", nil, 90*time.Second); err != nil {
+		if err := process.WaitHealthy(ctx, p, "http://127.0.0.1:"+strconv.Itoa(h.port)+"/readyz", nil, 90*time.Second); err != nil {
 			return fmt.Errorf("%s: %w", h.name, err)
 		}
 	}
 	if !c.without["keda"] {
 		if err := c.waitFor(ctx, "APIService v1beta1.external.metrics.k8s.io (KEDA's metrics adapter) to be Available", 90*time.Second, func(ctx context.Context) (bool, error) {
-			if p := c.proc("keda-adapter"); p != nil && p.exited() {
-				return false, poll.Stop(fmt.Errorf("it exits 0 on start-up errors: %w", c.exitedError("keda-adapter")))
+			if p := c.proc("keda-adapter"); p != nil && p.Exited() {
+				return false, poll.Stop(fmt.Errorf("it exits 0 on start-up errors: %w", p.ExitedError()))
 			}
 			a, err := c.Dynamic.Resource(APIServiceGVR).Get(ctx, "v1beta1.external.metrics.k8s.io", metav1.GetOptions{})
 			if err != nil {
@@ -154,7 +153,7 @@ func (c *Cluster) waitFor(ctx context.Context, what string, timeout time.Duratio
 	start := time.Now()
 	err := poll.Until(ctx, timeout, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
 		if ok, dead := c.Running(); !ok {
-			return false, poll.Stop(c.exitedError(dead[0]))
+			return false, poll.Stop(c.procs.ExitedError(dead[0]))
 		}
 		return cond(ctx)
 	})
@@ -163,43 +162,4 @@ func (c *Cluster) waitFor(ctx context.Context, what string, timeout time.Duratio
 	}
 	c.say("%s: done in %s", what, time.Since(start).Round(10*time.Millisecond))
 	return nil
-}
-
-func (c *Cluster) proc(name string) *process {
-	for _, p := range c.procs {
-		if p.name == name {
-			return p
-		}
-	}
-	return nil
-}
-
-// waitHTTP polls url until it answers 200, failing early if proc exits.
-func waitHTTP(ctx context.Context, proc *process, url string, tlsCfg *tls.Config, timeout time.Duration) error {
-	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg}}
-	deadline := time.Now().Add(timeout)
-	var last string
-	for {
-		if proc != nil && proc.exited() {
-			return fmt.Errorf("waiting for %s: %w", url, proc.exitedError())
-		}
-		resp, err := client.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = resp.Status
-		} else {
-			last = err.Error()
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready after %s: %s", url, timeout, last)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
 // A real node is a kubelet v1.36.3 with its own containerd 2.x (runc for
@@ -85,7 +86,7 @@ func (c *Cluster) cleanPreviousOwner() error {
 	if err != nil || owner == "" {
 		return nil
 	}
-	if procs, _ := loadProcesses(owner); anyAlive(procs) {
+	if procs, _ := process.Load(owner); procs != nil && procs.AnyAlive() {
 		return fmt.Errorf("a local control plane with real nodes is running in %s (real nodes use fixed addresses: one at a time); stop it first: localcluster down --state %s", owner, owner)
 	}
 	c.say("removing what the real nodes of a stopped control plane left (state %s)", owner)

@@ -17,13 +17,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
 // TestRealNode starts a control plane with one real node and proves, through
@@ -166,20 +168,20 @@ func TestRealNode(t *testing.T) {
 	// Killed halfway: every process of the control plane dies at once, with
 	// pods running; the next start with real nodes must clean what is left.
 	first := c.StateDir
-	procs, err := loadProcesses(first)
+	procs, err := process.Load(first)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range procs {
-		if alive(p) {
-			_ = syscall.Kill(p.pid, syscall.SIGKILL)
+	for _, p := range procs.All() {
+		if p.Alive() {
+			_ = syscall.Kill(p.Pid, syscall.SIGKILL)
 		}
 	}
 	time.Sleep(time.Second)
 	if len(processesNaming(first)) == 0 {
 		t.Fatal("no shim or sandbox process survived the kill: the leftover cleanup would be tested on nothing")
 	}
-	c.procs = nil
+	c.procs.Forget()
 	c.realNodes = 0 // this handle must not clean up: the next start must
 	t.Logf("killed the control plane's processes; left behind: %d runtime processes, %d mounts under the state dir", len(processesNaming(first)), len(mountsUnder(first)))
 

@@ -1,4 +1,4 @@
-package localcluster
+package process
 
 import (
 	"bufio"
@@ -13,13 +13,14 @@ import (
 // Kill takes the process down by its own pid; Restart brings it back with the same command,
 // in its place in the stop order, and the record on disk follows.
 func TestKillAndRestartAProcessByItsOwnPid(t *testing.T) {
-	c := &Cluster{StateDir: t.TempDir()}
+	dir := t.TempDir()
+	c := NewSet(dir, false)
 	for _, name := range []string{"first", "middle", "last"} {
-		if _, err := c.startProcess(name, "/bin/sleep", []string{"600"}); err != nil {
+		if _, err := c.Start(name, "/bin/sleep", []string{"600"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() { stopProcesses(c.procs, time.Second) })
+	t.Cleanup(func() { c.Stop(time.Second) })
 	old := c.procs[1]
 	if err := c.Restart("middle"); err == nil {
 		t.Fatal("Restart of a running process must refuse")
@@ -27,10 +28,10 @@ func TestKillAndRestartAProcessByItsOwnPid(t *testing.T) {
 	if err := c.Kill("middle"); err != nil {
 		t.Fatal(err)
 	}
-	if alive(old) {
-		t.Fatalf("pid %d still runs after Kill", old.pid)
+	if old.Alive() {
+		t.Fatalf("pid %d still runs after Kill", old.Pid)
 	}
-	if !alive(c.procs[0]) || !alive(c.procs[2]) {
+	if !c.procs[0].Alive() || !c.procs[2].Alive() {
 		t.Fatal("Kill took down another process")
 	}
 	if err := c.Kill("middle"); err == nil {
@@ -40,14 +41,14 @@ func TestKillAndRestartAProcessByItsOwnPid(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := c.procs[1]
-	if len(c.procs) != 3 || now.name != "middle" || now.pid == old.pid || !alive(now) {
-		t.Fatalf("after Restart: %d processes, [1] = %s pid %d (old %d), alive %v", len(c.procs), now.name, now.pid, old.pid, alive(now))
+	if len(c.procs) != 3 || now.Name != "middle" || now.Pid == old.Pid || !now.Alive() {
+		t.Fatalf("after Restart: %d processes, [1] = %s pid %d (old %d), alive %v", len(c.procs), now.Name, now.Pid, old.Pid, now.Alive())
 	}
-	if now.args[0] != "600" {
-		t.Fatalf("restarted with %v, want the first command's args", now.args)
+	if now.Args[0] != "600" {
+		t.Fatalf("restarted with %v, want the first command's args", now.Args)
 	}
-	onDisk, err := loadProcesses(c.StateDir)
-	if err != nil || len(onDisk) != 3 || onDisk[1].pid != now.pid {
+	onDisk, err := Load(dir)
+	if err != nil || len(onDisk.All()) != 3 || onDisk.All()[1].Pid != now.Pid {
 		t.Fatalf("the record on disk does not follow the restart: %v %v", onDisk, err)
 	}
 	if err := c.Kill("nonesuch"); err == nil {
@@ -66,13 +67,13 @@ func TestProcessHelperStartsAndWaits(t *testing.T) {
 	if mode == "" {
 		return
 	}
-	c := &Cluster{StateDir: os.Getenv(helperEnv + "_STATE"), outliveCaller: mode == "outlive"}
+	c := NewSet(os.Getenv(helperEnv+"_STATE"), mode == "outlive")
 	for _, name := range []string{"one", "two"} {
-		p, err := c.startProcess(name, "/bin/sleep", []string{"600"})
+		p, err := c.Start(name, "/bin/sleep", []string{"600"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Printf("started %s %d %s\n", p.name, p.pid, p.start)
+		fmt.Printf("started %s %d %s\n", p.Name, p.Pid, p.Start)
 	}
 	fmt.Println("ready")
 	time.Sleep(10 * time.Minute)
@@ -96,15 +97,15 @@ func TestAKilledCallerLeavesNoProcess(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			var started []*process
+			var started []*Process
 			s := bufio.NewScanner(out)
 			for s.Scan() && s.Text() != "ready" {
-				var p process
-				if n, _ := fmt.Sscanf(s.Text(), "started %s %d %s", &p.name, &p.pid, &p.start); n == 3 {
+				var p Process
+				if n, _ := fmt.Sscanf(s.Text(), "started %s %d %s", &p.Name, &p.Pid, &p.Start); n == 3 {
 					started = append(started, &p)
 				}
 			}
-			t.Cleanup(func() { stopProcesses(started, time.Second) })
+			t.Cleanup(func() { Stop(started, time.Second) })
 			if len(started) != 2 {
 				_ = cmd.Process.Kill()
 				t.Fatalf("the helper reported %d started processes, want 2", len(started))
@@ -115,12 +116,47 @@ func TestAKilledCallerLeavesNoProcess(t *testing.T) {
 			_ = cmd.Wait()
 			time.Sleep(time.Second) // the kernel delivers the parent-death signal as the helper exits
 			for _, p := range started {
-				running := alive(p)
-				t.Logf("%s: helper %d killed; %s (pid %d) running: %v", tc.mode, cmd.Process.Pid, p.name, p.pid, running)
+				running := p.Alive()
+				t.Logf("%s: helper %d killed; %s (pid %d) running: %v", tc.mode, cmd.Process.Pid, p.Name, p.Pid, running)
 				if running != tc.wantSurvives {
-					t.Errorf("%s (pid %d) running=%v after its caller was killed, want %v", p.name, p.pid, running, tc.wantSurvives)
+					t.Errorf("%s (pid %d) running=%v after its caller was killed, want %v", p.Name, p.Pid, running, tc.wantSurvives)
 				}
 			}
 		})
+	}
+}
+
+// Teardown by record: a recorded pid whose start time differs is a recycled pid, never ours.
+func TestTeardownKillsOnlyTheProcessItStarted(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	start, err := StartTime(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A record whose start time differs is a recycled pid: not ours.
+	stranger := Recorded("stranger", cmd.Process.Pid, start+"1")
+	if stranger.Alive() {
+		t.Fatal("a pid with another start time was taken for our process")
+	}
+	if errs := Stop([]*Process{stranger}, time.Second); len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	if _, err := StartTime(cmd.Process.Pid); err != nil {
+		t.Fatalf("teardown killed a process it did not start: %v", err)
+	}
+	ours := Recorded("ours", cmd.Process.Pid, start)
+	if !ours.Alive() {
+		t.Fatal("our own running process is not seen as alive")
+	}
+	go func() { _ = cmd.Wait() }() // reap, as the starter would
+	if errs := Stop([]*Process{ours}, 2*time.Second); len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	if ours.Alive() {
+		t.Fatal("our process survived teardown")
 	}
 }
