@@ -14,13 +14,31 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
-// startKubeAPIServer starts kube-apiserver on etcdURL, writes the kubeconfigs of
-// its clients and connects the Cluster's clients once it is ready.
-func (c *Cluster) startKubeAPIServer(ctx context.Context, p *pki, etcdURL string) error {
-	api, err := c.procs.Start("kube-apiserver", c.Binaries.Path("kube-apiserver"), c.realNodeAPIServerArgs(p, []string{
-		"--etcd-servers=" + etcdURL,
-		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(c.ports.apiserver),
+// apiServerSettings is everything the API server's flags depend on.
+type apiServerSettings struct {
+	EtcdURL string
+	// Address it listens on and advertises: loopback, or with real nodes the
+	// host's pod-network address (pods reach it as the kubernetes Service).
+	Address string
+	Port    int
+	PKI     *pki
+	// WithKubelets: real nodes run kubelets it must reach (exec, logs) and a
+	// kube-proxy that needs the kubernetes Service's endpoints.
+	WithKubelets bool
+}
+
+func (c *Cluster) apiServerSettings(p *pki, etcdURL string) apiServerSettings {
+	return apiServerSettings{EtcdURL: etcdURL, Address: c.apiServerAddress(), Port: c.ports.apiserver, PKI: p, WithKubelets: c.realNodes > 0}
+}
+
+// apiServerFlags is the API server's command line: every flag, with or
+// without kubelets, is here.
+func apiServerFlags(s apiServerSettings) []string {
+	p := s.PKI
+	flags := []string{
+		"--etcd-servers=" + s.EtcdURL,
+		"--bind-address=" + s.Address, "--advertise-address=" + s.Address,
+		"--secure-port=" + strconv.Itoa(s.Port),
 		"--tls-cert-file=" + p.path(apiServerCert+".crt"), "--tls-private-key-file=" + p.path(apiServerCert+".key"),
 		"--client-ca-file=" + p.path(clusterCA+".crt"),
 		// Node: each kubelet may touch only its own node and its pods' objects.
@@ -44,12 +62,26 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context, p *pki, etcdURL string
 		// The endpoint resolver rejects ExternalName services, which is how the
 		// APIService reaches the adapter on loopback.
 		"--enable-aggregator-routing=false",
-		// No kubelet and no kube-proxy: nothing would use the endpoints of the
-		// kubernetes Service, and a loopback advertise address is rejected there.
-		"--endpoint-reconciler-type=none",
 		"--allow-privileged=true", "--profiling=false",
 		"--v=1",
-	}))
+	}
+	if !s.WithKubelets {
+		// No kube-proxy would use the kubernetes Service's endpoints, and a
+		// loopback advertise address is rejected there.
+		return append(flags, "--endpoint-reconciler-type=none")
+	}
+	return append(flags,
+		"--kubelet-client-certificate="+p.path(apiServerKubeletClient+".crt"),
+		"--kubelet-client-key="+p.path(apiServerKubeletClient+".key"),
+		"--kubelet-certificate-authority="+p.path(clusterCA+".crt"),
+		"--kubelet-preferred-address-types=InternalIP",
+	)
+}
+
+// startKubeAPIServer starts kube-apiserver on etcdURL, writes the kubeconfigs of
+// its clients and connects the Cluster's clients once it is ready.
+func (c *Cluster) startKubeAPIServer(ctx context.Context, p *pki, etcdURL string) error {
+	api, err := c.procs.Start("kube-apiserver", c.Binaries.Path("kube-apiserver"), apiServerFlags(c.apiServerSettings(p, etcdURL)))
 	if err != nil {
 		return err
 	}

@@ -301,34 +301,6 @@ func (c *Cluster) apiServerAddress() string {
 	return "127.0.0.1"
 }
 
-// realNodeAPIServerArgs adapts the API server's flags to real nodes: it
-// listens and advertises on the host's pod-network address, keeps the
-// kubernetes Service's endpoints (pods use them), and reaches kubelets with a
-// client certificate, verifying theirs.
-func (c *Cluster) realNodeAPIServerArgs(p *pki, args []string) []string {
-	if c.realNodes == 0 {
-		return args
-	}
-	var out []string
-	for _, a := range args {
-		switch {
-		case strings.HasPrefix(a, "--bind-address="):
-			a = "--bind-address=" + hostPodAddress
-		case strings.HasPrefix(a, "--advertise-address="):
-			a = "--advertise-address=" + hostPodAddress
-		case a == "--endpoint-reconciler-type=none":
-			continue
-		}
-		out = append(out, a)
-	}
-	return append(out,
-		"--kubelet-client-certificate="+p.path(apiServerKubeletClient+".crt"),
-		"--kubelet-client-key="+p.path(apiServerKubeletClient+".key"),
-		"--kubelet-certificate-authority="+p.path(clusterCA+".crt"),
-		"--kubelet-preferred-address-types=InternalIP",
-	)
-}
-
 // countRealNodes finds how many real nodes a control plane in stateDir had.
 func countRealNodes(stateDir string) int {
 	dirs, _ := filepath.Glob(filepath.Join(stateDir, "realnode-*"))
