@@ -101,7 +101,7 @@ func BenchmarkExporterAt10000Claims(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
 	defer cancel()
 	work := b.TempDir()
-	c, err := localcluster.Start(ctx, localcluster.Options{StateDir: filepath.Join(work, "cluster"), Progress: framework.NewLogWriter(b),
+	c, err := framework.StartCluster(ctx, localcluster.Options{StateDir: filepath.Join(work, "cluster"), Progress: framework.NewLogWriter(b),
 		Without: []string{"agent-sandbox-controller", "keda"}})
 	if err != nil {
 		b.Fatal(err)

@@ -38,7 +38,7 @@ func startStackRun(t testing.TB, ctx context.Context, opts localcluster.Options,
 	}
 	r := stackRun{work: t.TempDir()}
 	opts.StateDir, opts.Progress = filepath.Join(r.work, "cluster"), framework.NewLogWriter(t)
-	c, err := localcluster.Start(ctx, opts)
+	c, err := framework.StartCluster(ctx, opts)
 	if err != nil {
 		t.Fatalf("%v%s", err, startHint)
 	}

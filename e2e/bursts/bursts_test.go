@@ -149,7 +149,7 @@ func BenchmarkBursts(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c, err := localcluster.Start(ctx, localcluster.Options{
+	c, err := framework.StartCluster(ctx, localcluster.Options{
 		StateDir: filepath.Join(work, "cluster"), Nodes: 4, HPASyncPeriod: hpaSyncPeriod,
 		KwokStages: bootDelay.Stages, Progress: prefixed("localcluster"),
 	})

@@ -16,8 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 // SandboxNodeLabel marks the simulated nodes the runtime class schedules to.
@@ -35,44 +33,24 @@ func (c *Cluster) bootstrap(ctx context.Context, p *pki, nodes int) error {
 	for i := 0; i < nodes; i++ {
 		objs = append(objs, fakeNode(fmt.Sprintf("kwok-node-%d", i), i))
 	}
-	kedaCAPEM, err := os.ReadFile(p.path(kedaCA + ".crt"))
-	if err != nil {
-		return err
-	}
-	objs = append(objs,
-		map[string]any{
+	switch {
+	case c.realNodes > 0:
+		objs = append(objs, realNodeObjects(c.isolatedRuntimeClass)...)
+	case c.isolatedRuntimeClass != "":
+		objs = append(objs, map[string]any{
 			"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
-			"metadata": map[string]any{"name": contract.RuntimeClassName},
+			"metadata": map[string]any{"name": c.isolatedRuntimeClass},
 			// The handler names nothing real: no kubelet runs here.
 			"handler":    "local-simulated",
 			"scheduling": map[string]any{"nodeSelector": map[string]any{SandboxNodeLabel: "true"}},
-		},
-		map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "keda"}},
-		// The aggregator resolves an ExternalName service to externalName:port,
-		// which is how it reaches the adapter, a process on loopback.
-		map[string]any{
-			"apiVersion": "v1", "kind": "Service",
-			"metadata": map[string]any{"name": "keda-metrics-apiserver", "namespace": "keda"},
-			"spec": map[string]any{"type": "ExternalName", "externalName": "localhost",
-				"ports": []any{map[string]any{"name": "https", "port": c.ports.adapterSecure, "protocol": "TCP"}}},
-		},
-		map[string]any{
-			"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
-			"metadata": map[string]any{"name": "v1beta1.external.metrics.k8s.io"},
-			"spec": map[string]any{
-				"group": "external.metrics.k8s.io", "version": "v1beta1",
-				"service":              map[string]any{"name": "keda-metrics-apiserver", "namespace": "keda", "port": c.ports.adapterSecure},
-				"caBundle":             base64.StdEncoding.EncodeToString(kedaCAPEM),
-				"groupPriorityMinimum": 100, "versionPriority": 100,
-			},
-		},
-	)
-	if c.without["keda"] {
-		objs = objs[:nodes+1] // KEDA's namespace, Service and APIService: nothing would serve them
+		})
 	}
-	if c.realNodes > 0 {
-		// The RuntimeClass is gVisor on the real nodes instead.
-		objs = append(objs[:nodes], append(realNodeObjects(), objs[nodes+1:]...)...)
+	if !c.without["keda"] {
+		keda, err := c.kedaAPIObjects(p)
+		if err != nil {
+			return err
+		}
+		objs = append(objs, keda...)
 	}
 	for _, o := range objs {
 		if err := c.apply(ctx, &unstructured.Unstructured{Object: o}); err != nil {
@@ -92,6 +70,36 @@ func (c *Cluster) bootstrap(ctx context.Context, p *pki, nodes int) error {
 		crdNames = append(crdNames, names...)
 	}
 	return c.waitCRDsEstablished(ctx, crdNames)
+}
+
+// kedaAPIObjects are KEDA's namespace and how the aggregator reaches its
+// metrics adapter, a process on loopback.
+func (c *Cluster) kedaAPIObjects(p *pki) ([]map[string]any, error) {
+	kedaCAPEM, err := os.ReadFile(p.path(kedaCA + ".crt"))
+	if err != nil {
+		return nil, err
+	}
+	return []map[string]any{
+		{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "keda"}},
+		// The aggregator resolves an ExternalName service to externalName:port,
+		// which is how it reaches the adapter, a process on loopback.
+		{
+			"apiVersion": "v1", "kind": "Service",
+			"metadata": map[string]any{"name": "keda-metrics-apiserver", "namespace": "keda"},
+			"spec": map[string]any{"type": "ExternalName", "externalName": "localhost",
+				"ports": []any{map[string]any{"name": "https", "port": c.ports.adapterSecure, "protocol": "TCP"}}},
+		},
+		{
+			"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+			"metadata": map[string]any{"name": "v1beta1.external.metrics.k8s.io"},
+			"spec": map[string]any{
+				"group": "external.metrics.k8s.io", "version": "v1beta1",
+				"service":              map[string]any{"name": "keda-metrics-apiserver", "namespace": "keda", "port": c.ports.adapterSecure},
+				"caBundle":             base64.StdEncoding.EncodeToString(kedaCAPEM),
+				"groupPriorityMinimum": 100, "versionPriority": 100,
+			},
+		},
+	}, nil
 }
 
 func fakeNode(name string, i int) map[string]any {

@@ -44,6 +44,11 @@ type Options struct {
 	// HPASyncPeriod is kube-controller-manager's
 	// --horizontal-pod-autoscaler-sync-period; default 15s, as on EKS.
 	HPASyncPeriod time.Duration
+	// IsolatedRuntimeClass names a RuntimeClass for isolated pods: gVisor
+	// (handler runsc) on real nodes; with simulated nodes only, a class that
+	// schedules onto them and runs nothing. Empty: no such class. The
+	// product's name for it is the caller's (framework.StartCluster).
+	IsolatedRuntimeClass string
 	// SkipWarmPoolCheck skips the start-up proof that a SandboxWarmPool of 1
 	// becomes Ready (it costs a few seconds).
 	SkipWarmPoolCheck bool
@@ -83,11 +88,13 @@ type Cluster struct {
 	Client  kubernetes.Interface
 	Dynamic dynamic.Interface
 
-	procs         *process.Set
-	outliveCaller bool
-	without       map[string]bool
-	realNodes     int
-	ledger        *hostLedger
+	procs *process.Set
+	// isolatedRuntimeClass is Options.IsolatedRuntimeClass.
+	isolatedRuntimeClass string
+	outliveCaller        bool
+	without              map[string]bool
+	realNodes            int
+	ledger               *hostLedger
 	// nodeProgramDir holds the node's own programs (its CNI plugin).
 	nodeProgramDir string
 	ports          ports
@@ -131,7 +138,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{StateDir: opts.StateDir, Binaries: bins, HPASyncPeriod: opts.HPASyncPeriod, progress: opts.Progress, without: map[string]bool{}, realNodes: opts.RealNodes, kwokStages: opts.KwokStages, outliveCaller: opts.OutliveCaller}
+	c := &Cluster{StateDir: opts.StateDir, Binaries: bins, HPASyncPeriod: opts.HPASyncPeriod, progress: opts.Progress, without: map[string]bool{}, realNodes: opts.RealNodes, kwokStages: opts.KwokStages, outliveCaller: opts.OutliveCaller, isolatedRuntimeClass: opts.IsolatedRuntimeClass}
 	for _, w := range opts.Without {
 		if w != "agent-sandbox-controller" && w != "keda" {
 			return nil, fmt.Errorf("unknown component %q in Without (known: agent-sandbox-controller, keda)", w)

@@ -13,7 +13,7 @@ import (
 )
 
 // The RuntimeClass handlers a real node's containerd serves: runc for
-// ordinary pods (the default), gVisor's runsc for isolated-sandbox.
+// ordinary pods (the default), gVisor's runsc for the isolated RuntimeClass.
 const (
 	runcHandler  = "runc"
 	runscHandler = "runsc"

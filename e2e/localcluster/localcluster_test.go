@@ -29,6 +29,10 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/poll"
 )
 
+// testIsolatedRuntimeClass is the tests' name for the isolated RuntimeClass: the control plane
+// takes any name (the product's is the product's business).
+const testIsolatedRuntimeClass = "localcluster-test-isolated"
+
 func startCluster(t *testing.T, opts Options) *Cluster {
 	t.Helper()
 	if os.Getenv(SkipEnv) == "1" {
@@ -56,7 +60,7 @@ func startCluster(t *testing.T, opts Options) *Cluster {
 }
 
 func TestControlPlane(t *testing.T) {
-	c := startCluster(t, Options{HPASyncPeriod: 5 * time.Second})
+	c := startCluster(t, Options{HPASyncPeriod: 5 * time.Second, IsolatedRuntimeClass: testIsolatedRuntimeClass})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
@@ -86,7 +90,7 @@ func TestControlPlane(t *testing.T) {
 
 	t.Run("a warm pool of 2 is Ready, a claim adopts a warm sandbox and the pool replenishes", func(t *testing.T) {
 		ns := newNamespace(t, c, "pool")
-		createObject(t, c, gvr.SandboxTemplate, ns, sandboxTemplate("tmpl"))
+		createObject(t, c, gvr.SandboxTemplate, ns, sandboxTemplate("tmpl", testIsolatedRuntimeClass))
 		createObject(t, c, gvr.SandboxWarmPool, ns, warmPool("pool", "tmpl", 2))
 		waitPoolReady(t, ctx, c, ns, "pool", 2)
 		before := sandboxNames(t, c, ns)

@@ -74,7 +74,7 @@ func (c *Cluster) checkWarmPool(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	for _, o := range []map[string]any{sandboxTemplate("check"), warmPool("check", "check", 1)} {
+	for _, o := range []map[string]any{sandboxTemplate("check", c.isolatedRuntimeClass), warmPool("check", "check", 1)} {
 		u := &unstructured.Unstructured{Object: o}
 		u.SetNamespace(readyCheckNamespace)
 		res := gvr.SandboxTemplate
@@ -98,22 +98,22 @@ func (c *Cluster) checkWarmPool(ctx context.Context) error {
 	})
 }
 
-// sandboxTemplate is a minimal template in the shape the product uses:
-// runtime class isolated-sandbox, no network, the warm pods' image.
-func sandboxTemplate(name string) map[string]any {
+// sandboxTemplate is a minimal template: the sandbox image sleeping, in
+// runtimeClass when one is named.
+func sandboxTemplate(name, runtimeClass string) map[string]any {
+	spec := map[string]any{
+		"containers": []any{map[string]any{
+			"name": "agent", "image": SandboxImage,
+			"command": []any{"sleep", "infinity"},
+		}},
+	}
+	if runtimeClass != "" {
+		spec["runtimeClassName"] = runtimeClass
+	}
 	return map[string]any{
 		"apiVersion": contract.AgentSandboxExtensionsAPIVersion, "kind": contract.SandboxTemplateKind,
 		"metadata": map[string]any{"name": name},
-		"spec": map[string]any{"podTemplate": map[string]any{
-			"metadata": map[string]any{"annotations": map[string]any{"sandbox.amazonaws.com/network-isolated": "true"}},
-			"spec": map[string]any{
-				"runtimeClassName": contract.RuntimeClassName,
-				"containers": []any{map[string]any{
-					"name": "agent", "image": contract.WarmPodImage,
-					"command": []any{"sleep", "infinity"},
-				}},
-			},
-		}},
+		"spec":     map[string]any{"podTemplate": map[string]any{"spec": spec}},
 	}
 }
 

@@ -12,13 +12,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
 // A real node is a kubelet v1.36.3 with its own containerd 2.x (runc for
-// ordinary pods, gVisor's runsc for RuntimeClass isolated-sandbox), on the
+// ordinary pods, gVisor's runsc for the isolated RuntimeClass), on the
 // host's network namespace and cgroup tree, its pods on a bridge in
 // 198.18.0.0/15 that nothing outside the machine ever sees.
 type realNode struct {
@@ -197,17 +196,21 @@ func (c *Cluster) startRealNodes(ctx context.Context, p *pki) error {
 	})
 }
 
-// realNodeObjects are the API objects real nodes need: the RuntimeClass
-// pointing at gVisor and the API server's right to use the kubelets' API.
-func realNodeObjects() []map[string]any {
-	return []map[string]any{
-		{
+// realNodeObjects are the API objects real nodes need: the isolated
+// RuntimeClass (when named) pointing at gVisor, the loopback-only one, and the
+// API server's right to use the kubelets' API.
+func realNodeObjects(isolatedRuntimeClass string) []map[string]any {
+	var objs []map[string]any
+	if isolatedRuntimeClass != "" {
+		objs = append(objs, map[string]any{
 			"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
-			"metadata": map[string]any{"name": contract.RuntimeClassName},
+			"metadata": map[string]any{"name": isolatedRuntimeClass},
 			"handler":  runscHandler,
 			// Real nodes only: a simulated node has no runsc.
 			"scheduling": map[string]any{"nodeSelector": map[string]any{SandboxNodeLabel: "true", RealNodeLabel: "true"}},
-		},
+		})
+	}
+	return append(objs, []map[string]any{
 		{
 			"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
 			"metadata":   map[string]any{"name": LoopbackOnlyRuntimeClass},
@@ -220,7 +223,7 @@ func realNodeObjects() []map[string]any {
 			"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:kubelet-api-admin"},
 			"subjects": []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "kube-apiserver-kubelet-client"}},
 		},
-	}
+	}...)
 }
 
 // stopRealNodes removes the pods of the real nodes through their kubelets

@@ -24,7 +24,6 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
@@ -56,7 +55,7 @@ func TestRealNode(t *testing.T) {
 	})
 
 	t.Run("an isolated-sandbox pod runs under gVisor: its own kernel, a fresh uptime, only loopback, no way out", func(t *testing.T) {
-		pod := runPod(t, ctx, c, ns, "sandboxed", contract.RuntimeClassName)
+		pod := runPod(t, ctx, c, ns, "sandboxed", testIsolatedRuntimeClass)
 		kernel := execIn(t, ctx, c, ns, pod.Name, "uname", "-rv")
 		if kernel == nodeKernel {
 			t.Fatalf("isolated-sandbox pod shows the node's kernel %q: not isolated", kernel)
@@ -207,7 +206,7 @@ func startRealCluster(t *testing.T) *Cluster {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
 	defer cancel()
 	// KEDA plays no part in what a real node proves.
-	c, err := Start(ctx, Options{StateDir: t.TempDir(), RealNodes: 1, Without: []string{"keda"}, Progress: testWriter{t}})
+	c, err := Start(ctx, Options{StateDir: t.TempDir(), RealNodes: 1, IsolatedRuntimeClass: testIsolatedRuntimeClass, Without: []string{"keda"}, Progress: testWriter{t}})
 	if err != nil {
 		t.Fatalf("starting a control plane with a real node: %v", err)
 	}

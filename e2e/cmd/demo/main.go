@@ -64,7 +64,7 @@ func run() error {
 	} else {
 		step("start the local control plane (builds the tools on first use)")
 	}
-	c, err := localcluster.Start(ctx, opts)
+	c, err := framework.StartCluster(ctx, opts)
 	if err != nil {
 		return err
 	}

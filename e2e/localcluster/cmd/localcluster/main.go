@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
 )
 
@@ -33,6 +34,7 @@ func main() {
 	state := fs.String("state", "", "state directory (default: <cache>/clusters/default)")
 	nodes := fs.Int("nodes", 0, "number of simulated (KWOK) nodes (default 1, or 0 with real nodes)")
 	realNodes := fs.Int("real-nodes", 0, "number of real nodes (kubelet, containerd, runc, gVisor; needs root)")
+	isolated := fs.String("isolated-runtime-class", contract.RuntimeClassName, "the RuntimeClass that runs pods in gVisor on real nodes (empty: none)")
 	hpaSync := fs.Duration("hpa-sync-period", 15*time.Second, "kube-controller-manager --horizontal-pod-autoscaler-sync-period (EKS uses 15s)")
 	_ = fs.Parse(os.Args[2:])
 	if *state == "" {
@@ -57,7 +59,7 @@ func main() {
 		}
 		fmt.Println("real nodes' packages are installed:", strings.Join(localcluster.NodePrereqPackages(), " "))
 	case "up":
-		c, err := localcluster.Start(ctx, localcluster.Options{StateDir: *state, Nodes: *nodes, RealNodes: *realNodes, HPASyncPeriod: *hpaSync, OutliveCaller: true})
+		c, err := localcluster.Start(ctx, localcluster.Options{StateDir: *state, Nodes: *nodes, RealNodes: *realNodes, HPASyncPeriod: *hpaSync, IsolatedRuntimeClass: *isolated, OutliveCaller: true})
 		if err != nil {
 			fail(err)
 		}
