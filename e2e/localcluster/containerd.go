@@ -146,12 +146,12 @@ func (c *Cluster) startContainerd(ctx context.Context, l *hostLedger, n *realNod
 	// says; the bundles in the state dir name them, for teardown.
 	for _, d := range []string{"/run/containerd", "/run/containerd/s"} {
 		if _, err := os.Stat(d); os.IsNotExist(err) {
-			if err := l.record("dir", d); err != nil {
+			if err := l.record(hostChangeDir, d); err != nil {
 				return err
 			}
 		}
 	}
-	if err := l.record("shim-sockets", filepath.Join(cd, "state"), n.containerdSocket()); err != nil {
+	if err := l.record(hostChangeShimSockets, filepath.Join(cd, "state"), n.containerdSocket()); err != nil {
 		return err
 	}
 	proc, err := c.procs.Start(n.name+"-containerd", c.Binaries.Path("containerd"), []string{"--config=" + cfg, "--log-level=warn"})

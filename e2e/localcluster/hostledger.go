@@ -32,16 +32,18 @@ const hostLedgerFile = "host-ledger.jsonl"
 // only one runs at a time, and a start finds there what a killed one left.
 const realNodeOwnerFile = "real-nodes-owner"
 
+// hostEntry is one line of the ledger; hostChanges says what each kind's
+// args are and how it is undone.
 type hostEntry struct {
-	Kind string   `json:"kind"` // link, route, iptables-chain, iptables-rule, sysctl, cgroup, dir, kube-proxy-rules
-	Args []string `json:"args"`
+	Kind hostChangeKind `json:"kind"`
+	Args []string       `json:"args"`
 }
 
 type hostLedger struct {
 	path string
 }
 
-func (l *hostLedger) record(kind string, args ...string) error {
+func (l *hostLedger) record(kind hostChangeKind, args ...string) error {
 	b, err := json.Marshal(hostEntry{Kind: kind, Args: args})
 	if err != nil {
 		return err
@@ -93,8 +95,8 @@ func cleanHost(stateDir string, kubeProxy string) error {
 	// network namespaces and cgroups.
 	errs = append(errs, killStateProcesses(stateDir)...)
 	for _, e := range entries {
-		if e.Kind == "cgroup" {
-			errs = append(errs, killCgroup(e.Args[0])...)
+		if c, ok := hostChanges[e.Kind]; ok && c.killFirst != nil {
+			errs = append(errs, c.killFirst(e.Args)...)
 		}
 	}
 	errs = append(errs, unmountUnder(stateDir)...)
@@ -110,66 +112,11 @@ func cleanHost(stateDir string, kubeProxy string) error {
 }
 
 func undo(e hostEntry, kubeProxy string) error {
-	a := e.Args
-	switch e.Kind {
-	case "link":
-		if _, err := os.Stat("/sys/class/net/" + a[0]); err != nil {
-			return nil
-		}
-		return run("ip", "link", "del", a[0])
-	case "route":
-		out, err := exec.Command("ip", append([]string{"route", "del"}, a...)...).CombinedOutput()
-		if err != nil && !strings.Contains(string(out), "No such process") && !strings.Contains(string(out), "Cannot find device") {
-			return fmt.Errorf("ip route del %s: %w: %s", strings.Join(a, " "), err, strings.TrimSpace(string(out)))
-		}
-		return nil
-	case "iptables-rule", "ip6tables-rule": // table chain rule...
-		bin := strings.TrimSuffix(e.Kind, "-rule")
-		if exec.Command(bin, append([]string{"-w", "-t", a[0], "-C", a[1]}, a[2:]...)...).Run() != nil {
-			return nil
-		}
-		return run(bin, append([]string{"-w", "-t", a[0], "-D", a[1]}, a[2:]...)...)
-	case "iptables-chain", "ip6tables-chain": // table chain
-		bin := strings.TrimSuffix(e.Kind, "-chain")
-		if exec.Command(bin, "-w", "-t", a[0], "-S", a[1]).Run() != nil {
-			return nil
-		}
-		if err := run(bin, "-w", "-t", a[0], "-F", a[1]); err != nil {
-			return err
-		}
-		return run(bin, "-w", "-t", a[0], "-X", a[1])
-	case "kube-proxy-rules":
-		// kube-proxy's own cleanup removes every KUBE-* chain and jump it made.
-		if kubeProxy == "" {
-			kubeProxy = a[0]
-		}
-		if _, err := os.Stat(kubeProxy); err != nil {
-			return fmt.Errorf("kube-proxy's iptables rules may be left: %s is gone (run kube-proxy --cleanup)", kubeProxy)
-		}
-		out, err := exec.Command(kubeProxy, "--cleanup", "--proxy-mode=iptables", "--v=0").CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("kube-proxy --cleanup: %w: %s", err, tail(string(out), 1000))
-		}
-		return nil
-	case "sysctl": // name previous-value
-		cur, err := os.ReadFile("/proc/sys/" + a[0])
-		if err != nil || strings.TrimSpace(string(cur)) == a[1] {
-			return nil
-		}
-		return os.WriteFile("/proc/sys/"+a[0], []byte(a[1]), 0o644)
-	case "cgroup":
-		return removeCgroup(a[0])
-	case "dir": // a directory outside the state dir this control plane created
-		if err := os.Remove(a[0]); err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTEMPTY) {
-			return err
-		}
-		return nil
-	case "shim-sockets": // containerd's state dir and socket, whose shims' sockets live outside it
-		return removeShimSockets(a[0], a[1:]...)
-	case "nft-tables-before": // the iptables-nft tables that existed before: others are ours
-		return removeNewEmptyTables(a)
+	c, ok := hostChanges[e.Kind]
+	if !ok {
+		return fmt.Errorf("unknown host ledger entry %q", e.Kind)
 	}
-	return fmt.Errorf("unknown host ledger entry %q", e.Kind)
+	return c.undo(e.Args, kubeProxy)
 }
 
 // killStateProcesses kills every process whose command line names stateDir

@@ -137,7 +137,7 @@ func (c *Cluster) startKubelet(p *pki, l *hostLedger, n *realNode) error {
 		return err
 	}
 	// The kubelet wants its cgroup root to exist; it is this node's alone.
-	if err := l.record("cgroup", n.cgroup); err != nil {
+	if err := l.record(hostChangeCgroup, n.cgroup); err != nil {
 		return err
 	}
 	for _, m := range cgroupMounts() {
@@ -164,7 +164,7 @@ func (c *Cluster) startKubelet(p *pki, l *hostLedger, n *realNode) error {
 	} {
 		cur, err := os.ReadFile("/proc/sys/" + name)
 		if err == nil && strings.TrimSpace(string(cur)) != value {
-			if err := l.record("sysctl", name, strings.TrimSpace(string(cur))); err != nil {
+			if err := l.record(hostChangeSysctl, name, strings.TrimSpace(string(cur))); err != nil {
 				return err
 			}
 		}

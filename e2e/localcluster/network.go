@@ -62,25 +62,25 @@ func setupHostNetwork(l *hostLedger) error {
 	if err != nil {
 		return fmt.Errorf("real nodes use iptables with the nf_tables backend: %w", err)
 	}
-	if err := l.record("nft-tables-before", tables...); err != nil {
+	if err := l.record(hostChangeNFTTablesBefore, tables...); err != nil {
 		return err
 	}
 	steps := []struct {
-		kind   string
+		kind   hostChangeKind // none for what goes with the link
 		record []string
 		cmd    []string
 	}{
-		{"link", []string{nodeBridge}, []string{"ip", "link", "add", nodeBridge, "type", "bridge"}},
+		{hostChangeLink, []string{nodeBridge}, []string{"ip", "link", "add", nodeBridge, "type", "bridge"}},
 		{"", nil, []string{"ip", "addr", "add", hostPodAddress + "/17", "dev", nodeBridge}},
 		{"", nil, []string{"ip", "link", "set", nodeBridge, "up"}},
 		// The bridge's own /17 route is more specific; everything else of the
 		// range is unreachable instead of going to the default gateway.
-		{"route", []string{"unreachable", safeRange}, []string{"ip", "route", "add", "unreachable", safeRange}},
+		{hostChangeRoute, []string{"unreachable", safeRange}, []string{"ip", "route", "add", "unreachable", safeRange}},
 		// Service addresses go to the bridge, so a host process's connect()
 		// finds a route; kube-proxy's DNAT then picks the pod.
-		{"route", []string{serviceCIDR, "dev", nodeBridge}, []string{"ip", "route", "add", serviceCIDR, "dev", nodeBridge, "src", hostPodAddress}},
-		{"iptables-chain", []string{"filter", forwardChain}, []string{"iptables", "-w", "-t", "filter", "-N", forwardChain}},
-		{"iptables-chain", []string{"mangle", egressChain}, []string{"iptables", "-w", "-t", "mangle", "-N", egressChain}},
+		{hostChangeRoute, []string{serviceCIDR, "dev", nodeBridge}, []string{"ip", "route", "add", serviceCIDR, "dev", nodeBridge, "src", hostPodAddress}},
+		{hostChangeIPTablesChain, []string{"filter", forwardChain}, []string{"iptables", "-w", "-t", "filter", "-N", forwardChain}},
+		{hostChangeIPTablesChain, []string{"mangle", egressChain}, []string{"iptables", "-w", "-t", "mangle", "-N", egressChain}},
 	}
 	for _, s := range steps {
 		if s.kind != "" {
@@ -126,7 +126,7 @@ func setupHostNetwork(l *hostLedger) error {
 		{"mangle", "POSTROUTING", "-j", egressChain},
 	}
 	for _, j := range jumps {
-		if err := l.record("iptables-rule", j...); err != nil {
+		if err := l.record(hostChangeIPTablesRule, j...); err != nil {
 			return err
 		}
 		if err := run("iptables", append([]string{"-w", "-t", j[0], "-I", j[1], "1"}, j[2:]...)...); err != nil {
@@ -166,7 +166,7 @@ func setSysctl(l *hostLedger, name, value string) error {
 	if old == value {
 		return nil
 	}
-	if err := l.record("sysctl", name, old); err != nil {
+	if err := l.record(hostChangeSysctl, name, old); err != nil {
 		return err
 	}
 	return os.WriteFile("/proc/sys/"+name, []byte(value), 0o644)
@@ -247,7 +247,7 @@ conntrack:
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		return err
 	}
-	if err := l.record("kube-proxy-rules", c.Binaries.Path("kube-proxy")); err != nil {
+	if err := l.record(hostChangeKubeProxyRules, c.Binaries.Path("kube-proxy")); err != nil {
 		return err
 	}
 	// kube-proxy --cleanup flushes KUBE-FIREWALL but keeps the chain and its
@@ -256,11 +256,11 @@ conntrack:
 		if exec.Command(bin, "-w", "-t", "filter", "-S", "KUBE-FIREWALL").Run() == nil {
 			continue // another Kubernetes on this machine made it: not ours to remove
 		}
-		if err := l.record(bin+"-chain", "filter", "KUBE-FIREWALL"); err != nil {
+		if err := l.record(iptablesChain(bin), "filter", "KUBE-FIREWALL"); err != nil {
 			return err
 		}
 		for _, chain := range []string{"INPUT", "OUTPUT"} {
-			if err := l.record(bin+"-rule", "filter", chain, "-j", "KUBE-FIREWALL"); err != nil {
+			if err := l.record(iptablesRule(bin), "filter", chain, "-j", "KUBE-FIREWALL"); err != nil {
 				return err
 			}
 		}

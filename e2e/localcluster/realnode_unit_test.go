@@ -147,14 +147,14 @@ func TestHostLedgerUndoesWhatItRecorded(t *testing.T) {
 	l := &hostLedger{path: filepath.Join(state, hostLedgerFile)}
 	const link = "lcledgertest0"
 	const never = "lcledgernever0"
-	if err := l.record("link", link); err != nil {
+	if err := l.record(hostChangeLink, link); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command("ip", "link", "add", link, "type", "bridge").CombinedOutput(); err != nil {
 		t.Fatalf("ip link add: %v %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", link).Run() })
-	if err := l.record("link", never); err != nil {
+	if err := l.record(hostChangeLink, never); err != nil {
 		t.Fatal(err)
 	}
 	if err := cleanHost(state, ""); err != nil {
