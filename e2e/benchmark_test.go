@@ -19,7 +19,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -34,6 +33,7 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/tcpproxy"
 )
 
@@ -121,10 +121,10 @@ func BenchmarkExporterAt10000Claims(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer proxy.Close()
-	exporterBin := goBuild(b, work, framework.Module+"/exporter/cmd/claim-exporter")
+	exporterBin := goBuild(b, work, framework.ExporterCommand)
 
-	scrape := func(b *testing.B, addr string) {
-		code, body := framework.HTTPGet("http://" + addr + "/demand")
+	scrape := func(b *testing.B, url string) {
+		code, body := framework.HTTPGet(url)
 		if code != http.StatusOK {
 			b.Fatalf("exporter answered %d: %s", code, body)
 		}
@@ -134,22 +134,21 @@ func BenchmarkExporterAt10000Claims(b *testing.B) {
 		{"paginated-metadata-list(selector)", "bench=claim"},
 	} {
 		b.Run(path.name, func(b *testing.B) {
-			addr := freeAddr(b)
-			cmd := exec.Command(exporterBin, "--api-url", "https://"+proxy.Addr(), "--token-file", tokenFile,
-				"--ca-file", c.CAFile, "--namespace", ns, "--selector", path.selector, "--listen", addr, "--read-timeout", "60s")
-			cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-			if err := cmd.Start(); err != nil {
+			exp := framework.LocalExporter{Binary: exporterBin, APIURL: "https://" + proxy.Addr(), TokenFile: tokenFile,
+				CAFile: c.CAFile, Namespace: ns, Selector: path.selector, Addr: freeAddr(b), ReadTimeout: 60 * time.Second}
+			procs := process.NewSet(work, false)
+			defer procs.Stop(5 * time.Second)
+			if _, err := exp.Start(ctx, procs, "claim-exporter"); err != nil {
 				b.Fatal(err)
 			}
-			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 			framework.Eventually(b, ctx, "the exporter to count "+strconv.Itoa(claims), time.Minute, func(context.Context) (bool, error) {
-				d, err := framework.Demand("http://" + addr + "/demand")
+				d, err := framework.Demand(exp.DemandURL())
 				return err == nil && d.ActiveClaims == claims, err
 			})
 			before := proxy.BytesFromTarget()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				scrape(b, addr)
+				scrape(b, exp.DemandURL())
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(proxy.BytesFromTarget()-before)/float64(b.N), "wire-bytes/scrape")

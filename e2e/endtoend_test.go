@@ -158,7 +158,7 @@ func (e *env) faults(ctx context.Context, t *testing.T) {
 			if code == http.StatusOK || strings.Contains(body, contract.DemandField) {
 				t.Fatalf("with no successful read yet the exporter answered %d %s", code, body)
 			}
-			if code, _ := framework.HTTPGet("http://" + e.exporterAddr + "/healthz"); code != http.StatusOK {
+			if code, _ := framework.HTTPGet(e.exporter.HealthzURL()); code != http.StatusOK {
 				t.Fatalf("/healthz answered %d during the API outage (it must not depend on the API)", code)
 			}
 			time.Sleep(time.Second)
@@ -168,7 +168,7 @@ func (e *env) faults(ctx context.Context, t *testing.T) {
 		e.waitDemand(ctx, t, 3, true, time.Minute)
 	})
 	t.Run("token file rotated: the new token is used, the old one is revoked", func(t *testing.T) {
-		writeFileAtomic(t, e.tokenFile, e.boundToken(ctx, t, "exporter-token-2"))
+		writeFileAtomic(t, e.exporter.TokenFile, e.boundToken(ctx, t, "exporter-token-2"))
 		// Revoke the first token by deleting the object it is bound to.
 		if err := e.cluster.Client.CoreV1().Secrets(e.ns).Delete(ctx, "exporter-token-1", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,6 +20,7 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/tcpproxy"
 )
 
@@ -29,12 +29,10 @@ import (
 type env struct {
 	stackRun
 
-	apiProxy     *tcpproxy.Proxy
-	exporterBin  string
-	exporterAddr string
-	exporter     *exec.Cmd
-	tokenFile    string
-	firstToken   string // revoked by the rotation fault
+	apiProxy   *tcpproxy.Proxy
+	exporter   framework.LocalExporter
+	procs      *process.Set // the exporter's process
+	firstToken string       // revoked by the rotation fault
 }
 
 // hpaSyncPeriod is the HPA controller's sync period for the run: EKS's 15s
@@ -54,26 +52,30 @@ func hpaSyncPeriod(t testing.TB) time.Duration {
 // needs beside it (the exporter binary, the cuttable path to the API server,
 // the Pulumi stack in existing/require/adopt/adopt modes); the caller runs up.
 func newEnv(t testing.TB, ctx context.Context, hpaSync time.Duration) *env {
-	e := &env{exporterAddr: freeAddr(t)}
+	e := &env{exporter: framework.LocalExporter{Addr: freeAddr(t)}}
 	e.stackRun = startStackRun(t, ctx, localcluster.Options{HPASyncPeriod: hpaSync}, "e2e", "", func(kubeconfig []byte) map[string]string {
 		return framework.LocalStackConfig(kubeconfig, e.demandURL())
 	})
+	e.procs = process.NewSet(e.work, false)
 	// Registered after the control plane's cleanup, so it runs before it.
 	t.Cleanup(func() {
-		e.stopExporter()
+		e.procs.Stop(5 * time.Second)
 		if t.Failed() {
-			if b, err := os.ReadFile(filepath.Join(e.work, "exporter.log")); err == nil {
+			if b, err := os.ReadFile(e.procs.LogPath(exporterProcess)); err == nil {
 				t.Logf("exporter log (last 3000 bytes):\n%s", lastBytes(string(b), 3000))
 			}
 		}
 	})
-	e.exporterBin = goBuild(t, e.work, framework.Module+"/exporter/cmd/claim-exporter")
 	apiURL, _ := url.Parse(e.cluster.APIServerURL)
 	var err error
 	if e.apiProxy, err = tcpproxy.Start(apiURL.Host); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.apiProxy.Close() })
+	e.exporter.Binary = goBuild(t, e.work, framework.ExporterCommand)
+	e.exporter.APIURL = "https://" + e.apiProxy.Addr()
+	e.exporter.CAFile = e.cluster.CAFile
+	e.exporter.TokenFile = filepath.Join(e.work, "exporter-token")
 	return e
 }
 
@@ -95,43 +97,42 @@ func (e *env) up(ctx context.Context, t testing.TB) {
 	e.waitSpecReplicas(ctx, t, 1, 2*time.Minute)
 }
 
+// exporterProcess is the local exporter's process name (and log name).
+const exporterProcess = "claim-exporter"
+
 // startExporterWithToken runs the exporter as a local process with a real
 // token of its ServiceAccount, through the cuttable proxy to the API server.
 func (e *env) startExporterWithToken(ctx context.Context, t testing.TB) {
-	e.tokenFile = filepath.Join(e.work, "exporter-token")
+	e.exporter.Namespace = e.ns
 	e.firstToken = e.boundToken(ctx, t, "exporter-token-1")
-	writeFileAtomic(t, e.tokenFile, e.firstToken)
+	writeFileAtomic(t, e.exporter.TokenFile, e.firstToken)
 	e.startExporter(t)
 	e.waitDemand(ctx, t, 0, true, time.Minute)
 }
 
+// startExporter starts the exporter, or starts it again with its first command after
+// stopExporter, and waits for its /healthz.
 func (e *env) startExporter(t testing.TB) {
-	cmd := exec.Command(e.exporterBin,
-		"--api-url", "https://"+e.apiProxy.Addr(), "--token-file", e.tokenFile, "--ca-file", e.cluster.CAFile,
-		"--namespace", e.ns, "--listen", e.exporterAddr)
-	logf, err := os.OpenFile(filepath.Join(e.work, "exporter.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	e.exporter = cmd
-	framework.Eventually(t, context.Background(), "the exporter's /healthz", 20*time.Second, func(context.Context) (bool, error) {
-		code, body := framework.HTTPGet("http://" + e.exporterAddr + "/healthz")
-		if code == 0 {
-			return false, fmt.Errorf("%s", body)
+	ctx := context.Background()
+	p := e.procs.Get(exporterProcess)
+	if p == nil {
+		if _, err := e.exporter.Start(ctx, e.procs, exporterProcess); err != nil {
+			t.Fatal(err)
 		}
-		return code == 200, nil
-	})
+		return
+	}
+	if err := e.procs.Restart(exporterProcess); err != nil {
+		t.Fatal(err)
+	}
+	if err := process.WaitHealthy(ctx, e.procs.Get(exporterProcess), e.exporter.HealthzURL(), nil, time.Minute); err != nil {
+		t.Fatal(err)
+	}
 }
 
+// stopExporter kills the exporter (as a crash would) when it runs.
 func (e *env) stopExporter() {
-	if e.exporter != nil && e.exporter.Process != nil {
-		_ = e.exporter.Process.Kill()
-		_ = e.exporter.Wait()
-		e.exporter = nil
+	if p := e.procs.Get(exporterProcess); p != nil && p.Running() {
+		_ = e.procs.Kill(exporterProcess)
 	}
 }
 
@@ -156,7 +157,7 @@ func (e *env) tokenRejected(token string) bool {
 	return apierrors.IsUnauthorized(err)
 }
 
-func (e *env) demandURL() string { return "http://" + e.exporterAddr + "/demand" }
+func (e *env) demandURL() string { return e.exporter.DemandURL() }
 
 func (e *env) waitDemand(ctx context.Context, t testing.TB, n int64, fresh bool, timeout time.Duration) {
 	framework.Eventually(t, ctx, fmt.Sprintf("the exporter to serve active_claims=%d fresh=%v", n, fresh), timeout, func(context.Context) (bool, error) {

@@ -26,7 +26,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -45,6 +44,7 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/poll"
 )
 
@@ -170,9 +170,9 @@ func BenchmarkBursts(b *testing.B) {
 	if !rec.Start(ctx, c.Dynamic) {
 		b.Fatal("the sandbox, claim and pool informers never synced")
 	}
-	exporterBin := filepath.Join(work, "claim-exporter")
-	if out, err := exec.Command("go", "build", "-o", exporterBin, "github.com/warmpool/warm-pool-autoscaling-keda/exporter/cmd/claim-exporter").CombinedOutput(); err != nil {
-		b.Fatalf("building the exporter: %v\n%s", err, out)
+	exporterBin, err := framework.GoBuild(io.Discard, work, framework.ExporterCommand)
+	if err != nil {
+		b.Fatalf("building the exporter: %v", err)
 	}
 
 	b.ResetTimer()
@@ -233,13 +233,8 @@ func runTrace(b *testing.B, ctx context.Context, c *localcluster.Cluster, rec *R
 		todo = append(todo, rendered{p, objs, addr})
 	}
 	var policies []Policy
-	var exporters []*exec.Cmd
-	defer func() {
-		for _, e := range exporters {
-			_ = e.Process.Kill()
-			_ = e.Wait()
-		}
-	}()
+	exporters := process.NewSet(work, false)
+	defer exporters.Stop(5 * time.Second)
 	for _, r := range todo {
 		for i, o := range r.objs.Items {
 			res := c.Dynamic.Resource(r.objs.GVRs[i])
@@ -261,7 +256,7 @@ func runTrace(b *testing.B, ctx context.Context, c *localcluster.Cluster, rec *R
 			if err != nil {
 				b.Fatal(err)
 			}
-			exporters = append(exporters, startExporter(b, ctx, c, work, exporterBin, r.p, pools, r.addr))
+			startExporter(b, ctx, c, exporters, work, exporterBin, r.p, pools, r.addr)
 		}
 		policies = append(policies, r.p)
 	}
@@ -500,7 +495,7 @@ func waitPoolReady(b *testing.B, ctx context.Context, c *localcluster.Cluster, p
 // test does, and waits until it serves a count (and, for a policy sized by
 // arrivals, the arrival counts). pools is its EXPORTER_POOLS ("" to run it
 // as today, on the policy's namespace).
-func startExporter(b *testing.B, ctx context.Context, c *localcluster.Cluster, work, bin string, p Policy, pools, addr string) *exec.Cmd {
+func startExporter(b *testing.B, ctx context.Context, c *localcluster.Cluster, procs *process.Set, work, bin string, p Policy, pools, addr string) {
 	ns := p.Namespace()
 	exp := int64(3 * 3600)
 	tr, err := c.Client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, contract.ExporterName,
@@ -512,32 +507,24 @@ func startExporter(b *testing.B, ctx context.Context, c *localcluster.Cluster, w
 	if err := os.WriteFile(tokenFile, []byte(tr.Status.Token), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	logf, err := os.Create(filepath.Join(work, ns+"-exporter.log"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	args := []string{"--api-url", c.APIServerURL, "--token-file", tokenFile, "--ca-file", c.CAFile, "--listen", addr}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = os.Environ()
+	e := framework.LocalExporter{Binary: bin, APIURL: c.APIServerURL, TokenFile: tokenFile, CAFile: c.CAFile, Addr: addr}
 	if pools == "" {
-		cmd.Args = append(cmd.Args, "--namespace", ns)
+		e.Namespace = ns
 	} else {
-		// The contract's multi-pool interface: the pools, their namespaces and arrival windows.
-		cmd.Env = append(cmd.Env, "EXPORTER_POOLS="+pools)
+		e.Pools = pools // the contract's multi-pool interface: the pools, their namespaces and arrival windows
 	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
+	name := ns + "-exporter"
+	if _, err := e.Start(ctx, procs, name); err != nil {
 		b.Fatal(err)
 	}
 	want := `"active_claims":0`
 	if p.UsesArrivals() {
 		want = `"` + arrivalsShortField + `":0`
 	}
-	waitFor(b, ctx, ns+": the exporter serving "+want+" (its log: "+logf.Name()+")", time.Minute, func(context.Context) (bool, error) {
-		code, body := httpGet("http://" + addr + contract.DemandPath)
+	waitFor(b, ctx, ns+": the exporter serving "+want+" (its log: "+procs.LogPath(name)+")", time.Minute, func(context.Context) (bool, error) {
+		code, body := httpGet(e.DemandURL())
 		return code == http.StatusOK && strings.Contains(body, want), nil
 	})
-	return cmd
 }
 
 func waitFor(b *testing.B, ctx context.Context, what string, timeout time.Duration, cond func(context.Context) (bool, error)) {

@@ -4,13 +4,10 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
-// StartProcess runs another program beside the control plane (the demo's
-// exporter), logged under <state>/logs/<name>.log and stopped with it, also by
-// `localcluster down`.
-func (c *Cluster) StartProcess(name, binary string, args []string, env ...string) error {
-	_, err := c.procs.Start(name, binary, args, env...)
-	return err
-}
+// Processes is the control plane's processes: another program started there
+// (the demo's exporter) is logged under <state>/logs/<name>.log and stopped
+// with the control plane, also by `localcluster down`.
+func (c *Cluster) Processes() *process.Set { return c.procs }
 
 // Kill stops the named process as a crash would: SIGKILL to its group, by the
 // pid this cluster recorded for it (never by name). It returns once the

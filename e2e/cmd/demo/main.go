@@ -155,7 +155,7 @@ Logs of every process: %s
 // startLocalExporter builds the exporter and runs it beside the control plane (stopped with
 // it) with a TokenRequest token of its ServiceAccount, listening on addr.
 func startLocalExporter(ctx context.Context, c *localcluster.Cluster, dir, ns, sa, addr string) error {
-	bin, err := framework.GoBuild(os.Stdout, dir, framework.Module+"/exporter/cmd/claim-exporter")
+	bin, err := framework.GoBuild(os.Stdout, dir, framework.ExporterCommand)
 	if err != nil {
 		return err
 	}
@@ -167,8 +167,9 @@ func startLocalExporter(ctx context.Context, c *localcluster.Cluster, dir, ns, s
 	if err := os.WriteFile(tokenFile, []byte(token), 0o600); err != nil {
 		return err
 	}
-	return c.StartProcess("claim-exporter", bin, []string{"--api-url", c.APIServerURL,
-		"--token-file", tokenFile, "--ca-file", c.CAFile, "--namespace", ns, "--listen", addr})
+	e := framework.LocalExporter{Binary: bin, APIURL: c.APIServerURL, TokenFile: tokenFile, CAFile: c.CAFile, Namespace: ns, Addr: addr}
+	_, err = e.Start(ctx, c.Processes(), "claim-exporter")
+	return err
 }
 
 // printPulumiCLI tells a newcomer with the Pulumi CLI how to run this repository's program
