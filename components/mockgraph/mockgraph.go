@@ -78,6 +78,12 @@ func (r *Recorder) Options(project, stack string) pulumi.RunOption {
 	return pulumi.WithMocks(project, stack, r)
 }
 
+// WithConfig gives the program its stack config (keys "<project>:<key>") as the engine does,
+// without setting PULUMI_CONFIG for the whole process.
+func WithConfig(config map[string]string) pulumi.RunOption {
+	return func(info *pulumi.RunInfo) { info.Config = config }
+}
+
 // NewResource records the registration and echoes the inputs as outputs.
 func (r *Recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.PropertyMap, error) {
 	rec := Resource{Type: args.TypeToken, Name: args.Name, Inputs: args.Inputs, Provider: args.Provider, Custom: args.Custom}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -229,23 +228,8 @@ func Render(p Policy, shared map[string]string, exporterURL string) (*Objects, e
 	for k, v := range cfg {
 		full[contract.ProjectName+":"+k] = v
 	}
-	b, err := json.Marshal(full)
-	if err != nil {
-		return nil, err
-	}
-	// The mocks read the config from the environment, as the Pulumi engine
-	// passes it. Render is not safe for concurrent use.
-	old, had := os.LookupEnv("PULUMI_CONFIG")
-	os.Setenv("PULUMI_CONFIG", string(b))
-	defer func() {
-		if had {
-			os.Setenv("PULUMI_CONFIG", old)
-		} else {
-			os.Unsetenv("PULUMI_CONFIG")
-		}
-	}()
 	rec := mockgraph.New()
-	if err := pulumi.RunErr(program.Run, rec.Options(contract.ProjectName, "bursts")); err != nil {
+	if err := pulumi.RunErr(program.Run, rec.Options(contract.ProjectName, "bursts"), mockgraph.WithConfig(full)); err != nil {
 		return nil, fmt.Errorf("policy %s: %w", p.Name, err)
 	}
 	objs := &Objects{ExporterEnv: map[string]string{}}
