@@ -18,13 +18,47 @@ func Run(ctx *pulumi.Context) error {
 	if err != nil {
 		return err
 	}
-	var exporterSource map[string]string
-	if cfg.ExporterImage == "" {
-		if exporterSource, err = exporter.PodSource(); err != nil {
-			return err
-		}
+	p, err := newPlatform(ctx, cfg)
+	if err != nil {
+		return err
 	}
+	pools := cfg.Pools()
+	warmPools, err := newWarmPools(ctx, cfg, p, pools)
+	if err != nil {
+		return err
+	}
+	exp, err := newExporter(ctx, cfg, p, pools, warmPools)
+	if err != nil {
+		return err
+	}
+	poolOutputs, err := newAutoscalers(ctx, cfg, p, pools, warmPools, exp)
+	if err != nil {
+		return err
+	}
+	ctx.Export("clusterName", p.cluster.Name)
+	ctx.Export("kubeconfig", p.cluster.Kubeconfig)
+	ctx.Export("stackNamespace", exp.stackNamespaceName)
+	ctx.Export("stackLabel", pulumi.String(cfg.StackLabelValue()))
+	ctx.Export("exporterServiceAccount", exp.claimExporter.ServiceAccountName)
+	ctx.Export("exporterService", exp.claimExporter.ServiceName)
+	ctx.Export("pools", poolOutputs)
+	ctx.Export("isolation", pulumi.String(cfg.Isolation))
+	return nil
+}
 
+// platform is what every pool stands on: the cluster, its provider, and the runtime class,
+// agent-sandbox and KEDA installed or checked in it.
+type platform struct {
+	cluster   *components.Cluster
+	inCluster pulumi.ResourceOption
+	keda      *components.Keda
+	// installs are the installed resources themselves, not the components: destroy deletes the
+	// namespaces (and the claims, sandboxes and ScaledObjects in them, whose finalizers these
+	// controllers remove) before agent-sandbox and KEDA. See components.Keda.Installed.
+	installs []pulumi.Resource
+}
+
+func newPlatform(ctx *pulumi.Context, cfg *Config) (*platform, error) {
 	cluster, err := components.NewCluster(ctx, "cluster", &components.ClusterArgs{
 		Mode: cfg.ClusterMode, Name: cfg.ClusterName, KubernetesVersion: cfg.KubernetesVersion,
 		VpcID: cfg.VpcID, PrivateSubnetIDs: cfg.PrivateSubnetIDs,
@@ -32,7 +66,7 @@ func Run(ctx *pulumi.Context) error {
 		Kubeconfig: cfg.Kubeconfig,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Every in-cluster resource goes through the cluster's provider (default providers are disabled).
 	inCluster := pulumi.Providers(cluster.Provider)
@@ -41,67 +75,89 @@ func Run(ctx *pulumi.Context) error {
 		Mode: cfg.RuntimeClassMode, Name: contract.RuntimeClassName, Handler: cfg.RuntimeClassHandler,
 	}, inCluster)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	agentSandbox, err := components.NewAgentSandbox(ctx, "agent-sandbox", &components.AgentSandboxArgs{
 		Mode: cfg.AgentSandboxMode, Version: cfg.AgentSandboxVersion,
 	}, inCluster)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	keda, err := components.NewKeda(ctx, "keda", &components.KedaArgs{
 		Mode: cfg.KedaMode, ChartVersion: cfg.KedaChartVersion,
 	}, inCluster)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	return &platform{cluster: cluster, inCluster: inCluster, keda: keda,
+		installs: slices.Concat(runtime.Installed, agentSandbox.Installed, keda.Installed)}, nil
+}
 
-	// Destroy deletes the namespaces (and the claims, sandboxes and ScaledObjects in them, whose
-	// finalizers these controllers remove) before agent-sandbox and KEDA themselves. The
-	// resources themselves, not the components: see components.Keda.Installed.
-	installs := slices.Concat(runtime.Installed, agentSandbox.Installed, keda.Installed)
-	pools := cfg.Pools()
+// newWarmPools is each pool's namespace, template and warm pool. A listed pool's components
+// are named after it; the one-pool shorthand's is "warm-pool", as it always was.
+func newWarmPools(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool) ([]*components.WarmPool, error) {
 	listed := len(cfg.PoolList) > 0
 	warmPools := make([]*components.WarmPool, len(pools))
-	for i, p := range pools {
+	for i, pool := range pools {
 		name := "warm-pool"
 		if listed {
-			name += "-" + p.Name
+			name += "-" + pool.Name
 		}
+		var err error
 		if warmPools[i], err = components.NewWarmPool(ctx, name, &components.WarmPoolArgs{
-			Namespace: p.Namespace, StackLabelValue: cfg.StackLabelValue(),
-			TemplateName: p.TemplateName, PoolName: p.Name, InitialReplicas: p.MinReplicas,
-			RuntimeClassName: contract.RuntimeClassName, Agent: p.Agent,
-			DependsOn: installs,
-		}, inCluster); err != nil {
-			return err
+			Namespace: pool.Namespace, StackLabelValue: cfg.StackLabelValue(),
+			TemplateName: pool.TemplateName, PoolName: pool.Name, InitialReplicas: pool.MinReplicas,
+			RuntimeClassName: contract.RuntimeClassName, Agent: pool.Agent,
+			DependsOn: p.installs,
+		}, p.inCluster); err != nil {
+			return nil, err
 		}
 	}
-	// The exporter lives in the stack's namespace: the one pool's, or one of its own beside the listed pools.
-	stackNamespace, stackNamespaceName := warmPools[0].Namespace, warmPools[0].NamespaceName
+	return warmPools, nil
+}
+
+// stackExporter is the exporter and the namespace it lives in: the one pool's, or one of its
+// own beside the listed pools.
+type stackExporter struct {
+	stackNamespace     pulumi.Resource
+	stackNamespaceName pulumi.StringOutput
+	claimExporter      *components.ClaimExporter
+}
+
+func newExporter(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool, warmPools []*components.WarmPool) (*stackExporter, error) {
+	var exporterSource map[string]string
+	if cfg.ExporterImage == "" {
+		var err error
+		if exporterSource, err = exporter.PodSource(); err != nil {
+			return nil, err
+		}
+	}
+	listed := len(cfg.PoolList) > 0
+	var stackNamespace pulumi.Resource = warmPools[0].Namespace
+	stackNamespaceName := warmPools[0].NamespaceName
 	if listed {
 		// A stack that ran the one-pool shorthand had this namespace under its WarmPool "warm-pool":
 		// the alias carries it over (and the exporter in it), instead of deleting it and failing to
 		// create it again under its new parent.
 		ns, err := components.NewStackNamespace(ctx, "stack-namespace", &components.StackNamespaceArgs{
-			Namespace: cfg.Namespace, StackLabelValue: cfg.StackLabelValue(), DependsOn: installs,
-		}, inCluster, pulumi.Aliases([]pulumi.Alias{{Name: pulumi.String("warm-pool"), Type: pulumi.String(components.WarmPoolType)}}))
+			Namespace: cfg.Namespace, StackLabelValue: cfg.StackLabelValue(), DependsOn: p.installs,
+		}, p.inCluster, pulumi.Aliases([]pulumi.Alias{{Name: pulumi.String("warm-pool"), Type: pulumi.String(components.WarmPoolType)}}))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		stackNamespace, stackNamespaceName = ns.Namespace, ns.NamespaceName
 	}
 	if cfg.PreviewPrincipalArn != "" {
 		if _, err := components.NewPreviewAccess(ctx, "preview-access", &components.PreviewAccessArgs{
 			Namespace: stackNamespaceName, NamespaceName: cfg.Namespace, DependsOn: []pulumi.Resource{stackNamespace},
-		}, inCluster); err != nil {
-			return err
+		}, p.inCluster); err != nil {
+			return nil, err
 		}
 	}
 	exporterPools := make([]components.ExporterPool, 0, len(pools))
-	for i, p := range pools {
+	for i, pool := range pools {
 		exporterPools = append(exporterPools, components.ExporterPool{
-			ExporterPool: contract.ExporterPool{Name: p.Name, Namespace: p.Namespace, Selector: p.ClaimSelector, ArrivalWindowsSeconds: p.ArrivalWindows()},
+			ExporterPool: contract.ExporterPool{Name: pool.Name, Namespace: pool.Namespace, Selector: pool.ClaimSelector, ArrivalWindowsSeconds: pool.ArrivalWindows()},
 			DependsOn:    []pulumi.Resource{warmPools[i].Namespace},
 		})
 	}
@@ -111,44 +167,49 @@ func Run(ctx *pulumi.Context) error {
 	claimExporter, err := components.NewClaimExporter(ctx, "claim-exporter", &components.ClaimExporterArgs{
 		Namespace: stackNamespaceName, NamespaceName: cfg.Namespace, DependsOn: []pulumi.Resource{stackNamespace},
 		Selector: cfg.ClaimSelector, Image: cfg.ExporterImage, Replicas: cfg.ExporterReplicas, Source: exporterSource, Pools: exporterPools,
-	}, inCluster)
+	}, p.inCluster)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	return &stackExporter{stackNamespace: stackNamespace, stackNamespaceName: stackNamespaceName, claimExporter: claimExporter}, nil
+}
 
+// newAutoscalers is each pool's ScaledObject reading its count from the exporter, and the
+// pools' outputs (the first pool's also under the keys a one-pool stack always exported).
+func newAutoscalers(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool, warmPools []*components.WarmPool, exp *stackExporter) (pulumi.Array, error) {
+	listed := len(cfg.PoolList) > 0
 	var poolOutputs pulumi.Array
-	for i, p := range pools {
+	for i, pc := range pools {
 		pool := warmPools[i]
-		exporterURL := claimExporter.URL
+		exporterURL := exp.claimExporter.URL
 		if listed {
-			exporterURL = pulumi.Sprintf("%s%s", claimExporter.ServiceURL, contract.DemandPoolPath(p.Name))
+			exporterURL = pulumi.Sprintf("%s%s", exp.claimExporter.ServiceURL, contract.DemandPoolPath(pc.Name))
 		}
-		if p.ExporterURL != "" {
-			exporterURL = pulumi.String(p.ExporterURL).ToStringOutput()
+		if pc.ExporterURL != "" {
+			exporterURL = pulumi.String(pc.ExporterURL).ToStringOutput()
 		}
 		name := "autoscaler"
 		if listed {
-			name += "-" + p.Name
+			name += "-" + pc.Name
 		}
 		autoscaler, err := components.NewAutoscaler(ctx, name, &components.AutoscalerArgs{
-			Namespace: pool.NamespaceName, Name: p.ScaledObjectName, PoolName: p.Name,
-			MinReplicas: p.MinReplicas, MaxReplicas: p.MaxReplicas,
-			TargetValue: p.TargetValue, ActivationTargetValue: p.ActivationTargetValue,
-			PollingInterval: p.PollingInterval, URL: exporterURL, FallbackReplicas: p.FallbackReplicas,
-			Headroom: p.Headroom, Sizing: p.Sizing,
-			DependsOn: append([]pulumi.Resource{pool.Namespace, pool.Pool, claimExporter.Deployment, claimExporter.Service}, keda.Installed...),
-		}, inCluster)
+			Namespace: pool.NamespaceName, Name: pc.ScaledObjectName, PoolName: pc.Name,
+			MinReplicas: pc.MinReplicas, MaxReplicas: pc.MaxReplicas,
+			TargetValue: pc.TargetValue, ActivationTargetValue: pc.ActivationTargetValue,
+			PollingInterval: pc.PollingInterval, URL: exporterURL, FallbackReplicas: pc.FallbackReplicas,
+			Headroom: pc.Headroom, Sizing: pc.Sizing,
+			DependsOn: append([]pulumi.Resource{pool.Namespace, pool.Pool, exp.claimExporter.Deployment, exp.claimExporter.Service}, p.keda.Installed...),
+		}, p.inCluster)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out := pulumi.Map{
+		poolOutputs = append(poolOutputs, pulumi.Map{
 			"name": pool.PoolName, "namespace": pool.NamespaceName, "templateName": pool.TemplateName,
 			"scaledObjectName": autoscaler.Name, "exporterUrl": exporterURL,
-			"claimSelector": pulumi.String(p.ClaimSelector), "minReplicas": pulumi.Int(p.MinReplicas),
-			"maxReplicas": pulumi.Int(p.MaxReplicas), "loadCap": pulumi.Int(p.LoadCap),
-			"sizingPolicy": pulumi.String(p.Sizing.Policy),
-		}
-		poolOutputs = append(poolOutputs, out)
+			"claimSelector": pulumi.String(pc.ClaimSelector), "minReplicas": pulumi.Int(pc.MinReplicas),
+			"maxReplicas": pulumi.Int(pc.MaxReplicas), "loadCap": pulumi.Int(pc.LoadCap),
+			"sizingPolicy": pulumi.String(pc.Sizing.Policy),
+		})
 		if i > 0 {
 			continue
 		}
@@ -158,19 +219,10 @@ func Run(ctx *pulumi.Context) error {
 		ctx.Export("templateName", pool.TemplateName)
 		ctx.Export("scaledObjectName", autoscaler.Name)
 		ctx.Export("exporterUrl", exporterURL)
-		ctx.Export("claimSelector", pulumi.String(p.ClaimSelector))
-		ctx.Export("minReplicas", pulumi.Int(p.MinReplicas))
-		ctx.Export("maxReplicas", pulumi.Int(p.MaxReplicas))
-		ctx.Export("loadCap", pulumi.Int(p.LoadCap))
+		ctx.Export("claimSelector", pulumi.String(pc.ClaimSelector))
+		ctx.Export("minReplicas", pulumi.Int(pc.MinReplicas))
+		ctx.Export("maxReplicas", pulumi.Int(pc.MaxReplicas))
+		ctx.Export("loadCap", pulumi.Int(pc.LoadCap))
 	}
-
-	ctx.Export("clusterName", cluster.Name)
-	ctx.Export("kubeconfig", cluster.Kubeconfig)
-	ctx.Export("stackNamespace", stackNamespaceName)
-	ctx.Export("stackLabel", pulumi.String(cfg.StackLabelValue()))
-	ctx.Export("exporterServiceAccount", claimExporter.ServiceAccountName)
-	ctx.Export("exporterService", claimExporter.ServiceName)
-	ctx.Export("pools", poolOutputs)
-	ctx.Export("isolation", pulumi.String(cfg.Isolation))
-	return nil
+	return poolOutputs, nil
 }
