@@ -254,6 +254,11 @@ func (c *Cluster) teardown() error {
 			errs = append(errs, err)
 		}
 	}
+	if len(errs) == 0 {
+		if err := c.procs.RemoveRecord(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -266,7 +271,7 @@ func (c *Cluster) RemoveState() error {
 }
 
 // Log returns the path of a component's log (e.g. "kube-apiserver").
-func (c *Cluster) Log(name string) string { return c.procs.LogPath(name) }
+func (c *Cluster) Log(name string) string { return process.LogPath(c.StateDir, name) }
 
 // KEDAOperatorMetricsURL is where KEDA's operator serves its Prometheus metrics
 // (keda_scaler_detail_errors_total among them), as its metrics Service does in a cluster.

@@ -2,6 +2,7 @@ package process
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -56,14 +57,17 @@ func Load(stateDir string) (*Set, error) {
 	return s, sc.Err()
 }
 
-// Recorded reports whether stateDir holds a record of processes.
+// RecordedIn reports whether stateDir holds a record of processes.
 func RecordedIn(stateDir string) bool {
 	_, err := os.Stat(filepath.Join(stateDir, recordFile))
 	return err == nil
 }
 
 // LogPath is where the named process logs: <state>/logs/<name>.log.
-func (s *Set) LogPath(name string) string { return filepath.Join(s.stateDir, "logs", name+".log") }
+func (s *Set) LogPath(name string) string { return LogPath(s.stateDir, name) }
+
+// LogPath is where a process named name of the control plane in stateDir logs.
+func LogPath(stateDir, name string) string { return filepath.Join(stateDir, "logs", name+".log") }
 
 // Start runs binary with args (and env added to this process's environment),
 // records it, and returns it.
@@ -151,14 +155,20 @@ func (s *Set) ExitedError(name string) error {
 }
 
 // Stop stops every process in reverse start order (SIGTERM, then SIGKILL
-// after grace) and, when all have stopped, removes the record.
+// after grace). The record stays until RemoveRecord: a teardown that fails
+// later can be run again from it.
 func (s *Set) Stop(grace time.Duration) []error {
 	errs := Stop(s.procs, grace)
 	s.procs = nil
-	if len(errs) == 0 {
-		_ = os.Remove(filepath.Join(s.stateDir, recordFile))
-	}
 	return errs
+}
+
+// RemoveRecord removes the record of the processes, once nothing of them is left to undo.
+func (s *Set) RemoveRecord() error {
+	if err := os.Remove(filepath.Join(s.stateDir, recordFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // Forget drops every process from the set without stopping any (a test that
