@@ -62,7 +62,11 @@ func New(ctx context.Context, opts Options) (*Stack, error) {
 	}
 	home := filepath.Join(opts.WorkDir, "pulumi-home")
 	backend := filepath.Join(opts.WorkDir, "state")
-	for _, d := range []string{home, backend} {
+	// The Kubernetes provider writes the kubeconfig it is given (client key included) to a new
+	// file in $TMPDIR on every configure and never removes it (writeKubeconfigToFile in
+	// pulumi-kubernetes' provider/util.go, for Helm): kept under the work dir, they go with it.
+	tmp := filepath.Join(opts.WorkDir, "tmp")
+	for _, d := range []string{home, backend, tmp} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
 		}
@@ -70,6 +74,7 @@ func New(ctx context.Context, opts Options) (*Stack, error) {
 	pulumiBin := bins.Path("pulumi")
 	env := map[string]string{
 		"PULUMI_HOME":                home,
+		"TMPDIR":                     tmp,
 		"PULUMI_BACKEND_URL":         "file://" + backend,
 		"PULUMI_CONFIG_PASSPHRASE":   Passphrase,
 		"PULUMI_SKIP_UPDATE_CHECK":   "true",
