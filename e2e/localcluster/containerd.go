@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
 // The RuntimeClass handlers a real node's containerd serves: runc for
@@ -158,22 +158,5 @@ func (c *Cluster) startContainerd(ctx context.Context, l *hostLedger, n *realNod
 	if err != nil {
 		return err
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if conn, err := net.Dial("unix", n.containerdSocket()); err == nil {
-			conn.Close()
-			return nil
-		}
-		if proc.Exited() {
-			return proc.ExitedError()
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("containerd of %s did not open %s within 60s", n.name, n.containerdSocket())
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	return process.WaitListening(ctx, proc, "unix", n.containerdSocket(), 60*time.Second)
 }

@@ -2,8 +2,10 @@ package process
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -53,5 +55,31 @@ func TestWaitHealthyWaitsForA200(t *testing.T) {
 	err := WaitHealthy(context.Background(), nil, srv.URL, nil, time.Second)
 	if err == nil || !strings.Contains(err.Error(), "503") {
 		t.Errorf("a server answering 503 until the deadline gave %v, want an error naming the 503", err)
+	}
+}
+
+// A socket that appears later is waited for; a process that exits first ends the wait with its log.
+func TestWaitListeningWaitsForTheSocketOrTheProcessExit(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		l, err := net.Listen("unix", sock)
+		if err == nil {
+			t.Cleanup(func() { l.Close() })
+		}
+	}()
+	if err := WaitListening(context.Background(), nil, "unix", sock, 10*time.Second); err != nil {
+		t.Fatalf("a socket opened after 300 ms: %v", err)
+	}
+
+	s := NewSet(t.TempDir(), false)
+	p, err := s.Start("no-socket", "/bin/sh", []string{"-c", "echo cannot open the socket; exit 1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop(time.Second) })
+	err = WaitListening(context.Background(), p, "unix", filepath.Join(t.TempDir(), "never.sock"), time.Minute)
+	if err == nil || !strings.Contains(err.Error(), "cannot open the socket") {
+		t.Errorf("a process that exited without listening gave %v, want its log's end", err)
 	}
 }
