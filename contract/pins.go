@@ -68,7 +68,7 @@ type Pin struct {
 	ProgramModule string
 	// LocalControlPlane is the version the local control plane runs; "" when it runs none.
 	LocalControlPlane string
-	// LocalModule and LocalToolDir, when set: e2e/localcluster/tools/<LocalToolDir>/go.mod
+	// LocalModule and LocalToolDir, when set: e2e/toolcache/tools/<LocalToolDir>/go.mod
 	// requires LocalModule at LocalControlPlane.
 	LocalModule  string
 	LocalToolDir string
@@ -100,7 +100,7 @@ var Pins = []Pin{
 	},
 	{
 		// The local provider is built from a pseudo-version of provider/v4 (the published module
-		// tags lag the releases) with the release's version linked in; see e2e/localcluster/build.go.
+		// tags lag the releases) with the release's version linked in; see e2e/toolcache/tools.go.
 		Name: "Pulumi Kubernetes provider", Program: PulumiKubernetesProvider, ProgramModule: "github.com/pulumi/pulumi-kubernetes/sdk/v4",
 		LocalControlPlane: PulumiKubernetesProvider,
 	},

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -120,7 +121,7 @@ func fakeNode(name string, i int) map[string]any {
 		// Status is kept on create: capacity is what the scheduler reads.
 		"status": map[string]any{
 			"capacity": resources, "allocatable": resources,
-			"nodeInfo": map[string]any{"kubeletVersion": "kwok-" + kubernetesVersion, "operatingSystem": "linux", "architecture": "amd64"},
+			"nodeInfo": map[string]any{"kubeletVersion": "kwok-" + contract.KubernetesModule, "operatingSystem": "linux", "architecture": "amd64"},
 		},
 	}
 }

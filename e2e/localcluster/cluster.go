@@ -23,6 +23,7 @@ import (
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
 )
 
 // SkipEnv, when set to 1, makes the tests that start a control plane skip,
@@ -82,7 +83,7 @@ type Cluster struct {
 	CAFile       string
 	// HPASyncPeriod is the HPA controller's sync period in use.
 	HPASyncPeriod time.Duration
-	Binaries      *Binaries
+	Binaries      *toolcache.Binaries
 
 	Config  *rest.Config
 	Client  kubernetes.Interface
@@ -134,7 +135,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if opts.HPASyncPeriod <= 0 {
 		opts.HPASyncPeriod = 15 * time.Second
 	}
-	bins, err := EnsureBinaries(ctx, opts.Progress, neededTools(opts.Without)...)
+	bins, err := toolcache.Ensure(ctx, opts.Progress, neededTools(opts.Without)...)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +249,7 @@ func (c *Cluster) teardown() error {
 	}
 	errs := c.procs.Stop(10 * time.Second)
 	if c.realNodes > 0 && len(errs) == 0 {
-		if err := cleanHost(c.StateDir, c.Binaries.pathOrEmpty("kube-proxy")); err != nil {
+		if err := cleanHost(c.StateDir, c.Binaries.Path("kube-proxy")); err != nil {
 			errs = append(errs, err)
 		} else if err := releaseOwner(c.StateDir); err != nil {
 			errs = append(errs, err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
 )
 
 // The CoreDNS the cache builds must run the Corefile the cluster generates:
@@ -26,7 +27,7 @@ import (
 func TestBuiltCoreDNSRunsTheGeneratedCorefile(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	bins, err := EnsureBinaries(ctx, io.Discard, "coredns")
+	bins, err := toolcache.Ensure(ctx, io.Discard, "coredns")
 	if err != nil {
 		t.Fatal(err)
 	}

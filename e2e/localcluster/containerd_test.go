@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/BurntSushi/toml"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
 )
 
 // The containerd config a real node writes, read back as containerd reads it: every socket and
 // directory under the node's own, nothing listening beyond loopback, gVisor never on the bridge.
 func TestContainerdConfigKeepsTheNodeToItsDirectoryAndLoopback(t *testing.T) {
-	c := &Cluster{Binaries: &Binaries{paths: map[string]string{
-		"containerd-shim-runc-v2": "/tools/shim-runc", "containerd-shim-runsc-v1": "/tools/shim-runsc"}}, nodeProgramDir: "/state/programs"}
+	c := &Cluster{Binaries: toolcache.At(map[string]string{
+		"containerd-shim-runc-v2": "/tools/shim-runc", "containerd-shim-runsc-v1": "/tools/shim-runsc"}), nodeProgramDir: "/state/programs"}
 	n := &realNode{name: "realnode-0", dir: "/state/realnode-0"}
 	path := filepath.Join(t.TempDir(), "config.toml")
 	if err := writeTOML(path, containerdConfig(c.containerdPathsOf(n, "/state/realnode-0/cni"))); err != nil {

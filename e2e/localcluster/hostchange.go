@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strings"
 	"syscall"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
 // hostChangeKind names a kind of change the real nodes make to the machine,
@@ -63,22 +65,10 @@ var hostChanges = map[hostChangeKind]hostChange{
 			return nil
 		},
 	},
-	hostChangeIPTablesRule: {
-		what: "table chain rule...",
-		undo: func(a []string, _ string) error { return deleteIPTablesRule("iptables", a) },
-	},
-	hostChangeIP6TablesRule: {
-		what: "table chain rule...",
-		undo: func(a []string, _ string) error { return deleteIPTablesRule("ip6tables", a) },
-	},
-	hostChangeIPTablesChain: {
-		what: "table chain",
-		undo: func(a []string, _ string) error { return deleteIPTablesChain("iptables", a) },
-	},
-	hostChangeIP6TablesChain: {
-		what: "table chain",
-		undo: func(a []string, _ string) error { return deleteIPTablesChain("ip6tables", a) },
-	},
+	hostChangeIPTablesRule:   ipTablesChange("table chain rule...", deleteIPTablesRule, "iptables"),
+	hostChangeIP6TablesRule:  ipTablesChange("table chain rule...", deleteIPTablesRule, "ip6tables"),
+	hostChangeIPTablesChain:  ipTablesChange("table chain", deleteIPTablesChain, "iptables"),
+	hostChangeIP6TablesChain: ipTablesChange("table chain", deleteIPTablesChain, "ip6tables"),
 	hostChangeKubeProxyRules: {
 		what: "the kube-proxy binary that makes them",
 		undo: undoKubeProxyRules,
@@ -118,6 +108,12 @@ var hostChanges = map[hostChangeKind]hostChange{
 		what: `"family name" of every nftables table before the real nodes`,
 		undo: func(a []string, _ string) error { return removeNewEmptyTables(a) },
 	},
+}
+
+// ipTablesChange is a rule or chain kind, undone by the same command for IPv4
+// (iptables) and IPv6 (ip6tables).
+func ipTablesChange(what string, del func(command string, args []string) error, command string) hostChange {
+	return hostChange{what: what, undo: func(a []string, _ string) error { return del(command, a) }}
 }
 
 // iptablesRule is the kind of a rule added with bin (iptables or ip6tables).
@@ -173,7 +169,7 @@ func undoKubeProxyRules(a []string, kubeProxy string) error {
 	}
 	out, err := exec.Command(kubeProxy, "--cleanup", "--proxy-mode=iptables", "--v=0").CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("kube-proxy --cleanup: %w: %s", err, tail(string(out), 1000))
+		return fmt.Errorf("kube-proxy --cleanup: %w: %s", err, process.Tail(string(out), 1000))
 	}
 	return nil
 }

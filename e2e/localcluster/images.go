@@ -24,6 +24,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
 )
 
 // Image references the real nodes hold without a registry. The product's
@@ -105,10 +107,11 @@ func nodeImages(progs map[string]string) ([]imageSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	goroot, err := output(context.Background(), "", "go", "env", "GOROOT")
+	out, err := exec.Command("go", "env", "GOROOT").Output()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("go env GOROOT (the exporter's stand-in image carries the Go toolchain): %w", err)
 	}
+	goroot := strings.TrimSpace(string(out))
 	sandboxFiles := append(append(baseDirs(), bb...), imageFile{path: "bin/httpprobe", from: progs["httpprobe"]})
 	path := "PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 	return []imageSpec{
@@ -125,7 +128,7 @@ func nodeImages(progs map[string]string) ([]imageSpec, error) {
 // one image archive per stand-in image and returns their paths.
 // It also returns the folder of the node's own programs (the CNI plugin).
 func imageArchives(ctx context.Context, progress io.Writer) (archives []string, programDir string, err error) {
-	cache, err := CacheDir()
+	cache, err := toolcache.Dir()
 	if err != nil {
 		return nil, "", err
 	}
@@ -367,7 +370,7 @@ func (c *Cluster) importImages(ctx context.Context, n *realNode, archives []stri
 		cmd := exec.CommandContext(ctx, c.Binaries.Path("ctr"), "--address", n.containerdSocket(), "-n", "k8s.io",
 			"images", "import", "--snapshotter", "overlayfs", "--local", a)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("importing %s into %s's containerd: %w\n%s", filepath.Base(a), n.name, err, tail(string(out), 2000))
+			return fmt.Errorf("importing %s into %s's containerd: %w\n%s", filepath.Base(a), n.name, err, process.Tail(string(out), 2000))
 		}
 	}
 	return nil

@@ -25,8 +25,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/poll"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
 )
 
 // testIsolatedRuntimeClass is the tests' name for the isolated RuntimeClass: the control plane
@@ -232,13 +235,13 @@ func TestControlPlane(t *testing.T) {
 	})
 
 	t.Run("the Pulumi CLI and the Kubernetes provider run", func(t *testing.T) {
-		bins, err := EnsureBinaries(ctx, testWriter{t}, PulumiTools...)
+		bins, err := toolcache.Ensure(ctx, testWriter{t}, toolcache.Pulumi...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		out, err := exec.CommandContext(ctx, bins.Path("pulumi"), "version").CombinedOutput()
-		if err != nil || strings.TrimSpace(string(out)) != pulumiVersion {
-			t.Fatalf("pulumi version: %q, %v; want %s", out, err, pulumiVersion)
+		if err != nil || strings.TrimSpace(string(out)) != contract.PulumiModule {
+			t.Fatalf("pulumi version: %q, %v; want %s", out, err, contract.PulumiModule)
 		}
 		// A provider started by hand prints the port of its gRPC server, then serves until killed.
 		cmd := exec.CommandContext(ctx, bins.Path("pulumi-resource-kubernetes"))
@@ -354,7 +357,7 @@ func dumpLogs(t *testing.T, c *Cluster) {
 		if err != nil {
 			continue
 		}
-		t.Logf("=== last lines of %s ===\n%s", name, tail(string(b), 3000))
+		t.Logf("=== last lines of %s ===\n%s", name, process.Tail(string(b), 3000))
 	}
 }
 

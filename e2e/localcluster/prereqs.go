@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
 // A nodePrereq is a program a real node needs from the machine (Debian
@@ -87,7 +89,7 @@ func EnsureNodePrereqs(ctx context.Context, progress io.Writer) error {
 		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			return fmt.Errorf("apt-get %s: %w\n%s\n(install them by hand: %s)", strings.Join(args, " "), err, tail(string(out), 2000), howTo)
+			return fmt.Errorf("apt-get %s: %w\n%s\n(install them by hand: %s)", strings.Join(args, " "), err, process.Tail(string(out), 2000), howTo)
 		}
 	}
 	if still := missingPrereqs(); len(still) > 0 {

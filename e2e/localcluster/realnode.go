@@ -14,6 +14,7 @@ import (
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
 )
 
 // A real node is a kubelet v1.36.3 with its own containerd 2.x (runc for
@@ -61,13 +62,11 @@ func (c *Cluster) prepareRealNodes(ctx context.Context) error {
 	if err := EnsureNodePrereqs(ctx, c.progress); err != nil {
 		return err
 	}
-	bins, err := EnsureBinaries(ctx, c.progress, NodeTools...)
+	bins, err := toolcache.Ensure(ctx, c.progress, toolcache.Node...)
 	if err != nil {
 		return err
 	}
-	for k, v := range bins.paths {
-		c.Binaries.paths[k] = v
-	}
+	c.Binaries.Add(bins)
 	if err := c.cleanPreviousOwner(); err != nil {
 		return err
 	}
@@ -96,7 +95,7 @@ func (c *Cluster) cleanPreviousOwner() error {
 }
 
 func ownerPath() (string, error) {
-	cache, err := CacheDir()
+	cache, err := toolcache.Dir()
 	if err != nil {
 		return "", err
 	}
@@ -265,7 +264,7 @@ func neededTools(without []string) []string {
 		skipKEDA = skipKEDA || w == "keda"
 	}
 	var out []string
-	for _, t := range ControlPlaneTools {
+	for _, t := range toolcache.ControlPlane {
 		if t != "keda" || !skipKEDA {
 			out = append(out, t)
 		}
@@ -313,11 +312,4 @@ func countRealNodes(stateDir string) int {
 		}
 	}
 	return len(dirs)
-}
-
-func (b *Binaries) pathOrEmpty(binary string) string {
-	if b == nil {
-		return ""
-	}
-	return b.paths[binary]
 }

@@ -215,7 +215,7 @@ func startRealCluster(t *testing.T) *Cluster {
 			dumpLogs(t, c)
 			for _, n := range []string{"realnode-0-kubelet", "realnode-0-containerd", "kube-proxy"} {
 				if b, err := os.ReadFile(c.Log(n)); err == nil {
-					t.Logf("=== last lines of %s ===\n%s", n, tail(string(b), 3000))
+					t.Logf("=== last lines of %s ===\n%s", n, process.Tail(string(b), 3000))
 				}
 			}
 		}

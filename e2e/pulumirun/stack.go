@@ -19,8 +19,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
-
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
 )
 
 // Passphrase protects the local stack's secrets (the kubeconfig output); the
@@ -50,13 +49,13 @@ type Stack struct {
 }
 
 // New prepares PULUMI_HOME (with the locally built Kubernetes provider
-// installed as version localcluster.ProviderVersion) and creates or selects the stack.
+// installed as version toolcache.ProviderVersion) and creates or selects the stack.
 func New(ctx context.Context, opts Options) (*Stack, error) {
 	out := opts.Output
 	if out == nil {
 		out = os.Stderr
 	}
-	bins, err := localcluster.EnsureBinaries(ctx, out, localcluster.PulumiTools...)
+	bins, err := toolcache.Ensure(ctx, out, toolcache.Pulumi...)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +82,7 @@ func New(ctx context.Context, opts Options) (*Stack, error) {
 		"PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
 	}
 	install := exec.CommandContext(ctx, pulumiBin, "plugin", "install", "resource", "kubernetes",
-		localcluster.ProviderVersion, "--file", bins.Path("pulumi-resource-kubernetes"))
+		toolcache.ProviderVersion, "--file", bins.Path("pulumi-resource-kubernetes"))
 	install.Env = os.Environ()
 	for k, v := range env {
 		install.Env = append(install.Env, k+"="+v)

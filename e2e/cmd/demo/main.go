@@ -22,6 +22,7 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
 )
 
 func main() {
@@ -34,7 +35,7 @@ func main() {
 func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cache, err := localcluster.CacheDir()
+	cache, err := toolcache.Dir()
 	if err != nil {
 		return err
 	}

@@ -228,3 +228,12 @@ func StartTime(pid int) (string, error) {
 	}
 	return fields[19], nil
 }
+
+// Tail returns the last n bytes of a program's output, marked as cut when it
+// was: enough to quote in an error without flooding it.
+func Tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "..." + s[len(s)-n:]
+}

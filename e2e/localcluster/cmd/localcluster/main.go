@@ -22,6 +22,7 @@ import (
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
 )
 
 func main() {
@@ -38,7 +39,7 @@ func main() {
 	hpaSync := fs.Duration("hpa-sync-period", 15*time.Second, "kube-controller-manager --horizontal-pod-autoscaler-sync-period (EKS uses 15s)")
 	_ = fs.Parse(os.Args[2:])
 	if *state == "" {
-		cache, err := localcluster.CacheDir()
+		cache, err := toolcache.Dir()
 		if err != nil {
 			fail(err)
 		}
@@ -49,7 +50,7 @@ func main() {
 	switch verb {
 	case "build":
 		// Named tools only (e.g. `build gvisor containerd`), or all of them.
-		if _, err := localcluster.EnsureBinaries(ctx, os.Stderr, fs.Args()...); err != nil {
+		if _, err := toolcache.Ensure(ctx, os.Stderr, fs.Args()...); err != nil {
 			fail(err)
 		}
 		fmt.Println("tools are built")

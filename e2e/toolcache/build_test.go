@@ -1,4 +1,4 @@
-package localcluster
+package toolcache
 
 import (
 	"bytes"

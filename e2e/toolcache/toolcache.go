@@ -1,0 +1,121 @@
+// Package toolcache builds the upstream programs the local control plane and
+// the Pulumi runs use (etcd, Kubernetes, KWOK, agent-sandbox, KEDA, containerd,
+// gVisor, CoreDNS, the Pulumi CLI and its Kubernetes provider) from the Go
+// module proxy, each from its own pinned module under tools/, and keeps them
+// in a cache outside the repository. It knows nothing of a running cluster:
+// pulumirun uses it without a control plane.
+package toolcache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+)
+
+// Binaries says where each built program and its run-time data are.
+type Binaries struct {
+	paths map[string]string // binary name -> path
+	data  map[string]string // tool dir -> data dir
+}
+
+// At is Binaries for programs at the given paths (binary name -> path), built
+// elsewhere: for tests of code that only reads the paths.
+func At(paths map[string]string) *Binaries {
+	return &Binaries{paths: paths, data: map[string]string{}}
+}
+
+// Path returns the path of a built binary (e.g. "kube-apiserver", "pulumi"),
+// or "" when it was not built (also on a nil Binaries).
+func (b *Binaries) Path(binary string) string {
+	if b == nil {
+		return ""
+	}
+	return b.paths[binary]
+}
+
+// Add makes o's programs and data known through b as well.
+func (b *Binaries) Add(o *Binaries) {
+	for k, v := range o.paths {
+		b.paths[k] = v
+	}
+	for k, v := range o.data {
+		b.data[k] = v
+	}
+}
+
+// DataDir returns the run-time data a tool's build copied out of its module
+// (e.g. DataDir("keda")/crds).
+func (b *Binaries) DataDir(toolDir string) string { return b.data[toolDir] }
+
+// Dir is where built tools are kept: outside the repository, so a fresh
+// clone (CI) reuses them, keyed so that a changed pin never reuses a stale build.
+func Dir() (string, error) {
+	if d := os.Getenv("WARMPOOL_CACHE_DIR"); d != "" {
+		return d, nil
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache directory (set WARMPOOL_CACHE_DIR): %w", err)
+	}
+	return filepath.Join(base, "warm-pool-autoscaling-keda"), nil
+}
+
+// toolsDir is the tools/ folder beside this file. Builds run from the source
+// tree (go test and go run both keep file paths), which is what lets the
+// committed go.mod/go.sum of each tool drive its build.
+func toolsDir() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", errors.New("cannot locate the toolcache source folder")
+	}
+	d := filepath.Join(filepath.Dir(file), "tools")
+	if _, err := os.Stat(filepath.Join(d, "kubernetes", "go.mod")); err != nil {
+		return "", fmt.Errorf("tool modules not found beside the toolcache source (%s): run from a source checkout: %w", d, err)
+	}
+	return d, nil
+}
+
+// Ensure builds the named tools (all when none is named) that are not
+// in the cache yet and returns where they are. A cached build is never
+// rebuilt; progress of a cold build is written to progress every 30 seconds.
+func Ensure(ctx context.Context, progress io.Writer, only ...string) (*Binaries, error) {
+	cache, err := Dir()
+	if err != nil {
+		return nil, err
+	}
+	src, err := toolsDir()
+	if err != nil {
+		return nil, err
+	}
+	goVersion, err := output(ctx, "", "go", "env", "GOVERSION")
+	if err != nil {
+		return nil, fmt.Errorf("the go command is needed to build the local control plane's tools: %w", err)
+	}
+	bins := &Binaries{paths: map[string]string{}, data: map[string]string{}}
+	want := map[string]bool{}
+	for _, o := range only {
+		want[o] = true
+	}
+	for _, t := range tools() {
+		if len(only) > 0 && !want[t.dir] {
+			continue
+		}
+		delete(want, t.dir)
+		dir, err := ensureTool(ctx, t, filepath.Join(src, t.dir), filepath.Join(cache, "tools"), goVersion, progress)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range t.commands {
+			bins.paths[c.binary] = filepath.Join(dir, "bin", c.binary)
+		}
+		bins.data[t.dir] = filepath.Join(dir, "data")
+	}
+	for unknown := range want {
+		return nil, fmt.Errorf("no tool named %q", unknown)
+	}
+	return bins, nil
+}

@@ -1,0 +1,151 @@
+package toolcache
+
+import (
+	"strings"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+)
+
+// A tool is one upstream program (or several from one module) that the local
+// control plane runs. Each has its own small Go module under tools/<dir>, whose
+// committed go.sum fixes every dependency, so a build is reproducible from the
+// Go module proxy alone.
+type tool struct {
+	dir      string // folder under tools/
+	module   string // the upstream module the binaries come from
+	version  string
+	commands []command
+	ldflags  []string
+	// prepare writes generated inputs into the tool's folder before the build.
+	prepare func(toolDir, moduleDir string) error
+	// data copies files the programs need at run time (CRDs, stages) out of
+	// the upstream module into the cache entry.
+	data func(moduleDir, dataDir string) error
+	// tags are the build tags (go build -tags).
+	tags string
+	// patches are files in the tool's folder, unified diffs (-p1) applied to a
+	// scratch copy of the upstream module, which the build then uses through a
+	// replace directive in a copy of go.mod: the committed go.mod stays as it is
+	// and the module cache is never written.
+	patches []string
+}
+
+type command struct {
+	pkg    string // package to build, "." for the tool module's own main
+	binary string
+}
+
+const (
+	// The pins live in contract.Pins, beside the program's, with why they differ.
+	kubernetesVersion = contract.KubernetesModule
+	kedaVersion       = contract.KedaModule
+	agentSandboxVer   = contract.AgentSandboxModule
+	pulumiVersion     = contract.PulumiModule
+	containerdVersion = contract.ContainerdModule
+	gvisorVersion     = contract.GVisorModule
+	corednsVersion    = contract.CoreDNSModule
+	// ProviderVersion is the version the Kubernetes provider reports, and the
+	// one the Pulumi program's SDK (pulumi-kubernetes/sdk/v4 v4.32.0) asks for.
+	ProviderVersion = contract.PulumiKubernetesProvider
+)
+
+// Without a version, clients cannot parse the server's and refuse it; the
+// node's binaries get the same, so the kubelet reports v1.36.3.
+var kubernetesLdflags = []string{
+	"-X k8s.io/component-base/version.gitVersion=" + kubernetesVersion,
+	"-X k8s.io/component-base/version.gitMajor=1",
+	"-X k8s.io/component-base/version.gitMinor=36",
+	"-X k8s.io/component-base/version.gitTreeState=clean",
+}
+
+func tools() []tool {
+	return []tool{
+		{
+			dir: "etcd", module: "go.etcd.io/etcd/server/v3", version: contract.EtcdModule,
+			commands: []command{{"go.etcd.io/etcd/server/v3", "etcd"}},
+		},
+		{
+			dir: "kubernetes", module: "k8s.io/kubernetes", version: kubernetesVersion,
+			commands: []command{
+				{"k8s.io/kubernetes/cmd/kube-apiserver", "kube-apiserver"},
+				{"k8s.io/kubernetes/cmd/kube-controller-manager", "kube-controller-manager"},
+				{"k8s.io/kubernetes/cmd/kube-scheduler", "kube-scheduler"},
+			},
+			ldflags: kubernetesLdflags,
+		},
+		{
+			dir: "kwok", module: "sigs.k8s.io/kwok", version: contract.KwokModule,
+			commands: []command{{"sigs.k8s.io/kwok/cmd/kwok", "kwok"}},
+			data:     copyKwokStages,
+		},
+		{
+			dir: "agent-sandbox", module: "sigs.k8s.io/agent-sandbox", version: agentSandboxVer,
+			commands: []command{{"sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller", "agent-sandbox-controller"}},
+			data:     copyGlob("k8s/crds/*.yaml", "crds"),
+		},
+		{
+			dir: "keda", module: "github.com/kedacore/keda/v2", version: kedaVersion,
+			commands: []command{
+				{"github.com/kedacore/keda/v2/cmd/operator", "keda-operator"},
+				{"github.com/kedacore/keda/v2/cmd/adapter", "keda-adapter"},
+			},
+			ldflags: []string{"-X github.com/kedacore/keda/v2/version.Version=" + strings.TrimPrefix(kedaVersion, "v")},
+			data:    copyGlob("config/crd/bases/*.yaml", "crds"),
+		},
+		{
+			dir: "kubernetes-node", module: "k8s.io/kubernetes", version: kubernetesVersion,
+			commands: []command{
+				{"k8s.io/kubernetes/cmd/kubelet", "kubelet"},
+				{"k8s.io/kubernetes/cmd/kube-proxy", "kube-proxy"},
+			},
+			ldflags: kubernetesLdflags,
+		},
+		{
+			dir: "containerd", module: "github.com/containerd/containerd/v2", version: containerdVersion,
+			commands: []command{
+				{"github.com/containerd/containerd/v2/cmd/containerd", "containerd"},
+				{"github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2", "containerd-shim-runc-v2"},
+				{"github.com/containerd/containerd/v2/cmd/ctr", "ctr"},
+			},
+			// The snapshotters that need cgo or kernel headers are left out;
+			// overlayfs and native remain.
+			tags:    "no_btrfs no_devmapper no_zfs",
+			ldflags: []string{"-X github.com/containerd/containerd/v2/version.Version=" + containerdVersion},
+		},
+		{
+			dir: "gvisor", module: "gvisor.dev/gvisor", version: gvisorVersion,
+			commands: []command{
+				{"gvisor.dev/gvisor/runsc", "runsc"},
+				{"gvisor.dev/gvisor/shim", "containerd-shim-runsc-v1"},
+			},
+			patches: []string{"shim-oom-score-permission.patch"},
+		},
+		{
+			// Only the plugins the cluster DNS uses (tools/coredns/main.go).
+			dir: "coredns", module: "github.com/coredns/coredns", version: corednsVersion,
+			commands: []command{{".", "coredns"}},
+		},
+		{
+			dir: "pulumi", module: "github.com/pulumi/pulumi/pkg/v3", version: pulumiVersion,
+			commands: []command{{"github.com/pulumi/pulumi/pkg/v3/cmd/pulumi", "pulumi"}},
+			ldflags:  []string{"-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=" + pulumiVersion},
+		},
+		{
+			dir: "pulumi-kubernetes", module: "github.com/pulumi/pulumi-kubernetes/provider/v4",
+			version:  "v4.0.0-20260115033456-f47bc2d6f199",
+			commands: []command{{".", "pulumi-resource-kubernetes"}},
+			ldflags:  []string{"-X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=" + ProviderVersion},
+			prepare:  writeProviderSchema,
+		},
+	}
+}
+
+// The tools by who needs them, as names for Ensure.
+var (
+	// ControlPlane is what localcluster.Start runs.
+	ControlPlane = []string{"etcd", "kubernetes", "kwok", "agent-sandbox", "keda"}
+	// Node is what a real node runs (localcluster.Options.RealNodes).
+	Node = []string{"kubernetes-node", "containerd", "gvisor", "coredns"}
+	// Pulumi is the Pulumi CLI and the Kubernetes provider, which only the Pulumi runs need.
+	Pulumi = []string{"pulumi", "pulumi-kubernetes"}
+)
