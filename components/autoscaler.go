@@ -80,74 +80,7 @@ func NewAutoscaler(ctx *pulumi.Context, name string, args *AutoscalerArgs, opts 
 	if err := ctx.RegisterComponentResource("warmpool:index:Autoscaler", name, a, opts...); err != nil {
 		return nil, err
 	}
-	trigger := func(valueLocation, targetValue string) pulumi.Map {
-		metadata := pulumi.StringMap{
-			"url":           args.URL,
-			"valueLocation": pulumi.String(valueLocation),
-			"targetValue":   pulumi.String(targetValue),
-			"format":        pulumi.String("json"),
-			// Milliseconds; see TriggerTimeout.
-			"timeout": pulumi.String(strconv.FormatInt(TriggerTimeout.Milliseconds(), 10)),
-		}
-		return pulumi.Map{
-			"type":       pulumi.String("metrics-api"),
-			"metricType": pulumi.String("AverageValue"),
-			"metadata":   metadata,
-		}
-	}
-	claims := trigger(contract.DemandField, args.TargetValue)
-	if args.ActivationTargetValue != "" {
-		claims["metadata"].(pulumi.StringMap)["activationTargetValue"] = pulumi.String(args.ActivationTargetValue)
-	}
-	triggers := pulumi.Array{claims}
-	advanced := pulumi.Map{
-		"horizontalPodAutoscalerConfig": pulumi.Map{
-			"behavior": pulumi.Map{
-				"scaleUp": pulumi.Map{"stabilizationWindowSeconds": pulumi.Int(0)},
-				// No window and one Pods policy as wide as the range: back to the floor in one
-				// step. A demo setting: in production the window is what re-booting costs.
-				"scaleDown": pulumi.Map{
-					"stabilizationWindowSeconds": pulumi.Int(0),
-					"policies": pulumi.Array{pulumi.Map{
-						"type":          pulumi.String("Pods"),
-						"value":         pulumi.Int(args.MaxReplicas),
-						"periodSeconds": pulumi.Int(scaleDownPeriodSeconds),
-					}},
-				},
-			},
-		},
-	}
-	switch {
-	case args.Sizing.Policy == SizingArrivals:
-		// The formula reads the two arrival counts by name; the held claims do not enter it
-		// (an adopted sandbox leaves the pool, so spec.replicas counts only spares).
-		short, long := trigger(ArrivalsShortTrigger, "1"), trigger(ArrivalsLongTrigger, "1")
-		short["name"], long["name"] = pulumi.String(ArrivalsShortTrigger), pulumi.String(ArrivalsLongTrigger)
-		triggers = pulumi.Array{short, long}
-		modifiers := pulumi.Map{
-			"formula":    pulumi.String(ArrivalsFormula(args.Sizing, args.Headroom)),
-			"target":     pulumi.String("1"),
-			"metricType": pulumi.String("AverageValue"),
-		}
-		if args.ActivationTargetValue != "" {
-			modifiers["activationTarget"] = pulumi.String(args.ActivationTargetValue)
-		}
-		advanced["scalingModifiers"] = modifiers
-	case args.Headroom > 0:
-		// The formula names the trigger; the HPA then divides the formula's value by the
-		// same target, so claims + Headroom*target gives ceil(claims/target) + Headroom.
-		// KEDA's fallback still applies: while it is active the formula is bypassed.
-		claims["name"] = pulumi.String(HeadroomTriggerName)
-		modifiers := pulumi.Map{
-			"formula":    pulumi.String(HeadroomFormula(args.TargetValue, args.Headroom)),
-			"target":     pulumi.String(args.TargetValue),
-			"metricType": pulumi.String("AverageValue"),
-		}
-		if args.ActivationTargetValue != "" {
-			modifiers["activationTarget"] = pulumi.String(args.ActivationTargetValue)
-		}
-		advanced["scalingModifiers"] = modifiers
-	}
+	triggers, advanced := scaling(args)
 	so, err := apiextensions.NewCustomResource(ctx, args.Name, &apiextensions.CustomResourceArgs{
 		ApiVersion: pulumi.String(contract.KedaAPIVersion),
 		Kind:       pulumi.String(contract.ScaledObjectKind),
@@ -182,4 +115,78 @@ func NewAutoscaler(ctx *pulumi.Context, name string, args *AutoscalerArgs, opts 
 	}
 	a.ScaledObject = so
 	return a, ctx.RegisterResourceOutputs(a, pulumi.Map{"name": a.Name})
+}
+
+// scaling is the ScaledObject's triggers and its advanced section: the HPA's
+// behaviour and, for headroom or arrivals sizing, the formula over the triggers.
+func scaling(args *AutoscalerArgs) (pulumi.Array, pulumi.Map) {
+	claims := metricsAPITrigger(args.URL, contract.DemandField, args.TargetValue)
+	if args.ActivationTargetValue != "" {
+		claims["metadata"].(pulumi.StringMap)["activationTargetValue"] = pulumi.String(args.ActivationTargetValue)
+	}
+	triggers := pulumi.Array{claims}
+	advanced := pulumi.Map{"horizontalPodAutoscalerConfig": hpaBehavior(args.MaxReplicas)}
+	var formula, target string
+	switch {
+	case args.Sizing.Policy == SizingArrivals:
+		// The formula reads the two arrival counts by name; the held claims do not enter it
+		// (an adopted sandbox leaves the pool, so spec.replicas counts only spares).
+		short, long := metricsAPITrigger(args.URL, ArrivalsShortTrigger, "1"), metricsAPITrigger(args.URL, ArrivalsLongTrigger, "1")
+		short["name"], long["name"] = pulumi.String(ArrivalsShortTrigger), pulumi.String(ArrivalsLongTrigger)
+		triggers = pulumi.Array{short, long}
+		formula, target = ArrivalsFormula(args.Sizing, args.Headroom), "1"
+	case args.Headroom > 0:
+		// The formula names the trigger; the HPA then divides the formula's value by the
+		// same target, so claims + Headroom*target gives ceil(claims/target) + Headroom.
+		// KEDA's fallback still applies: while it is active the formula is bypassed.
+		claims["name"] = pulumi.String(HeadroomTriggerName)
+		formula, target = HeadroomFormula(args.TargetValue, args.Headroom), args.TargetValue
+	default:
+		return triggers, advanced
+	}
+	modifiers := pulumi.Map{
+		"formula":    pulumi.String(formula),
+		"target":     pulumi.String(target),
+		"metricType": pulumi.String("AverageValue"),
+	}
+	if args.ActivationTargetValue != "" {
+		modifiers["activationTarget"] = pulumi.String(args.ActivationTargetValue)
+	}
+	advanced["scalingModifiers"] = modifiers
+	return triggers, advanced
+}
+
+// metricsAPITrigger reads one JSON field of the exporter's answer.
+func metricsAPITrigger(url pulumi.StringInput, valueLocation, targetValue string) pulumi.Map {
+	return pulumi.Map{
+		"type":       pulumi.String("metrics-api"),
+		"metricType": pulumi.String("AverageValue"),
+		"metadata": pulumi.StringMap{
+			"url":           url,
+			"valueLocation": pulumi.String(valueLocation),
+			"targetValue":   pulumi.String(targetValue),
+			"format":        pulumi.String("json"),
+			// Milliseconds; see TriggerTimeout.
+			"timeout": pulumi.String(strconv.FormatInt(TriggerTimeout.Milliseconds(), 10)),
+		},
+	}
+}
+
+// hpaBehavior scales up at once and, with no window and one Pods policy as
+// wide as the range, back to the floor in one step. A demo setting: in
+// production the scale-down window is what re-booting costs.
+func hpaBehavior(maxReplicas int) pulumi.Map {
+	return pulumi.Map{
+		"behavior": pulumi.Map{
+			"scaleUp": pulumi.Map{"stabilizationWindowSeconds": pulumi.Int(0)},
+			"scaleDown": pulumi.Map{
+				"stabilizationWindowSeconds": pulumi.Int(0),
+				"policies": pulumi.Array{pulumi.Map{
+					"type":          pulumi.String("Pods"),
+					"value":         pulumi.Int(maxReplicas),
+					"periodSeconds": pulumi.Int(scaleDownPeriodSeconds),
+				}},
+			},
+		},
+	}
 }

@@ -93,112 +93,44 @@ func (c *Config) InClusterExporterURL() string {
 // LoadConfig reads the project's config, applies the defaults and validates it. It registers
 // nothing, so a bad config fails the run before any resource exists.
 func LoadConfig(ctx *pulumi.Context) (*Config, error) {
-	cfg := config.New(ctx, contract.ProjectName)
-	getInt := func(key string, def int, errs *[]string) int {
-		raw, err := cfg.Try(key)
-		if err != nil {
-			return def
-		}
-		n, convErr := strconv.Atoi(strings.TrimSpace(raw))
-		if convErr != nil {
-			*errs = append(*errs, fmt.Sprintf("%s is %q, which is not a whole number; set it with `pulumi config set %s <integer>`", key, raw, key))
-			return def
-		}
-		return n
-	}
-	getList := func(key string, errs *[]string) []string {
-		raw, err := cfg.Try(key)
-		if err != nil || strings.TrimSpace(raw) == "" {
-			return nil
-		}
-		var list []string
-		if json.Unmarshal([]byte(raw), &list) == nil {
-			return list
-		}
-		// Also accept "a,b" for convenience on the command line.
-		for _, s := range strings.Split(raw, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				list = append(list, s)
-			}
-		}
-		return list
-	}
-	var parseErrs []string
-	// str reads a string key. A key whose default is not empty cannot be set to
-	// an empty value: `kedaMode: ""` is a mistake, not a request for the default.
-	str := func(key, def string) string {
-		v, err := cfg.Try(key)
-		if err != nil {
-			return def
-		}
-		if def != "" && strings.TrimSpace(v) == "" {
-			parseErrs = append(parseErrs, fmt.Sprintf("%s is set to an empty value; remove it (`pulumi config rm %s`) to use the default %q, or set a value", key, key, def))
-			return def
-		}
-		return v
-	}
-
+	r := &configReader{cfg: config.New(ctx, contract.ProjectName)}
 	c := &Config{
 		Project:               ctx.Project(),
 		Stack:                 ctx.Stack(),
-		ClusterMode:           str("clusterMode", components.ModeCreate),
-		ClusterName:           str("clusterName", ""),
-		KubernetesVersion:     str("kubernetesVersion", contract.KubernetesVersion),
-		VpcID:                 str("vpcId", ""),
-		PrivateSubnetIDs:      getList("privateSubnetIds", &parseErrs),
-		publicSubnetIDs:       getList("publicSubnetIds", &parseErrs),
-		AdminPrincipalArns:    getList("adminPrincipalArns", &parseErrs),
-		PreviewPrincipalArn:   strings.TrimSpace(str("previewPrincipalArn", "")),
-		Kubeconfig:            str("kubeconfig", ""),
-		KubeContext:           str("kubeContext", ""),
-		RuntimeClassMode:      str("runtimeClassMode", components.ModeRequire),
-		RuntimeClassHandler:   str("runtimeClassHandler", ""),
-		AgentSandboxMode:      str("agentSandboxMode", components.ModeInstall),
-		AgentSandboxVersion:   str("agentSandboxVersion", contract.AgentSandboxRelease),
-		KedaMode:              str("kedaMode", components.ModeInstall),
-		KedaChartVersion:      str("kedaChartVersion", contract.KedaChartVersion),
-		Namespace:             str("namespace", contract.DefaultNamespace),
-		PoolName:              str("poolName", contract.DefaultPoolName),
-		TemplateName:          str("templateName", contract.DefaultTemplateName),
-		MinReplicas:           getInt("minReplicas", contract.DefaultMinReplicas, &parseErrs),
-		MaxReplicas:           getInt("maxReplicas", contract.DefaultMaxReplicas, &parseErrs),
-		TargetValue:           str("targetValue", contract.DefaultTargetValue),
-		ActivationTargetValue: str("activationTargetValue", ""),
-		LoadCap:               getInt("loadCap", contract.DefaultLoadCap, &parseErrs),
-		PollingInterval:       getInt("pollingInterval", contract.DefaultPollingInterval, &parseErrs),
-		FallbackReplicas:      getInt("fallbackReplicas", contract.DefaultFallbackReplicas, &parseErrs),
-		Headroom:              getInt("headroom", contract.DefaultHeadroom, &parseErrs),
-		ExporterImage:         str("exporterImage", ""),
-		ExporterReplicas:      getInt("exporterReplicas", contract.DefaultExporterReplicas, &parseErrs),
-		ExporterURL:           str("exporterUrl", ""),
-		ClaimSelector:         str("claimSelector", ""),
-		Isolation:             str("isolation", contract.IsolationVM),
+		ClusterMode:           r.str("clusterMode", components.ModeCreate),
+		ClusterName:           r.str("clusterName", ""),
+		KubernetesVersion:     r.str("kubernetesVersion", contract.KubernetesVersion),
+		VpcID:                 r.str("vpcId", ""),
+		PrivateSubnetIDs:      r.list("privateSubnetIds"),
+		publicSubnetIDs:       r.list("publicSubnetIds"),
+		AdminPrincipalArns:    r.list("adminPrincipalArns"),
+		PreviewPrincipalArn:   strings.TrimSpace(r.str("previewPrincipalArn", "")),
+		Kubeconfig:            r.str("kubeconfig", ""),
+		KubeContext:           r.str("kubeContext", ""),
+		RuntimeClassMode:      r.str("runtimeClassMode", components.ModeRequire),
+		RuntimeClassHandler:   r.str("runtimeClassHandler", ""),
+		AgentSandboxMode:      r.str("agentSandboxMode", components.ModeInstall),
+		AgentSandboxVersion:   r.str("agentSandboxVersion", contract.AgentSandboxRelease),
+		KedaMode:              r.str("kedaMode", components.ModeInstall),
+		KedaChartVersion:      r.str("kedaChartVersion", contract.KedaChartVersion),
+		Namespace:             r.str("namespace", contract.DefaultNamespace),
+		PoolName:              r.str("poolName", contract.DefaultPoolName),
+		TemplateName:          r.str("templateName", contract.DefaultTemplateName),
+		MinReplicas:           r.int("minReplicas", contract.DefaultMinReplicas),
+		MaxReplicas:           r.int("maxReplicas", contract.DefaultMaxReplicas),
+		TargetValue:           r.str("targetValue", contract.DefaultTargetValue),
+		ActivationTargetValue: r.str("activationTargetValue", ""),
+		LoadCap:               r.int("loadCap", contract.DefaultLoadCap),
+		PollingInterval:       r.int("pollingInterval", contract.DefaultPollingInterval),
+		FallbackReplicas:      r.int("fallbackReplicas", contract.DefaultFallbackReplicas),
+		Headroom:              r.int("headroom", contract.DefaultHeadroom),
+		ExporterImage:         r.str("exporterImage", ""),
+		ExporterReplicas:      r.int("exporterReplicas", contract.DefaultExporterReplicas),
+		ExporterURL:           r.str("exporterUrl", ""),
+		ClaimSelector:         r.str("claimSelector", ""),
+		Isolation:             r.str("isolation", contract.IsolationVM),
 	}
-	if raw, err := cfg.Try("template"); err == nil {
-		if o, ok := decodeObject(raw, "template.", &parseErrs); ok {
-			c.Agent = readAgent(o)
-		}
-	}
-	if raw, err := cfg.Try("sizing"); err == nil {
-		if o, ok := decodeObject(raw, "sizing.", &parseErrs); ok {
-			c.Sizing = readSizing(o)
-		}
-	}
-	if raw, err := cfg.Try("pools"); err == nil && strings.TrimSpace(raw) != "" && strings.TrimSpace(raw) != "[]" {
-		// The shorthand's own keys would be silently ignored beside a list: refuse them. The CLI
-		// passes Pulumi.yaml's defaults like set values, so a key counts as set when it differs.
-		for _, k := range []struct{ key, def string }{
-			{"poolName", contract.DefaultPoolName}, {"templateName", contract.DefaultTemplateName},
-			{"template", "{}"}, {"sizing", "{}"}, {"headroom", strconv.Itoa(contract.DefaultHeadroom)},
-			{"activationTargetValue", ""}, {"claimSelector", ""}, {"exporterUrl", ""},
-		} {
-			if v, err := cfg.Try(k.key); err == nil && strings.Join(strings.Fields(v), "") != k.def {
-				field := strings.Replace(k.key, "poolName", "name", 1)
-				parseErrs = append(parseErrs, fmt.Sprintf("%s is a key of the one-pool shorthand, and pools is set; move it into each pool (`pulumi config set --path 'pools[0].%s' ...`) and remove it (`pulumi config rm %s`)", k.key, field, k.key))
-			}
-		}
-		c.readPools(raw, &parseErrs)
-	}
+	c.readStructured(r)
 	if c.ClusterName == "" {
 		if c.ClusterMode == components.ModeExisting {
 			c.ClusterName = c.KubeContext
@@ -206,7 +138,7 @@ func LoadConfig(ctx *pulumi.Context) (*Config, error) {
 			c.ClusterName = c.Project + "-" + c.Stack
 		}
 	}
-	if err := c.Validate(parseErrs...); err != nil {
+	if err := c.Validate(r.errs...); err != nil {
 		return nil, err
 	}
 	if c.ClusterMode == components.ModeExisting {
@@ -217,6 +149,90 @@ func LoadConfig(ctx *pulumi.Context) (*Config, error) {
 		c.Kubeconfig = contents
 	}
 	return c, nil
+}
+
+// readStructured reads the object keys: the one pool's template and sizing,
+// and the list of pools, which refuses the shorthand's keys beside it.
+func (c *Config) readStructured(r *configReader) {
+	if raw, err := r.cfg.Try("template"); err == nil {
+		if o, ok := decodeObject(raw, "template.", &r.errs); ok {
+			c.Agent = readAgent(o)
+		}
+	}
+	if raw, err := r.cfg.Try("sizing"); err == nil {
+		if o, ok := decodeObject(raw, "sizing.", &r.errs); ok {
+			c.Sizing = readSizing(o)
+		}
+	}
+	raw, err := r.cfg.Try("pools")
+	if err != nil || strings.TrimSpace(raw) == "" || strings.TrimSpace(raw) == "[]" {
+		return
+	}
+	// The shorthand's own keys would be silently ignored beside a list: refuse them. The CLI
+	// passes Pulumi.yaml's defaults like set values, so a key counts as set when it differs.
+	for _, k := range []struct{ key, def string }{
+		{"poolName", contract.DefaultPoolName}, {"templateName", contract.DefaultTemplateName},
+		{"template", "{}"}, {"sizing", "{}"}, {"headroom", strconv.Itoa(contract.DefaultHeadroom)},
+		{"activationTargetValue", ""}, {"claimSelector", ""}, {"exporterUrl", ""},
+	} {
+		if v, err := r.cfg.Try(k.key); err == nil && strings.Join(strings.Fields(v), "") != k.def {
+			field := strings.Replace(k.key, "poolName", "name", 1)
+			r.errs = append(r.errs, fmt.Sprintf("%s is a key of the one-pool shorthand, and pools is set; move it into each pool (`pulumi config set --path 'pools[0].%s' ...`) and remove it (`pulumi config rm %s`)", k.key, field, k.key))
+		}
+	}
+	c.readPools(raw, &r.errs)
+}
+
+// configReader reads the stack's plain keys, gathering every malformed value
+// so that one run reports them all.
+type configReader struct {
+	cfg  *config.Config
+	errs []string
+}
+
+// str reads a string key. A key whose default is not empty cannot be set to
+// an empty value: `kedaMode: ""` is a mistake, not a request for the default.
+func (r *configReader) str(key, def string) string {
+	v, err := r.cfg.Try(key)
+	if err != nil {
+		return def
+	}
+	if def != "" && strings.TrimSpace(v) == "" {
+		r.errs = append(r.errs, fmt.Sprintf("%s is set to an empty value; remove it (`pulumi config rm %s`) to use the default %q, or set a value", key, key, def))
+		return def
+	}
+	return v
+}
+
+func (r *configReader) int(key string, def int) int {
+	raw, err := r.cfg.Try(key)
+	if err != nil {
+		return def
+	}
+	n, convErr := strconv.Atoi(strings.TrimSpace(raw))
+	if convErr != nil {
+		r.errs = append(r.errs, fmt.Sprintf("%s is %q, which is not a whole number; set it with `pulumi config set %s <integer>`", key, raw, key))
+		return def
+	}
+	return n
+}
+
+// list reads a JSON list of strings, or "a,b" for convenience on the command line.
+func (r *configReader) list(key string) []string {
+	raw, err := r.cfg.Try(key)
+	if err != nil || strings.TrimSpace(raw) == "" {
+		return nil
+	}
+	var list []string
+	if json.Unmarshal([]byte(raw), &list) == nil {
+		return list
+	}
+	for _, s := range strings.Split(raw, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			list = append(list, s)
+		}
+	}
+	return list
 }
 
 var (

@@ -32,40 +32,24 @@ func main() {
 	}
 }
 
+// demo is one run: where it keeps its files, whether its node is real, and
+// the numbered steps it announces.
+type demo struct {
+	dir, state string
+	real       bool
+	steps, n   int
+}
+
+func (d *demo) step(s string) { d.n++; fmt.Printf("\n== %d/%d %s ==\n", d.n, d.steps, s) }
+
 func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cache, err := toolcache.Dir()
+	d, err := newDemo()
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(cache, "demo")
-	state := filepath.Join(dir, "cluster")
-	if c, err := localcluster.Attach(state); err == nil {
-		fmt.Println("demo: stopping the previous demo's control plane")
-		_ = c.Stop()
-	}
-	_ = os.RemoveAll(dir)
-
-	real, why := localcluster.RealNodesPossible()
-	if os.Getenv("DEMO_KWOK") == "1" {
-		real, why = false, "DEMO_KWOK=1"
-	}
-	steps := 3
-	opts := localcluster.Options{StateDir: state, RealNodes: 1, OutliveCaller: true}
-	if !real {
-		fmt.Printf("demo: no real node (%s): running on simulated KWOK nodes, the exporter as a local process\n", why)
-		steps, opts.RealNodes = 4, 0
-	}
-	n := 0
-	step := func(s string) { n++; fmt.Printf("\n== %d/%d %s ==\n", n, steps, s) }
-
-	if real {
-		step("start the local control plane with a real node (builds the tools on first use)")
-	} else {
-		step("start the local control plane (builds the tools on first use)")
-	}
-	c, err := framework.StartCluster(ctx, opts)
+	c, err := d.startCluster(ctx)
 	if err != nil {
 		return err
 	}
@@ -75,82 +59,144 @@ func run() error {
 			_ = c.Stop()
 		}
 	}()
-	kubeconfig, err := os.ReadFile(c.Kubeconfig)
+	dep, err := d.deploy(ctx, c)
 	if err != nil {
 		return err
 	}
-	// On KWOK nodes nothing runs in the cluster: KEDA reads the exporter where this command runs it.
-	var config map[string]string
-	var exporterAddr, demandURL string
-	if real {
-		step("pulumi up (existing cluster, isolated-sandbox = gVisor on the real node, KEDA and agent-sandbox adopted)")
-		config = framework.RealNodeStackConfig(kubeconfig)
-	} else {
-		step("pulumi up (existing cluster, isolated-sandbox required, KEDA and agent-sandbox adopted)")
-		if exporterAddr, err = freeport.Addr(); err != nil {
-			return err
-		}
-		demandURL = "http://" + exporterAddr + "/demand"
-		config = framework.LocalStackConfig(kubeconfig, demandURL)
-	}
-	st, err := framework.NewStack(ctx, filepath.Join(dir, "pulumi"), "demo", config, os.Stdout)
-	if err != nil {
-		return err
-	}
-	outputs, err := framework.Up(ctx, st, os.Stdout)
-	if err != nil {
-		return err
-	}
-	outputsFile := filepath.Join(dir, "outputs.json")
-	if err := outputs.WriteFile(outputsFile); err != nil {
-		return err
-	}
-	ns, exporter := outputs.String("namespace"), outputs.String("exporterService")
-	verifyBin, err := framework.GoBuild(os.Stdout, dir, framework.Module+"/verify")
-	if err != nil {
-		return err
-	}
-	verifyArgs := []string{"--outputs-file", outputsFile, "--kubeconfig", c.Kubeconfig, "--phase", "all"}
-	if real {
-		fmt.Printf("waiting for the exporter's Deployment (its first start compiles the exporter in the pod)\n")
-		if err := framework.WaitDeploymentAvailable(ctx, c.Client, ns, exporter, 30*time.Minute); err != nil {
-			return err
-		}
-		verifyArgs = append(verifyArgs, "--require-exec", "--probe-url", "http://1.1.1.1/")
-	} else {
-		sa := outputs.String("exporterServiceAccount")
-		step("the exporter, as a local process with a TokenRequest token of " + ns + "/" + sa)
-		if err := startLocalExporter(ctx, c, dir, ns, sa, exporterAddr); err != nil {
-			return err
-		}
-		fmt.Printf("exporter serving %s (log: %s)\n", demandURL, c.Log("claim-exporter"))
-		verifyArgs = append(verifyArgs, "--exporter-url", demandURL)
-	}
-
-	step("verify (demand and control phases; KEDA reads " + outputs.String("exporterUrl") + ")")
-	verify := exec.CommandContext(ctx, verifyBin, verifyArgs...)
-	verify.Stdout, verify.Stderr = os.Stdout, os.Stderr
-	verifyErr := verify.Run()
+	verifyErr := d.verify(ctx, c, dep)
 	ok = true
-	fmt.Printf("\nThe local control plane is still up, with the stack deployed. Explore it:\n  export KUBECONFIG=%s\n", c.Kubeconfig)
-	fmt.Printf("  kubectl -n %s get sandboxwarmpool,sandboxclaim,scaledobject,hpa,pods -o wide\n", ns)
-	if real {
-		fmt.Printf("  kubectl -n %s logs deploy/%s\n", ns, exporter)
-	} else {
-		fmt.Printf("  curl -s %s\n", demandURL)
-	}
-	fmt.Printf("  cat %s        # the stack's outputs, as verify read them\n", outputsFile)
-	if real { // on KWOK nodes the exporter is this command's local process, which counts the demo's namespace only
-		printPulumiCLI(config, c.Kubeconfig)
-	}
-	fmt.Printf(`Tear it down (removes every process it started and, with a real node, every mount, interface and rule):
-  go run ./e2e/localcluster/cmd/localcluster down --state %s
-Logs of every process: %s
-`, state, filepath.Join(state, "logs"))
+	d.printNextSteps(c, dep)
 	if verifyErr != nil {
 		return fmt.Errorf("verify failed: %w", verifyErr)
 	}
 	return nil
+}
+
+// newDemo stops the previous demo's control plane, clears its files and
+// decides the node kind.
+func newDemo() (*demo, error) {
+	cache, err := toolcache.Dir()
+	if err != nil {
+		return nil, err
+	}
+	d := &demo{dir: filepath.Join(cache, "demo"), steps: 3}
+	d.state = filepath.Join(d.dir, "cluster")
+	if c, err := localcluster.Attach(d.state); err == nil {
+		fmt.Println("demo: stopping the previous demo's control plane")
+		_ = c.Stop()
+	}
+	_ = os.RemoveAll(d.dir)
+	real, why := localcluster.RealNodesPossible()
+	if os.Getenv("DEMO_KWOK") == "1" {
+		real, why = false, "DEMO_KWOK=1"
+	}
+	d.real = real
+	if !real {
+		fmt.Printf("demo: no real node (%s): running on simulated KWOK nodes, the exporter as a local process\n", why)
+		d.steps = 4
+	}
+	return d, nil
+}
+
+func (d *demo) startCluster(ctx context.Context) (*localcluster.Cluster, error) {
+	opts := localcluster.Options{StateDir: d.state, RealNodes: 1, OutliveCaller: true}
+	if d.real {
+		d.step("start the local control plane with a real node (builds the tools on first use)")
+	} else {
+		opts.RealNodes = 0
+		d.step("start the local control plane (builds the tools on first use)")
+	}
+	return framework.StartCluster(ctx, opts)
+}
+
+// deployment is what `pulumi up` made and how verify reaches it.
+type deployment struct {
+	config                               map[string]string
+	outputsFile, ns, exporter            string
+	exporterAddr, demandURL, exporterURL string
+	exporterServiceAccount               string
+}
+
+// deploy runs `pulumi up` of the program against the cluster. On KWOK nodes
+// nothing runs in the cluster: KEDA reads the exporter where this command runs it.
+func (d *demo) deploy(ctx context.Context, c *localcluster.Cluster) (*deployment, error) {
+	kubeconfig, err := os.ReadFile(c.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	dep := &deployment{outputsFile: filepath.Join(d.dir, "outputs.json")}
+	if d.real {
+		d.step("pulumi up (existing cluster, isolated-sandbox = gVisor on the real node, KEDA and agent-sandbox adopted)")
+		dep.config = framework.RealNodeStackConfig(kubeconfig)
+	} else {
+		d.step("pulumi up (existing cluster, isolated-sandbox required, KEDA and agent-sandbox adopted)")
+		if dep.exporterAddr, err = freeport.Addr(); err != nil {
+			return nil, err
+		}
+		dep.demandURL = "http://" + dep.exporterAddr + "/demand"
+		dep.config = framework.LocalStackConfig(kubeconfig, dep.demandURL)
+	}
+	st, err := framework.NewStack(ctx, filepath.Join(d.dir, "pulumi"), "demo", dep.config, os.Stdout)
+	if err != nil {
+		return nil, err
+	}
+	outputs, err := framework.Up(ctx, st, os.Stdout)
+	if err != nil {
+		return nil, err
+	}
+	if err := outputs.WriteFile(dep.outputsFile); err != nil {
+		return nil, err
+	}
+	dep.ns, dep.exporter = outputs.String("namespace"), outputs.String("exporterService")
+	dep.exporterURL, dep.exporterServiceAccount = outputs.String("exporterUrl"), outputs.String("exporterServiceAccount")
+	return dep, nil
+}
+
+// verify waits for the exporter (its Deployment on a real node, a local
+// process otherwise) and runs verify's demand and control phases.
+func (d *demo) verify(ctx context.Context, c *localcluster.Cluster, dep *deployment) error {
+	verifyBin, err := framework.GoBuild(os.Stdout, d.dir, framework.Module+"/verify")
+	if err != nil {
+		return err
+	}
+	verifyArgs := []string{"--outputs-file", dep.outputsFile, "--kubeconfig", c.Kubeconfig, "--phase", "all"}
+	if d.real {
+		fmt.Printf("waiting for the exporter's Deployment (its first start compiles the exporter in the pod)\n")
+		if err := framework.WaitDeploymentAvailable(ctx, c.Client, dep.ns, dep.exporter, 30*time.Minute); err != nil {
+			return err
+		}
+		verifyArgs = append(verifyArgs, "--require-exec", "--probe-url", "http://1.1.1.1/")
+	} else {
+		d.step("the exporter, as a local process with a TokenRequest token of " + dep.ns + "/" + dep.exporterServiceAccount)
+		if err := startLocalExporter(ctx, c, d.dir, dep.ns, dep.exporterServiceAccount, dep.exporterAddr); err != nil {
+			return err
+		}
+		fmt.Printf("exporter serving %s (log: %s)\n", dep.demandURL, c.Log("claim-exporter"))
+		verifyArgs = append(verifyArgs, "--exporter-url", dep.demandURL)
+	}
+	d.step("verify (demand and control phases; KEDA reads " + dep.exporterURL + ")")
+	verify := exec.CommandContext(ctx, verifyBin, verifyArgs...)
+	verify.Stdout, verify.Stderr = os.Stdout, os.Stderr
+	return verify.Run()
+}
+
+// printNextSteps says how to explore what is left up and how to tear it down.
+func (d *demo) printNextSteps(c *localcluster.Cluster, dep *deployment) {
+	fmt.Printf("\nThe local control plane is still up, with the stack deployed. Explore it:\n  export KUBECONFIG=%s\n", c.Kubeconfig)
+	fmt.Printf("  kubectl -n %s get sandboxwarmpool,sandboxclaim,scaledobject,hpa,pods -o wide\n", dep.ns)
+	if d.real {
+		fmt.Printf("  kubectl -n %s logs deploy/%s\n", dep.ns, dep.exporter)
+	} else {
+		fmt.Printf("  curl -s %s\n", dep.demandURL)
+	}
+	fmt.Printf("  cat %s        # the stack's outputs, as verify read them\n", dep.outputsFile)
+	if d.real { // on KWOK nodes the exporter is this command's local process, which counts the demo's namespace only
+		printPulumiCLI(dep.config, c.Kubeconfig)
+	}
+	fmt.Printf(`Tear it down (removes every process it started and, with a real node, every mount, interface and rule):
+  go run ./e2e/localcluster/cmd/localcluster down --state %s
+Logs of every process: %s
+`, d.state, filepath.Join(d.state, "logs"))
 }
 
 // startLocalExporter builds the exporter and runs it beside the control plane (stopped with
