@@ -67,17 +67,37 @@ func ownedByScaledObject(h *autoscalingv2.HorizontalPodAutoscaler, so string) (b
 // its metric gives the per-claim mapping, and the load stays in its bounds.
 func (r *Runner) precondition(ctx context.Context) error {
 	const ph = "precondition"
+	h, owned, err := r.poolHPA(ctx, ph)
+	if err != nil {
+		return err
+	}
+	so, err := r.readBounds(ctx, ph, h)
+	if err != nil {
+		return err
+	}
+	ok := r.judgeMapping(ph, h, so)
+	moves := r.judgeLoad(ph, ok)
+	if !owned || !ok || !moves || int64(r.cfg.LoadCap) > r.max || h.Spec.ScaleTargetRef.Kind != contract.SandboxWarmPoolKind {
+		return errStop
+	}
+	r.mapped = true
+	return nil
+}
+
+// poolHPA finds the one HPA that targets the pool and judges what it scales
+// and who owns it.
+func (r *Runner) poolHPA(ctx context.Context, ph string) (h *autoscalingv2.HorizontalPodAutoscaler, owned bool, err error) {
 	hs, err := r.hpasForPool(ctx)
 	if err != nil {
 		r.rep.Fail(ph, "an HPA targets the pool", err.Error())
-		return errStop
+		return nil, false, errStop
 	}
 	r.rep.Printf("HPA whose scaleTargetRef names %s: %s", r.cfg.Pool, hpaNames(hs))
 	if len(hs) != 1 {
 		r.rep.Fail(ph, "an HPA targets the pool", fmt.Sprintf("%d HPAs name %s in their scaleTargetRef (%s); exactly one must", len(hs), r.cfg.Pool, hpaNames(hs)))
-		return errStop
+		return nil, false, errStop
 	}
-	h := &hs[0]
+	h = &hs[0]
 	r.rep.Pass(ph, "an HPA targets the pool", fmt.Sprintf("hpa/%s targets %s/%s, so its replica count is driven rather than fixed", h.Name, h.Spec.ScaleTargetRef.Kind, h.Spec.ScaleTargetRef.Name))
 
 	ref := h.Spec.ScaleTargetRef
@@ -86,9 +106,14 @@ func (r *Runner) precondition(ctx context.Context) error {
 		fmt.Sprintf("scaleTargetRef apiVersion=%s kind=%s name=%s", ref.APIVersion, ref.Kind, ref.Name))
 	owned, ev := ownedByScaledObject(h, r.cfg.ScaledObject)
 	r.rep.Judge(ph, "the HPA is owned by the ScaledObject", owned, ev+fmt.Sprintf(" (want scaledobject/%s)", r.cfg.ScaledObject))
+	return h, owned, nil
+}
 
-	// The floor and ceiling are the ScaledObject's own: KEDA never sets the
-	// HPA's minReplicas below 1, so with minReplicaCount 0 the HPA's says 1.
+// readBounds reads the ScaledObject's floor, ceiling, fallback and polling
+// interval, and the HPA's scale-down window. The floor and ceiling are the
+// ScaledObject's own: KEDA never sets the HPA's minReplicas below 1, so with
+// minReplicaCount 0 the HPA's says 1.
+func (r *Runner) readBounds(ctx context.Context, ph string, h *autoscalingv2.HorizontalPodAutoscaler) (*unstructured.Unstructured, error) {
 	so, err := r.dyn.Resource(gvr.ScaledObject).Namespace(r.cfg.Namespace).Get(ctx, r.cfg.ScaledObject, metav1.GetOptions{})
 	if err != nil {
 		err = fmt.Errorf("reading scaledobject/%s: %w", r.cfg.ScaledObject, err)
@@ -100,7 +125,7 @@ func (r *Runner) precondition(ctx context.Context) error {
 	}
 	if err != nil {
 		r.rep.Fail(ph, "the ScaledObject's bounds are readable", err.Error())
-		return errStop
+		return nil, errStop
 	}
 	r.min, r.max = soMin, soMax
 	r.checkFallback(ctx, ph, so)
@@ -113,8 +138,13 @@ func (r *Runner) precondition(ctx context.Context) error {
 	if b := h.Spec.Behavior; b != nil && b.ScaleDown != nil && b.ScaleDown.StabilizationWindowSeconds != nil {
 		r.downWindow = time.Duration(*b.ScaleDown.StabilizationWindowSeconds) * time.Second
 	}
-
 	r.pollingInterval = r.scaledObjectPollingInterval(so)
+	return so, nil
+}
+
+// judgeMapping judges whether the HPA's metric maps claims to warm sandboxes
+// by a mapping verify can hold each step to, the one the stack deployed.
+func (r *Runner) judgeMapping(ph string, h *autoscalingv2.HorizontalPodAutoscaler, so *unstructured.Unstructured) bool {
 	target, mev, ok := averageValueTarget(h)
 	r.target = target
 	if ok {
@@ -138,7 +168,12 @@ func (r *Runner) precondition(ctx context.Context) error {
 		r.rep.SetSizing(r.sizing())
 	}
 	r.rep.Judge(ph, "the HPA's metric maps claims to warm sandboxes", ok, mev)
+	return ok
+}
 
+// judgeLoad judges whether verify's load stays within the ceiling and, with a
+// mapping, whether it can move the pool above its floor.
+func (r *Runner) judgeLoad(ph string, mapped bool) bool {
 	outs := ""
 	if r.cfg.OutputsMin != 0 || r.cfg.OutputsMax != 0 {
 		outs = fmt.Sprintf("; stack outputs minReplicas=%d maxReplicas=%d", r.cfg.OutputsMin, r.cfg.OutputsMax)
@@ -150,26 +185,22 @@ func (r *Runner) precondition(ctx context.Context) error {
 	}
 	r.rep.Judge(ph, "the load verify generates is within the bound", int64(r.cfg.LoadCap) <= r.max,
 		fmt.Sprintf("load cap %d claims, maxReplicaCount %d", r.cfg.LoadCap, r.max))
-	moves := true
-	if ok {
-		// Without a step above the floor every step reads "unchanged" and the
-		// control's flat line is what the pool would do anyway: no proof.
-		floor, top, how, err := r.loadReach()
-		verdict := "above the floor, so the load can show a scaling decision"
-		moves = err == nil && top > floor
-		switch {
-		case err != nil:
-			verdict = err.Error()
-		case !moves:
-			verdict = "not above the floor, so no step of this run could show a scaling decision (and the control's flat line would prove nothing); raise maxReplicas and --load-cap, or lower targetValue"
-		}
-		r.rep.Judge(ph, "the load can move the pool", moves, how+": "+verdict)
+	if !mapped {
+		return true
 	}
-	if !owned || !ok || !moves || int64(r.cfg.LoadCap) > r.max || ref.Kind != contract.SandboxWarmPoolKind {
-		return errStop
+	// Without a step above the floor every step reads "unchanged" and the
+	// control's flat line is what the pool would do anyway: no proof.
+	floor, top, how, err := r.loadReach()
+	verdict := "above the floor, so the load can show a scaling decision"
+	moves := err == nil && top > floor
+	switch {
+	case err != nil:
+		verdict = err.Error()
+	case !moves:
+		verdict = "not above the floor, so no step of this run could show a scaling decision (and the control's flat line would prove nothing); raise maxReplicas and --load-cap, or lower targetValue"
 	}
-	r.mapped = true
-	return nil
+	r.rep.Judge(ph, "the load can move the pool", moves, how+": "+verdict)
+	return moves
 }
 
 // scaledObjectBounds reads minReplicaCount and maxReplicaCount from the
