@@ -11,7 +11,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -29,23 +28,8 @@ var (
 	APIServiceGVR = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
 )
 
-func (c *Cluster) bootstrap(ctx context.Context, p *pki, nodes int) error {
-	var objs []map[string]any
-	for i := 0; i < nodes; i++ {
-		objs = append(objs, fakeNode(fmt.Sprintf("kwok-node-%d", i), i))
-	}
-	switch {
-	case c.realNodes > 0:
-		objs = append(objs, realNodeObjects(c.isolatedRuntimeClass)...)
-	case c.isolatedRuntimeClass != "":
-		objs = append(objs, map[string]any{
-			"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
-			"metadata": map[string]any{"name": c.isolatedRuntimeClass},
-			// The handler names nothing real: no kubelet runs here.
-			"handler":    "local-simulated",
-			"scheduling": map[string]any{"nodeSelector": map[string]any{SandboxNodeLabel: "true"}},
-		})
-	}
+func (c *Cluster) bootstrap(ctx context.Context, p *pki) error {
+	objs := c.nodeObjects()
 	if !c.without["keda"] {
 		keda, err := c.kedaAPIObjects(p)
 		if err != nil {
@@ -101,29 +85,6 @@ func (c *Cluster) kedaAPIObjects(p *pki) ([]map[string]any, error) {
 			},
 		},
 	}, nil
-}
-
-func fakeNode(name string, i int) map[string]any {
-	resources := map[string]any{"cpu": "32", "memory": "256Gi", "pods": "110", "ephemeral-storage": "500Gi"}
-	cidr := kwokPodCIDROf(i)
-	return map[string]any{
-		"apiVersion": "v1", "kind": "Node",
-		"metadata": map[string]any{
-			"name": name,
-			// KWOK manages only nodes carrying this annotation.
-			"annotations": map[string]any{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
-			"labels": map[string]any{
-				"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-				"type": "kwok", SandboxNodeLabel: "true",
-			},
-		},
-		"spec": map[string]any{"podCIDR": cidr, "podCIDRs": []any{cidr}},
-		// Status is kept on create: capacity is what the scheduler reads.
-		"status": map[string]any{
-			"capacity": resources, "allocatable": resources,
-			"nodeInfo": map[string]any{"kubeletVersion": "kwok-" + contract.KubernetesModule, "operatingSystem": "linux", "architecture": "amd64"},
-		},
-	}
 }
 
 // applyCRDs server-side applies every CRD in dir (the large ones exceed the

@@ -95,6 +95,7 @@ type Cluster struct {
 	outliveCaller        bool
 	without              map[string]bool
 	realNodes            int
+	kinds                []nodeKind
 	ledger               *hostLedger
 	// nodeProgramDir holds the node's own programs (its CNI plugin).
 	nodeProgramDir string
@@ -135,7 +136,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if opts.HPASyncPeriod <= 0 {
 		opts.HPASyncPeriod = 15 * time.Second
 	}
-	bins, err := toolcache.Ensure(ctx, opts.Progress, neededTools(opts.Without)...)
+	bins, err := toolcache.Ensure(ctx, opts.Progress, neededTools(opts)...)
 	if err != nil {
 		return nil, err
 	}
@@ -146,6 +147,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		}
 		c.without[w] = true
 	}
+	c.kinds = c.nodeKinds(opts.Nodes, opts.RealNodes)
 	if c.StateDir == "" {
 		if c.StateDir, err = os.MkdirTemp("", "localcluster-"); err != nil {
 			return nil, err
@@ -189,12 +191,12 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		what string
 		run  func(context.Context, *pki) error
 	}{
-		{"the host network for real nodes", c.prepareRealNodesStep},
+		{"the host for the nodes", c.prepareNodes},
 		{"etcd and kube-apiserver", c.startAPIServer},
 		{"kube-controller-manager and kube-scheduler", c.startControllers},
-		{"simulated nodes, runtime class, CRDs and KEDA's APIService", func(ctx context.Context, p *pki) error { return c.bootstrap(ctx, p, opts.Nodes) }},
-		{"KWOK, agent-sandbox and KEDA", c.startAddons},
-		{"real nodes", c.startRealNodesStep},
+		{"the nodes' objects, runtime classes, CRDs and KEDA's APIService", c.bootstrap},
+		{"agent-sandbox and KEDA", c.startAddons},
+		{"the nodes (KWOK, kubelets)", c.startNodes},
 		{"the whole chain to be ready", func(ctx context.Context, _ *pki) error {
 			return c.waitReady(ctx, !opts.SkipWarmPoolCheck && !c.without["agent-sandbox-controller"])
 		}},
@@ -224,6 +226,7 @@ func Attach(stateDir string) (*Cluster, error) {
 		return nil, fmt.Errorf("no local control plane in %s: %w", abs, err)
 	}
 	c := &Cluster{StateDir: abs, procs: procs, Kubeconfig: filepath.Join(abs, "kubeconfig"), progress: os.Stderr, realNodes: countRealNodes(abs)}
+	c.kinds = c.nodeKinds(0, c.realNodes)
 	if err := c.connect(); err != nil {
 		return nil, err
 	}
@@ -242,18 +245,12 @@ func (c *Cluster) Stop() error {
 
 // teardown stops the processes and undoes what real nodes did to the machine.
 func (c *Cluster) teardown() error {
-	if c.realNodes > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		c.stopRealNodes(ctx)
-		cancel()
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	c.stopNodes(ctx)
+	cancel()
 	errs := c.procs.Stop(10 * time.Second)
-	if c.realNodes > 0 && len(errs) == 0 {
-		if err := cleanHost(c.StateDir, c.Binaries.Path("kube-proxy")); err != nil {
-			errs = append(errs, err)
-		} else if err := releaseOwner(c.StateDir); err != nil {
-			errs = append(errs, err)
-		}
+	if len(errs) == 0 {
+		errs = c.cleanNodes()
 	}
 	if len(errs) == 0 {
 		if err := c.procs.RemoveRecord(); err != nil {

@@ -2,9 +2,10 @@ package localcluster
 
 import "context"
 
-// The three start steps of Start, each one process after the other; every
-// process has its own file (etcd.go, apiserver.go, controllermanager.go,
-// scheduler.go, kwok.go, agentsandbox.go, keda.go).
+// The three start steps of Start for the control plane's processes, one after
+// the other; every process has its own file (etcd.go, apiserver.go,
+// controllermanager.go, scheduler.go, agentsandbox.go, keda.go). The nodes'
+// steps are in nodes.go.
 
 func (c *Cluster) startAPIServer(ctx context.Context, p *pki) error {
 	etcdURL, err := c.startEtcd(ctx)
@@ -23,9 +24,6 @@ func (c *Cluster) startControllers(ctx context.Context, p *pki) error {
 
 func (c *Cluster) startAddons(ctx context.Context, p *pki) error {
 	admin := c.Kubeconfig
-	if err := c.startKWOK(admin); err != nil {
-		return err
-	}
 	if err := c.startAgentSandboxController(admin); err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 // startKWOK starts KWOK, which plays the kubelets of the simulated nodes.
@@ -44,4 +46,29 @@ func (c *Cluster) kwokStagesFile() (string, error) {
 	}
 	path := filepath.Join(c.StateDir, "kwok-stages.yaml")
 	return path, os.WriteFile(path, edited, 0o644)
+}
+
+// fakeNode is simulated node i: KWOK manages it by its annotation; its pods
+// get addresses from its own /24 of the simulated range.
+func fakeNode(name string, i int) map[string]any {
+	resources := map[string]any{"cpu": "32", "memory": "256Gi", "pods": "110", "ephemeral-storage": "500Gi"}
+	cidr := kwokPodCIDROf(i)
+	return map[string]any{
+		"apiVersion": "v1", "kind": "Node",
+		"metadata": map[string]any{
+			"name": name,
+			// KWOK manages only nodes carrying this annotation.
+			"annotations": map[string]any{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+			"labels": map[string]any{
+				"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+				"type": "kwok", SandboxNodeLabel: "true",
+			},
+		},
+		"spec": map[string]any{"podCIDR": cidr, "podCIDRs": []any{cidr}},
+		// Status is kept on create: capacity is what the scheduler reads.
+		"status": map[string]any{
+			"capacity": resources, "allocatable": resources,
+			"nodeInfo": map[string]any{"kubeletVersion": "kwok-" + contract.KubernetesModule, "operatingSystem": "linux", "architecture": "amd64"},
+		},
+	}
 }

@@ -195,21 +195,22 @@ func (c *Cluster) startRealNodes(ctx context.Context, p *pki) error {
 	})
 }
 
-// realNodeObjects are the API objects real nodes need: the isolated
-// RuntimeClass (when named) pointing at gVisor, the loopback-only one, and the
-// API server's right to use the kubelets' API.
-func realNodeObjects(isolatedRuntimeClass string) []map[string]any {
-	var objs []map[string]any
-	if isolatedRuntimeClass != "" {
-		objs = append(objs, map[string]any{
-			"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
-			"metadata": map[string]any{"name": isolatedRuntimeClass},
-			"handler":  runscHandler,
-			// Real nodes only: a simulated node has no runsc.
-			"scheduling": map[string]any{"nodeSelector": map[string]any{SandboxNodeLabel: "true", RealNodeLabel: "true"}},
-		})
+// realNodeIsolatedRuntimeClass is the isolated RuntimeClass as real nodes
+// serve it: gVisor's runsc, on real nodes only (a simulated node has no runsc).
+func realNodeIsolatedRuntimeClass(name string) map[string]any {
+	return map[string]any{
+		"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+		"metadata":   map[string]any{"name": name},
+		"handler":    runscHandler,
+		"scheduling": map[string]any{"nodeSelector": map[string]any{SandboxNodeLabel: "true", RealNodeLabel: "true"}},
 	}
-	return append(objs, []map[string]any{
+}
+
+// realNodeObjects are the API objects real nodes need besides the isolated
+// RuntimeClass: the loopback-only RuntimeClass and the API server's right to
+// use the kubelets' API.
+func realNodeObjects() []map[string]any {
+	return []map[string]any{
 		{
 			"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
 			"metadata":   map[string]any{"name": LoopbackOnlyRuntimeClass},
@@ -222,7 +223,7 @@ func realNodeObjects(isolatedRuntimeClass string) []map[string]any {
 			"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:kubelet-api-admin"},
 			"subjects": []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "kube-apiserver-kubelet-client"}},
 		},
-	}...)
+	}
 }
 
 // stopRealNodes removes the pods of the real nodes through their kubelets
@@ -257,40 +258,20 @@ func (c *Cluster) stopRealNodes(ctx context.Context) {
 }
 
 // neededTools are the control plane's tools less KEDA when it is not started
-// (its CRDs and APIService are then not installed either).
-func neededTools(without []string) []string {
-	skipKEDA := false
-	for _, w := range without {
-		skipKEDA = skipKEDA || w == "keda"
+// (its CRDs and APIService are then not installed either) and less KWOK when
+// no node is simulated. A real node's tools are built when it is prepared.
+func neededTools(opts Options) []string {
+	skip := map[string]bool{"kwok": opts.Nodes == 0}
+	for _, w := range opts.Without {
+		skip["keda"] = skip["keda"] || w == "keda"
 	}
 	var out []string
 	for _, t := range toolcache.ControlPlane {
-		if t != "keda" || !skipKEDA {
+		if !skip[t] {
 			out = append(out, t)
 		}
 	}
 	return out
-}
-
-func (c *Cluster) prepareRealNodesStep(ctx context.Context, p *pki) error {
-	if c.realNodes == 0 {
-		return nil
-	}
-	if err := c.prepareRealNodes(ctx); err != nil {
-		return err
-	}
-	var names []string
-	for _, n := range c.realNodeList() {
-		names = append(names, n.name)
-	}
-	return p.realNodeCerts(names)
-}
-
-func (c *Cluster) startRealNodesStep(ctx context.Context, p *pki) error {
-	if c.realNodes == 0 {
-		return nil
-	}
-	return c.startRealNodes(ctx, p)
 }
 
 // apiServerAddress is where the API server listens: loopback, or with real
