@@ -5,12 +5,8 @@ import (
 )
 
 // startAgentSandboxController starts agent-sandbox's controller (with its
-// extensions: templates, warm pools, claims) unless Options.Without names it.
+// extensions: templates, warm pools, claims).
 func (c *Cluster) startAgentSandboxController(admin string) error {
-	if c.without["agent-sandbox-controller"] {
-		c.say("not starting agent-sandbox-controller (Options.Without)")
-		return nil
-	}
 	_, err := c.procs.Start("agent-sandbox-controller", c.Binaries.Path("agent-sandbox-controller"), []string{
 		"--kubeconfig=" + admin,
 		"--extensions=true",

@@ -29,24 +29,17 @@ var (
 )
 
 func (c *Cluster) bootstrap(ctx context.Context, p *pki) error {
-	objs := c.nodeObjects()
-	if !c.without["keda"] {
-		keda, err := c.kedaAPIObjects(p)
-		if err != nil {
-			return err
-		}
-		objs = append(objs, keda...)
+	addonObjs, crdDirs, err := c.addonObjectsAndCRDs(p)
+	if err != nil {
+		return err
 	}
+	objs := append(c.nodeObjects(), addonObjs...)
 	for _, o := range objs {
 		if err := c.apply(ctx, &unstructured.Unstructured{Object: o}); err != nil {
 			return err
 		}
 	}
 	var crdNames []string
-	crdDirs := []string{filepath.Join(c.Binaries.DataDir("agent-sandbox"), "crds")}
-	if !c.without["keda"] {
-		crdDirs = append(crdDirs, filepath.Join(c.Binaries.DataDir("keda"), "crds"))
-	}
 	for _, dir := range crdDirs {
 		names, err := c.applyCRDs(ctx, dir)
 		if err != nil {

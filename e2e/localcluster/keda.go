@@ -7,12 +7,8 @@ import (
 )
 
 // startKEDA starts KEDA's operator and its metrics adapter (the external
-// metrics API the HPA reads) unless Options.Without names it.
+// metrics API the HPA reads).
 func (c *Cluster) startKEDA(p *pki, admin string) error {
-	if c.without["keda"] {
-		c.say("not starting KEDA (Options.Without)")
-		return nil
-	}
 	certDir, err := c.kedaCertDir(p)
 	if err != nil {
 		return err

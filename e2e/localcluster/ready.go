@@ -3,7 +3,6 @@ package localcluster
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/poll"
 )
 
@@ -22,34 +20,8 @@ func (c *Cluster) waitReady(ctx context.Context, warmPoolCheck bool) error {
 	if err := c.waitFor(ctx, "the simulated nodes to be Ready", 90*time.Second, c.nodesReady); err != nil {
 		return err
 	}
-	for _, h := range []struct {
-		name string
-		port int
-	}{{"agent-sandbox-controller", c.ports.sandboxHealth}, {"keda-operator", c.ports.kedaHealth}} {
-		p := c.proc(h.name)
-		if p == nil {
-			continue // not started (Options.Without)
-		}
-		if err := process.WaitHealthy(ctx, p, "http://127.0.0.1:"+strconv.Itoa(h.port)+"/readyz", nil, 90*time.Second); err != nil {
-			return fmt.Errorf("%s: %w", h.name, err)
-		}
-	}
-	if !c.without["keda"] {
-		if err := c.waitFor(ctx, "APIService v1beta1.external.metrics.k8s.io (KEDA's metrics adapter) to be Available", 90*time.Second, func(ctx context.Context) (bool, error) {
-			if p := c.proc("keda-adapter"); p != nil && p.Exited() {
-				return false, poll.Stop(fmt.Errorf("it exits 0 on start-up errors: %w", p.ExitedError()))
-			}
-			a, err := c.Dynamic.Resource(APIServiceGVR).Get(ctx, "v1beta1.external.metrics.k8s.io", metav1.GetOptions{})
-			if err != nil {
-				return false, err
-			}
-			if !ConditionTrue(a, "Available") {
-				return false, fmt.Errorf("APIService not Available: %v", a.Object["status"])
-			}
-			return true, nil
-		}); err != nil {
-			return err
-		}
+	if err := c.addonsReady(ctx); err != nil {
+		return err
 	}
 	if warmPoolCheck {
 		return c.checkWarmPool(ctx)
