@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"text/template"
 )
 
 // Certificates of the real nodes, all from the cluster CA (which the API
@@ -77,38 +78,56 @@ func (p *pki) realNodeCerts(nodes []string) error {
 // certificates and webhook authorization, never anonymous; the DNS of pods
 // names no outside resolver; eviction thresholds a busy shared disk passes.
 func (c *Cluster) kubeletConfig(p *pki, n *realNode) string {
-	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
+	return render(kubeletConfigTemplate, kubeletConfigValues{
+		Address: hostPodAddress, Port: n.kubeletPort, HealthzPort: n.kubeletHealthPort,
+		TLSCertFile: p.path(n.name + "-serving.crt"), TLSPrivateKeyFile: p.path(n.name + "-serving.key"),
+		ClientCAFile: p.path(clusterCA + ".crt"), ContainerdSocket: n.containerdSocket(), CgroupRoot: n.cgroup,
+		ResolvConf: filepath.Join(n.dir, "resolv.conf"), ClusterDomain: ClusterDomain, ClusterDNS: ClusterDNSAddress,
+	})
+}
+
+// kubeletConfigValues are what differs between nodes and runs in the
+// kubelet's configuration; the rest is fixed in its template.
+type kubeletConfigValues struct {
+	Address                                      string
+	Port, HealthzPort                            int
+	TLSCertFile, TLSPrivateKeyFile, ClientCAFile string
+	ContainerdSocket, CgroupRoot, ResolvConf     string
+	ClusterDomain, ClusterDNS                    string
+}
+
+var kubeletConfigTemplate = template.Must(template.New("kubelet-config.yaml").Parse(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: %s
-port: %d
+address: {{.Address}}
+port: {{.Port}}
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
-healthzPort: %d
-tlsCertFile: %s
-tlsPrivateKeyFile: %s
+healthzPort: {{.HealthzPort}}
+tlsCertFile: {{.TLSCertFile}}
+tlsPrivateKeyFile: {{.TLSPrivateKeyFile}}
 authentication:
   anonymous:
     enabled: false
   webhook:
     enabled: true
   x509:
-    clientCAFile: %s
+    clientCAFile: {{.ClientCAFile}}
 authorization:
   mode: Webhook
-containerRuntimeEndpoint: unix://%s
+containerRuntimeEndpoint: unix://{{.ContainerdSocket}}
 cgroupDriver: cgroupfs
 failCgroupV1: false
-cgroupRoot: /%s
+cgroupRoot: /{{.CgroupRoot}}
 failSwapOn: false
-resolvConf: %s
-clusterDomain: %s
+resolvConf: {{.ResolvConf}}
+clusterDomain: {{.ClusterDomain}}
 clusterDNS:
-- %s
+- {{.ClusterDNS}}
 evictionHard:
   memory.available: 100Mi
-  nodefs.available: 2%%
-  imagefs.available: 2%%
-  nodefs.inodesFree: 2%%
+  nodefs.available: 2%
+  imagefs.available: 2%
+  nodefs.inodesFree: 2%
 imageGCHighThresholdPercent: 99
 imageGCLowThresholdPercent: 98
 serializeImagePulls: false
@@ -117,9 +136,16 @@ maxPods: 110
 # canaries): kube-proxy does not need them here, and kube-proxy --cleanup
 # would not remove them.
 makeIPTablesUtilChains: false
-`, hostPodAddress, n.kubeletPort, n.kubeletHealthPort,
-		p.path(n.name+"-serving.crt"), p.path(n.name+"-serving.key"), p.path(clusterCA+".crt"),
-		n.containerdSocket(), n.cgroup, filepath.Join(n.dir, "resolv.conf"), ClusterDomain, ClusterDNSAddress)
+`))
+
+// render fills a component's configuration template. The templates are fixed
+// and their values typed, so a failure is a programming error.
+func render(t *template.Template, values any) string {
+	var b strings.Builder
+	if err := t.Execute(&b, values); err != nil {
+		panic(fmt.Sprintf("rendering %s: %v", t.Name(), err))
+	}
+	return b.String()
 }
 
 func (c *Cluster) startKubelet(p *pki, l *hostLedger, n *realNode) error {

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"text/template"
 )
 
 // Addresses. Everything comes from 198.18.0.0/15 (RFC 2544's benchmarking
@@ -222,27 +223,7 @@ func (c *Cluster) startKubeProxy(p *pki, l *hostLedger, nodeName string) error {
 	if err := c.writeKubeconfig(p, kubeconfig, "kube-proxy"); err != nil {
 		return err
 	}
-	cfg := fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
-kind: KubeProxyConfiguration
-clientConnection:
-  kubeconfig: %s
-mode: iptables
-hostnameOverride: %s
-clusterCIDR: %s
-# NodePorts only on the host's pod-network address, never the machine's interface.
-nodePortAddresses: ["%s/32"]
-healthzBindAddress: 127.0.0.1:%d
-metricsBindAddress: 127.0.0.1:%d
-iptables:
-  # true would set route_localnet machine-wide.
-  localhostNodePorts: false
-# Zeros leave the machine's conntrack sysctls as they are.
-conntrack:
-  maxPerCore: 0
-  min: 0
-  tcpEstablishedTimeout: 0s
-  tcpCloseWaitTimeout: 0s
-`, kubeconfig, nodeName, clusterCIDR, hostPodAddress, c.ports.kubeProxyHealth, c.ports.kubeProxyMetrics)
+	cfg := c.kubeProxyConfig(kubeconfig, nodeName)
 	cfgPath := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		return err
@@ -268,6 +249,44 @@ conntrack:
 	_, err := c.procs.Start("kube-proxy", c.Binaries.Path("kube-proxy"), []string{"--config=" + cfgPath, "--v=1"})
 	return err
 }
+
+// kubeProxyConfig is kube-proxy's configuration: iptables mode, NodePorts and
+// health only where the node is, nothing machine-wide changed.
+func (c *Cluster) kubeProxyConfig(kubeconfig, nodeName string) string {
+	return render(kubeProxyConfigTemplate, kubeProxyConfigValues{
+		Kubeconfig: kubeconfig, NodeName: nodeName, ClusterCIDR: clusterCIDR, NodePortAddress: hostPodAddress,
+		HealthzPort: c.ports.kubeProxyHealth, MetricsPort: c.ports.kubeProxyMetrics,
+	})
+}
+
+// kubeProxyConfigValues are what differs between runs in kube-proxy's
+// configuration; the rest is fixed in its template.
+type kubeProxyConfigValues struct {
+	Kubeconfig, NodeName, ClusterCIDR, NodePortAddress string
+	HealthzPort, MetricsPort                           int
+}
+
+var kubeProxyConfigTemplate = template.Must(template.New("kube-proxy config.yaml").Parse(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection:
+  kubeconfig: {{.Kubeconfig}}
+mode: iptables
+hostnameOverride: {{.NodeName}}
+clusterCIDR: {{.ClusterCIDR}}
+# NodePorts only on the host's pod-network address, never the machine's interface.
+nodePortAddresses: ["{{.NodePortAddress}}/32"]
+healthzBindAddress: 127.0.0.1:{{.HealthzPort}}
+metricsBindAddress: 127.0.0.1:{{.MetricsPort}}
+iptables:
+  # true would set route_localnet machine-wide.
+  localhostNodePorts: false
+# Zeros leave the machine's conntrack sysctls as they are.
+conntrack:
+  maxPerCore: 0
+  min: 0
+  tcpEstablishedTimeout: 0s
+  tcpCloseWaitTimeout: 0s
+`))
 
 // cniNetworkName names the pods' network in both CNI configurations: the
 // bridge's and the loopback-only one share its host-local address store.
