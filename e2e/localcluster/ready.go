@@ -2,6 +2,7 @@ package localcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 const readyCheckNamespace = "localcluster-ready-check"
 
 func (c *Cluster) waitReady(ctx context.Context, warmPoolCheck bool) error {
-	if err := c.waitFor(ctx, "the simulated nodes to be Ready", 90*time.Second, c.nodesReady); err != nil {
+	if err := c.waitFor(ctx, "the nodes to be Ready", 90*time.Second, c.nodesReady()); err != nil {
 		return err
 	}
 	if err := c.addonsReady(ctx); err != nil {
@@ -98,23 +99,36 @@ func warmPool(name, template string, replicas int64) map[string]any {
 	}
 }
 
-func (c *Cluster) nodesReady(ctx context.Context) (bool, error) {
-	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil || len(nodes.Items) == 0 {
-		return false, nil
-	}
-	for _, n := range nodes.Items {
-		ready := false
-		for _, cond := range n.Status.Conditions {
-			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
-				ready = true
+// nodesReady reads whether the named nodes (every node when none is named)
+// are Ready; a failed read or a node not Ready yet is the error a timed-out
+// wait reports.
+func (c *Cluster) nodesReady(names ...string) func(context.Context) (bool, error) {
+	return func(ctx context.Context) (bool, error) {
+		nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		ready := map[string]bool{}
+		for _, n := range nodes.Items {
+			for _, cond := range n.Status.Conditions {
+				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+					ready[n.Name] = true
+				}
+			}
+			if len(names) == 0 && !ready[n.Name] {
+				return false, fmt.Errorf("node %s is not Ready yet", n.Name)
 			}
 		}
-		if !ready {
-			return false, nil
+		if len(nodes.Items) == 0 {
+			return false, errors.New("no Node objects yet")
 		}
+		for _, name := range names {
+			if !ready[name] {
+				return false, fmt.Errorf("node %s is not Ready yet (or not registered)", name)
+			}
+		}
+		return true, nil
 	}
-	return true, nil
 }
 
 // waitFor polls cond, saying what it waits for, and fails with that

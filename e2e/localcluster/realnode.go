@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
@@ -175,24 +174,7 @@ func (c *Cluster) startRealNodes(ctx context.Context, p *pki) error {
 	if err := c.startKubeProxy(p, c.ledger, nodes[0].name); err != nil {
 		return err
 	}
-	return c.waitFor(ctx, fmt.Sprintf("real nodes %v to be Ready", names), 180*time.Second, func(ctx context.Context) (bool, error) {
-		for _, n := range names {
-			node, err := c.Client.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
-			if err != nil {
-				return false, err
-			}
-			ready := false
-			for _, cond := range node.Status.Conditions {
-				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
-					ready = true
-				}
-			}
-			if !ready {
-				return false, fmt.Errorf("node %s is not Ready yet", n)
-			}
-		}
-		return true, nil
-	})
+	return c.waitFor(ctx, fmt.Sprintf("real nodes %v to be Ready", names), 180*time.Second, c.nodesReady(names...))
 }
 
 // realNodeIsolatedRuntimeClass is the isolated RuntimeClass as real nodes
