@@ -33,7 +33,12 @@ func (c *Cluster) addons() []addon {
 		{
 			name: "agent-sandbox-controller", crdTool: "agent-sandbox",
 			start: func(context.Context, *pki) error { return c.startAgentSandboxController(c.Kubeconfig) },
-			ready: c.healthReady("agent-sandbox-controller", &c.ports.sandboxHealth),
+			ready: func(ctx context.Context) error {
+				if err := c.healthReady("agent-sandbox-controller", &c.ports.sandboxHealth)(ctx); err != nil || !c.warmPoolCheck {
+					return err
+				}
+				return c.checkWarmPool(ctx)
+			},
 		},
 		{name: "keda", crdTool: "keda", objects: c.kedaAPIObjects,
 			start: func(_ context.Context, p *pki) error { return c.startKEDA(p, c.Kubeconfig) },

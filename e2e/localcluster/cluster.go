@@ -96,6 +96,7 @@ type Cluster struct {
 	without              map[string]bool
 	realNodes            int
 	kinds                []nodeKind
+	warmPoolCheck        bool // Options.SkipWarmPoolCheck unset
 	ledger               *hostLedger
 	// nodeProgramDir holds the node's own programs (its CNI plugin).
 	nodeProgramDir string
@@ -148,6 +149,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		c.without[w] = true
 	}
 	c.kinds = c.nodeKinds(opts.Nodes, opts.RealNodes)
+	c.warmPoolCheck = !opts.SkipWarmPoolCheck
 	if c.StateDir == "" {
 		if c.StateDir, err = os.MkdirTemp("", "localcluster-"); err != nil {
 			return nil, err
@@ -197,9 +199,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		{"the nodes' objects, runtime classes, CRDs and KEDA's APIService", c.bootstrap},
 		{"agent-sandbox and KEDA", c.startAddons},
 		{"the nodes (KWOK, kubelets)", c.startNodes},
-		{"the whole chain to be ready", func(ctx context.Context, _ *pki) error {
-			return c.waitReady(ctx, !opts.SkipWarmPoolCheck && !c.without["agent-sandbox-controller"])
-		}},
+		{"the whole chain to be ready", func(ctx context.Context, _ *pki) error { return c.waitReady(ctx) }},
 	}
 	for _, s := range steps {
 		c.say("starting %s", s.what)

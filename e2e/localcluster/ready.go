@@ -17,22 +17,18 @@ import (
 
 const readyCheckNamespace = "localcluster-ready-check"
 
-func (c *Cluster) waitReady(ctx context.Context, warmPoolCheck bool) error {
+// waitReady waits for the nodes, then each add-on's own readiness.
+func (c *Cluster) waitReady(ctx context.Context) error {
 	if err := c.waitFor(ctx, "the nodes to be Ready", 90*time.Second, c.nodesReady()); err != nil {
 		return err
 	}
-	if err := c.addonsReady(ctx); err != nil {
-		return err
-	}
-	if warmPoolCheck {
-		return c.checkWarmPool(ctx)
-	}
-	return nil
+	return c.addonsReady(ctx)
 }
 
 // checkWarmPool proves the sandbox chain before anyone relies on it: a pool of
-// 1 gets a Sandbox, the Sandbox a pod on a simulated node, the pod Ready, and
-// the pool reports readyReplicas 1.
+// 1 gets a Sandbox, the Sandbox a pod on a node, the pod Ready, and the pool
+// reports readyReplicas 1. It is agent-sandbox's readiness (addons.go), since
+// a healthy controller alone does not show that its CRDs and RBAC work.
 func (c *Cluster) checkWarmPool(ctx context.Context) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: readyCheckNamespace}}
 	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
