@@ -25,7 +25,21 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
 )
 
+// usage is what -h says; the demo takes no arguments (DEMO_KWOK=1 asks for simulated nodes).
+const usage = `usage: ./demo
+  Starts a local control plane (a real node where the machine can, simulated KWOK nodes
+  otherwise, or with DEMO_KWOK=1), runs pulumi up of this program against it and verify's
+  report, and leaves it up to explore; it prints how to tear it down.`
+
 func main() {
+	if len(os.Args) > 1 {
+		if a := os.Args[1]; a == "-h" || a == "-help" || a == "--help" {
+			fmt.Println(usage)
+			return
+		}
+		fmt.Fprintf(os.Stderr, "demo: it takes no arguments, and was given %q\n%s\n", os.Args[1:], usage)
+		os.Exit(2)
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
