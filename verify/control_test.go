@@ -23,6 +23,8 @@ func controlConfig() Config {
 // The control against a cluster where only KEDA moves the pool: it stays
 // flat, and everything is put back and read back.
 func TestControlAccepts(t *testing.T) {
+	// Its fakes wait in wall time; the other waiting tests overlap it.
+	t.Parallel()
 	c := newCluster(t)
 	c.start()
 	cfg := controlConfig()
@@ -72,6 +74,8 @@ func TestControlWindow(t *testing.T) {
 // Each way the control can be wrong fails its check, and the ScaledObject is
 // restored anyway.
 func TestControlRejects(t *testing.T) {
+	// Its fakes wait in wall time; the other waiting tests overlap it.
+	t.Parallel()
 	zero := int64(0)
 	cases := []struct {
 		name     string
@@ -123,6 +127,8 @@ func TestControlRejects(t *testing.T) {
 // terminating), this run's claims are deleted by exact name, and claims this
 // run did not create (same namespace, or same name elsewhere) are untouched.
 func TestControlInterruptRestores(t *testing.T) {
+	// Its fakes wait in wall time; the other waiting tests overlap it.
+	t.Parallel()
 	c := newCluster(t)
 	foreign := newDemandClaim(testNS, "user-session", "warm-pool")
 	foreign.SetLabels(map[string]string{"team": "a"}) // outside the exporter's selector
@@ -178,6 +184,8 @@ func TestControlInterruptRestores(t *testing.T) {
 // --phase all: demand, then the control sized from the measured scale-up.
 // Its output is the sample run in verify/README.md.
 func TestAllPhases(t *testing.T) {
+	// Its fakes wait in wall time; the other waiting tests overlap it.
+	t.Parallel()
 	c := newCluster(t)
 	c.kwok = true // as on the local control plane: readings SKIP
 	c.start()

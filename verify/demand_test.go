@@ -71,6 +71,8 @@ func TestDemandPhaseAccepts(t *testing.T) {
 
 // Each way the cluster can misbehave fails the named check (and the run).
 func TestDemandPhaseRejects(t *testing.T) {
+	// Its fakes wait in wall time; the other waiting tests overlap it.
+	t.Parallel()
 	leftover := newDemandClaim(testNS, "demand-2", "warm-pool")
 	foreign := newDemandClaim(testNS, "someone-elses", "warm-pool")
 	zero := int64(0)
@@ -342,6 +344,8 @@ func TestExecutableAbsent(t *testing.T) {
 // A second claim of ours that already exists at scale-up fails the step
 // instead of being reused, and is not deleted.
 func TestScaleUpRefusesExistingClaim(t *testing.T) {
+	// Its fakes wait in wall time; the other waiting tests overlap it.
+	t.Parallel()
 	c := newCluster(t)
 	c.start()
 	cfg := testConfig()

@@ -15,6 +15,8 @@ import (
 // verify fails while KEDA holds the pool on its fallback or a trigger is failing, passes on
 // KEDA's own "no fallback" reading, and says N/A while KEDA has written none.
 func TestFallbackIsNeverSilent(t *testing.T) {
+	// Its fakes wait in wall time; the other waiting tests overlap it.
+	t.Parallel()
 	const check = "KEDA reads the exporter"
 	cases := []struct {
 		name   string

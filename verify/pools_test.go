@@ -50,6 +50,8 @@ func poolsConfig(c *cluster) Config {
 // pool, each pool's steps are recorded (the arrivals pool's held to the formula on the
 // readings), and both rounds show the other pool at its floor at every reading.
 func TestTwoPoolsAllPhases(t *testing.T) {
+	// Its fakes wait in wall time; the other waiting tests overlap it.
+	t.Parallel()
 	c := twoPools(t)
 	c.kwok = true
 	c.start()
@@ -136,6 +138,8 @@ func TestTwoPoolsAllPhases(t *testing.T) {
 // cross-pool control FAILs it, naming both pools, with its readings. Broken once: without
 // the fault (follows "") the same run passes.
 func TestCrossPoolRejectsAPoolThatFollowsAnother(t *testing.T) {
+	// Its fakes wait in wall time; the other waiting tests overlap it.
+	t.Parallel()
 	for _, broken := range []bool{true, false} {
 		t.Run(map[bool]string{true: "b follows a", false: "b on its own"}[broken], func(t *testing.T) {
 			c := newCluster(t)
@@ -173,6 +177,8 @@ func TestCrossPoolRejectsAPoolThatFollowsAnother(t *testing.T) {
 
 // Reject: a driven pool that never moves makes the other pools' flat line prove nothing.
 func TestCrossPoolRejectsADrivenPoolThatDoesNotMove(t *testing.T) {
+	// Its fakes wait in wall time; the other waiting tests overlap it.
+	t.Parallel()
 	c := newCluster(t)
 	c.stackNS = "agents"
 	c.addPool(&simPool{name: "a", ns: "agents-a", min: 1, max: 3})
@@ -189,6 +195,8 @@ func TestCrossPoolRejectsADrivenPoolThatDoesNotMove(t *testing.T) {
 
 // One pool: the cross-pool control is SKIP with the reason, never PASS.
 func TestCrossPoolSkipsWithOnePool(t *testing.T) {
+	// Its fakes wait in wall time; the other waiting tests overlap it.
+	t.Parallel()
 	c := newCluster(t)
 	c.start()
 	cfg := controlConfig()
@@ -249,6 +257,8 @@ func TestArrivalsDemandAccepts(t *testing.T) {
 // Reject: spec.replicas one off the formula under demand FAILs each step that should have
 // moved, with the readings; broken once (offBy 0 passes, TestArrivalsDemandAccepts).
 func TestArrivalsRejectsOneOff(t *testing.T) {
+	// Its fakes wait in wall time; the other waiting tests overlap it.
+	t.Parallel()
 	c := newCluster(t)
 	p := c.addPool(&simPool{name: "warm-pool", ns: testNS, so: "warm-pool", min: 1, max: 10, formula: arrivalsFormula, exporterPath: "demand"})
 	p.offBy = 1
@@ -551,6 +561,8 @@ func exact(t *testing.T, rep *report.Report, name string) report.Status {
 // run's claim when the cross-pool control starts: it is deleted by name first, so the
 // control starts from no demand instead of failing on verify's own leftover.
 func TestCrossPoolClearsLeftoverClaims(t *testing.T) {
+	// Its fakes wait in wall time; the other waiting tests overlap it.
+	t.Parallel()
 	c := newCluster(t)
 	c.stackNS = "agents"
 	c.addPool(&simPool{name: "a", ns: "agents-a", min: 1, max: 3})
