@@ -123,21 +123,14 @@ func undo(e hostEntry, kubeProxy string) error {
 // (containerd's shims name its socket, runsc its root), which are the
 // processes the recorded pids do not cover.
 func killStateProcesses(stateDir string) []error {
-	var errs []error
-	for round := 0; round < 50; round++ {
-		pids := processesNaming(stateDir)
-		if len(pids) == 0 {
+	return removeUntilGone(50, 100*time.Millisecond, func() []int { return processesNaming(stateDir) },
+		func(pid int) error {
+			_ = syscall.Kill(pid, syscall.SIGKILL) // gone already (ESRCH) is what we want
 			return nil
-		}
-		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	for _, pid := range processesNaming(stateDir) {
-		errs = append(errs, fmt.Errorf("process %d (its command line names %s) survived SIGKILL", pid, stateDir))
-	}
-	return errs
+		},
+		func(pids []int) error {
+			return fmt.Errorf("processes %v (their command lines name %s) survived SIGKILL", pids, stateDir)
+		})
 }
 
 // nodePrograms are the programs a real node runs (runsc re-executes itself as
@@ -255,24 +248,40 @@ func removeCgroup(name string) error {
 // volumes, container root file systems, network namespaces, the kubelet's
 // shared bind mount of its root).
 func unmountUnder(dir string) []error {
+	return removeUntilGone(10, 0, func() []string { return mountsUnder(dir) },
+		func(p string) error {
+			// EINVAL: no longer a mount point; ENOENT: gone with its parent.
+			if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
+				return fmt.Errorf("unmounting %s: %w", p, err)
+			}
+			return nil
+		},
+		func(points []string) error { return fmt.Errorf("still mounted under %s: %v", dir, points) })
+}
+
+// removeUntilGone lists what is left and removes each, round after round (removing one
+// can uncover or free another: a mount under a mount, a shim's child), until nothing is
+// left or the rounds run out. It returns the last round's errors and, when something is
+// still there, one error naming it.
+func removeUntilGone[T any](rounds int, pause time.Duration, left func() []T, remove func(T) error, stillThere func([]T) error) []error {
 	var errs []error
-	for round := 0; round < 10; round++ {
-		points := mountsUnder(dir)
-		if len(points) == 0 {
+	for round := 0; round < rounds; round++ {
+		items := left()
+		if len(items) == 0 {
 			return nil
 		}
-		for _, p := range points {
-			if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
-				if round == 9 {
-					errs = append(errs, fmt.Errorf("unmounting %s: %w", p, err))
-				}
+		errs = nil
+		for _, it := range items {
+			if err := remove(it); err != nil {
+				errs = append(errs, err)
 			}
 		}
+		time.Sleep(pause)
 	}
-	if left := mountsUnder(dir); len(left) > 0 {
-		errs = append(errs, fmt.Errorf("still mounted under %s: %v", dir, left))
+	if items := left(); len(items) > 0 {
+		return append(errs, stillThere(items))
 	}
-	return errs
+	return nil
 }
 
 func mountsUnder(dir string) []string {

@@ -123,16 +123,7 @@ func TestRealNode(t *testing.T) {
 	})
 
 	t.Run("a pod reaches the API server through the kubernetes Service with its projected token", func(t *testing.T) {
-		role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "read-pods"}, Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get"}}}}
-		if _, err := c.Client.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "read-pods"},
-			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "read-pods"},
-			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "default", Namespace: ns}}}
-		if _, err := c.Client.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		grantRole(t, c, ns, "read-pods", "default", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get"}})
 		pod := runPod(t, ctx, c, ns, "apiclient", "")
 		url := fmt.Sprintf("https://%s:443/api/v1/namespaces/%s/pods/%s", kubernetesServiceIP, ns, pod.Name)
 		const token = "/var/run/secrets/kubernetes.io/serviceaccount/token"

@@ -1,0 +1,48 @@
+package localcluster
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// A removal that uncovers more (a mount under a mount) is repeated until nothing is left.
+func TestRemoveUntilGoneRepeatsUntilNothingIsLeft(t *testing.T) {
+	left := []string{"/s/a", "/s/a/b", "/s/a/b/c"} // each round removes only the deepest
+	errs := removeUntilGone(10, 0, func() []string { return left },
+		func(p string) error {
+			if p == left[len(left)-1] {
+				left = left[:len(left)-1]
+				return nil
+			}
+			return fmt.Errorf("%s is busy", p)
+		},
+		func(rest []string) error { return fmt.Errorf("still there: %v", rest) })
+	if len(errs) != 0 || len(left) != 0 {
+		t.Fatalf("left %v, errors %v; want nothing left and no error", left, errs)
+	}
+}
+
+// What survives every round is named, with the last round's errors (not every round's).
+func TestRemoveUntilGoneNamesWhatSurvived(t *testing.T) {
+	calls := 0
+	errs := removeUntilGone(3, 0, func() []int { return []int{41, 42} },
+		func(pid int) error {
+			calls++
+			return fmt.Errorf("kill %d: refused (call %d)", pid, calls)
+		},
+		func(rest []int) error { return fmt.Errorf("processes %v survived", rest) })
+	if calls != 6 {
+		t.Errorf("removals tried: %d, want 2 items x 3 rounds = 6", calls)
+	}
+	got := errors.Join(errs...).Error()
+	for _, want := range []string{"kill 41: refused (call 5)", "kill 42: refused (call 6)", "processes [41 42] survived"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("errors %q do not say %q", got, want)
+		}
+	}
+	if len(errs) != 3 {
+		t.Errorf("got %d errors, want the last round's two and one naming the survivors: %q", len(errs), got)
+	}
+}
