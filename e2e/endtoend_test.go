@@ -1,15 +1,17 @@
 package e2e
 
-// The end-to-end test: the product run exactly as a user runs it, against a
-// local control plane (real kube-apiserver, controller-manager with the HPA,
-// KEDA, agent-sandbox; KWOK nodes instead of kubelets), with the real Pulumi
-// CLI and Kubernetes provider running the program (program.Run) inline.
+// The end-to-end test: the product run exactly as a user runs it, against one local control
+// plane (real kube-apiserver, controller-manager with the HPA, KEDA, agent-sandbox, cluster DNS,
+// and a real node: kubelet, containerd, gVisor), with the real Pulumi CLI and Kubernetes
+// provider running the program (program.Run) inline. Several stacks share the control plane:
+// what does not take a shared part down runs side by side, the faults run alone after it.
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,49 +31,102 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
 )
 
-func TestEndToEnd(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 70*time.Minute)
-	defer cancel()
-	e := newEnv(t, ctx, hpaSyncPeriod(t))
-	verifyBin := goBuild(t, e.work, framework.Module+"/verify")
-	adopted := snapshotSharedInstalls(t, ctx, e.cluster)
+// step is one named step of a run; runSteps stops at the first that fails.
+type step struct {
+	name string
+	run  func(context.Context, *testing.T)
+}
 
-	steps := []struct {
-		name string
-		run  func(context.Context, *testing.T)
-	}{
-		{"pulumi up creates the stack and its outputs are what verify reads", func(ctx context.Context, t *testing.T) { e.up(ctx, t) }},
-		{"the exporter runs with a TokenRequest token of its ServiceAccount", func(ctx context.Context, t *testing.T) { e.startExporterWithToken(ctx, t) }},
-		{"verify passes every check that needs no kubelet and skips the exec ones", func(ctx context.Context, t *testing.T) { e.verify(ctx, t, verifyBin) }},
-		{"pulumi up under load leaves spec.replicas to the HPA", e.upUnderLoad},
-		{"faults: exporter stopped, API unreachable at restart, token rotated", e.faults},
-		{"bad input fails preview and up with its message and creates nothing", e.badInput},
-		{"pulumi destroy removes everything in order and leaves shared installs alone", func(ctx context.Context, t *testing.T) { e.destroy(ctx, t, adopted) }},
-	}
+// runSteps runs each step as a subtest of t and stops after the first that fails: what a later
+// step would show depends on the earlier ones.
+func runSteps(ctx context.Context, t *testing.T, steps []step) {
+	t.Helper()
 	for _, s := range steps {
 		if !t.Run(s.name, func(t *testing.T) { s.run(ctx, t) }) {
-			t.Logf("control plane logs: %s", filepath.Join(e.cluster.StateDir, "logs"))
 			t.Fatalf("stopping after %q failed", s.name)
 		}
 	}
 }
 
-func (e *env) verify(ctx context.Context, t *testing.T, verifyBin string) {
-	rep, code := e.runVerify(ctx, t, verifyBin, "verify-report", "--exporter-url", e.demandURL(), "--phase", "all")
-	if code != 0 {
-		t.Fatalf("verify exited %d", code)
+// Namespaces of the stacks that share TestLiveEndToEnd's control plane; the deployed stack keeps the
+// program's default, as a user's first stack does.
+const (
+	poolsNamespace = "e2e-pools"
+	localNamespace = "e2e-local"
+)
+
+func TestLiveEndToEnd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Minute)
+	defer cancel()
+	work := t.TempDir()
+	c := startCluster(t, ctx, work, localcluster.Options{RealNodes: 1, SkipWarmPoolCheck: true}, realNodeHint)
+	verifyBin := goBuild(t, work, framework.Module+"/verify")
+	// One prebuilt exporter image (ko-style, no Docker) for every stack that runs the image path,
+	// imported into the node once under the reference their config names.
+	archive, err := framework.BuildExporterImage(ctx, framework.NewLogWriter(t), work, exporterImageRef)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if rep.Failed != 0 || rep.Passed == 0 {
-		t.Errorf("verify report: %d passed, %d failed", rep.Passed, rep.Failed)
+	if err := c.ImportImage(ctx, archive); err != nil {
+		t.Fatal(err)
 	}
-	for _, c := range rep.Checks {
-		if c.Status == report.Skip && onePoolCrossPoolSkip(rep, c) {
-			continue // one pool: the cross-pool control has nothing to compare (never a PASS)
-		}
-		if c.Status == report.Skip && !strings.Contains(strings.ToLower(c.Evidence+c.Name), "exec") && !strings.Contains(strings.ToLower(c.Evidence), "kubelet") {
-			t.Errorf("check %q was skipped for a reason other than exec/kubelet: %s", c.Name, c.Evidence)
-		}
+	adopted := snapshotSharedInstalls(t, ctx, c)
+	deployed := newDeployedEnv(t, ctx, c, filepath.Join(work, "deployed"), "deployed", nil)
+
+	runSteps(ctx, t, []step{
+		// Side by side: none of these takes a part of the control plane down, and each stack has
+		// its namespaces; the real node has room for all of them (the pools' requests are small).
+		{"side by side: the deployed stack, a two-pool stack, a stack with a local exporter, bad input", func(ctx context.Context, t *testing.T) {
+			t.Run("the deployed stack", func(t *testing.T) {
+				t.Parallel()
+				runSteps(ctx, t, deployed.deployedSteps(verifyBin))
+			})
+			t.Run("two pools", func(t *testing.T) {
+				t.Parallel()
+				pools := newDeployedEnv(t, ctx, c, filepath.Join(work, "pools"), "pools",
+					map[string]string{"namespace": poolsNamespace, "exporterImage": exporterImageRef})
+				runSteps(ctx, t, pools.poolSteps(verifyBin))
+			})
+			t.Run("the exporter as a local process", func(t *testing.T) {
+				t.Parallel()
+				// Its Deployment runs the prebuilt image (cheap on the node's CPU); KEDA reads the
+				// local process, which the faults stop, cut off and give a new token.
+				local := newLocalExporterEnv(t, ctx, c, filepath.Join(work, "local"), "local",
+					map[string]string{"namespace": localNamespace, "exporterImage": exporterImageRef, "isolation": "gvisor"})
+				runSteps(ctx, t, local.localExporterSteps(adopted))
+			})
+			t.Run("bad input", func(t *testing.T) {
+				t.Parallel()
+				kubeconfig, err := os.ReadFile(c.Kubeconfig)
+				if err != nil {
+					t.Fatal(err)
+				}
+				badInput(ctx, t, c, filepath.Join(work, "bad-input"), framework.RealNodeStackConfig(kubeconfig))
+			})
+		}},
+		{"faults: each part of the loop down under the deployed stack while claims are held", deployed.faults},
+		{"pulumi destroy of the deployed stack leaves none of its namespaces", deployed.destroyLeavesNothing},
+	})
+}
+
+// localExporterSteps run on the stack whose exporter is a local process: up, the exporter with a
+// TokenRequest token, up under load, the exporter's faults, and destroy (in order, shared
+// installs untouched).
+func (e *env) localExporterSteps(adopted sharedInstall) []step {
+	return []step{
+		{"pulumi up creates the stack and its outputs are what verify reads", func(ctx context.Context, t *testing.T) { e.up(ctx, t) }},
+		{"the exporter runs with a TokenRequest token of its ServiceAccount", func(ctx context.Context, t *testing.T) { e.startExporterWithToken(ctx, t) }},
+		{"pulumi up under load leaves spec.replicas to the HPA", e.upUnderLoad},
+		{"faults: exporter stopped, API unreachable at restart, token rotated", e.faults},
+		{"pulumi destroy removes everything in order and leaves shared installs alone", func(ctx context.Context, t *testing.T) { e.destroy(ctx, t, adopted) }},
 	}
+}
+
+// checkScaleSteps holds verify's report of a one-pool "all" run to the demand it drove: scale-up
+// steps at 0..3 claims each reaching what was expected with a latency, a scale-down ending at 0
+// claims, and a control window with readings.
+func checkScaleSteps(t *testing.T, rep *report.Report) {
+	t.Helper()
 	wantUp := []int{0, 1, 2, 3}
 	var gotUp []int
 	for _, s := range rep.ScaleUp {
@@ -139,9 +194,9 @@ func (e *env) faults(ctx context.Context, t *testing.T) {
 	e.waitSpecReplicas(ctx, t, 3, 2*time.Minute)
 	e.waitDemand(ctx, t, 3, true, time.Minute)
 
-	// KEDA's fallback holds the pool after 3 failed reads (pollingInterval 5s);
-	// watch well past that and past two HPA syncs.
-	outage := 3*5*time.Second + 3*e.cluster.HPASyncPeriod
+	// As long as the deployed stack's exporter outage: KEDA's fallback may answer only after 3
+	// HPA syncs' failed reads, and one more sync must read it.
+	outage := exporterDownFor(e.cluster.HPASyncPeriod)
 	t.Run("exporter stopped: the pool does not shrink", func(t *testing.T) {
 		e.stopExporter()
 		e.consistently(ctx, t, "spec.replicas holds 3 with the exporter down", outage, func(n int64) bool { return n >= 3 })
@@ -188,7 +243,9 @@ func (e *env) faults(ctx context.Context, t *testing.T) {
 	})
 }
 
-func (e *env) badInput(ctx context.Context, t *testing.T) {
+// badInput runs preview and up of stacks whose config breaks one rule each (on top of base, a
+// valid config): both must fail naming the key, and nothing may be created.
+func badInput(ctx context.Context, t *testing.T, c *localcluster.Cluster, work string, base map[string]string) {
 	cases := []struct {
 		name    string
 		change  map[string]string
@@ -207,7 +264,7 @@ func (e *env) badInput(ctx context.Context, t *testing.T) {
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := map[string]string{}
-			for k, v := range e.config {
+			for k, v := range base {
 				cfg[k] = v
 			}
 			// A namespace of its own, so anything created would be found.
@@ -215,7 +272,7 @@ func (e *env) badInput(ctx context.Context, t *testing.T) {
 			for k, v := range tc.change {
 				cfg[k] = v
 			}
-			st, err := framework.NewStack(ctx, filepath.Join(e.work, "pulumi"), fmt.Sprintf("bad-%d", i), cfg, framework.NewLogWriter(t))
+			st, err := framework.NewStack(ctx, filepath.Join(work, "pulumi"), fmt.Sprintf("bad-%d", i), cfg, framework.NewLogWriter(t))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -240,7 +297,7 @@ func (e *env) badInput(ctx context.Context, t *testing.T) {
 				}
 			}
 			if name := cfg["namespace"]; name != "Bad_Name" {
-				if _, err := e.cluster.Client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				if _, err := c.Client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 					t.Errorf("namespace %s exists after a failed up (err %v)", name, err)
 				}
 			}

@@ -48,13 +48,26 @@ func hpaSyncPeriod(t testing.TB) time.Duration {
 	return 15 * time.Second
 }
 
-// newEnv starts a local control plane and prepares everything the product
-// needs beside it (the exporter binary, the cuttable path to the API server,
-// the Pulumi stack in existing/require/adopt/adopt modes); the caller runs up.
+// newEnv starts a local control plane of its own with simulated nodes and prepares the stack
+// on it (newLocalExporterEnv, stack "e2e"): the reaction-latency benchmark's run.
 func newEnv(t testing.TB, ctx context.Context, hpaSync time.Duration) *env {
+	work := t.TempDir()
+	c := startCluster(t, ctx, work, localcluster.Options{HPASyncPeriod: hpaSync}, "")
+	return newLocalExporterEnv(t, ctx, c, work, "e2e", nil)
+}
+
+// newLocalExporterEnv prepares, on the control plane c, everything the product needs beside it
+// when its exporter is a local process (the exporter binary, the cuttable path to the API
+// server) and the stack stackName (existing/require/adopt/adopt modes, exporterUrl the local
+// exporter's), its config changed by with (nil: none); the caller runs up.
+func newLocalExporterEnv(t testing.TB, ctx context.Context, c *localcluster.Cluster, work, stackName string, with map[string]string) *env {
 	e := &env{exporter: framework.LocalExporter{Addr: freeAddr(t)}}
-	e.stackRun = startStackRun(t, ctx, localcluster.Options{HPASyncPeriod: hpaSync}, "e2e", "", func(kubeconfig []byte) map[string]string {
-		return framework.LocalStackConfig(kubeconfig, e.demandURL())
+	e.stackRun = newStackRun(t, ctx, c, work, stackName, func(kubeconfig []byte) map[string]string {
+		cfg := framework.LocalStackConfig(kubeconfig, e.demandURL())
+		for k, v := range with {
+			cfg[k] = v
+		}
+		return cfg
 	})
 	e.procs = process.NewSet(e.work, false)
 	// Registered after the control plane's cleanup, so it runs before it.

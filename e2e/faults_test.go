@@ -18,22 +18,24 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
 )
 
-// faultDown is how long a part stays down: longer than the HPA's sync (15 s) and KEDA's fallback
-// threshold (3 failed reads at the stack's 5 s pollingInterval), so both have acted on the outage.
-const faultDown = 40 * time.Second
+// processDownFor is how long a control-plane part stays down: demand rises a third of the way in
+// (runFault), and a whole HPA sync must pass after that with the part still down, so the HPA has
+// had its chance to act without it; 5 s more for a sync's jitter. 27.5 s at EKS's 15 s sync.
+func processDownFor(hpaSync time.Duration) time.Duration { return hpaSync*3/2 + 5*time.Second }
 
-// exporterOutageDown is how long the exporter stays down: past 3 HPA syncs, whichever of KEDA's
-// loops counts the failed reads.
-const exporterOutageDown = 60 * time.Second
+// exporterDownFor is how long every exporter replica stays down: KEDA's fallback answers only
+// after 3 failed reads, and it counts a failed read per HPA request as well as per poll, so up to
+// 3 HPA syncs pass before it does; one more sync then reads the fallback. 60 s at 15 s.
+func exporterDownFor(hpaSync time.Duration) time.Duration { return 4 * hpaSync }
 
 // heldClaims is the demand every fault holds: spec.replicas 2 on the claims mapping, above the
-// floor of 1, so a shrink is visible.
+// floor of 1, so a shrink is visible. They are created once and held through every fault.
 var heldClaims = []string{"fault-1", "fault-2"}
 
 // A fault takes one part of the loop down and brings it back as its supervisor would.
 type fault struct {
 	part        string
-	down        time.Duration // faultDown when 0
+	down        time.Duration
 	stop, start func(ctx context.Context) error
 	// apiDown: the API server cannot take a write while the part is down (the API server,
 	// etcd), so demand rises just after the return instead of during the outage.
@@ -45,6 +47,7 @@ type fault struct {
 func (e *realEnv) processFault(part string, apiDown bool) fault {
 	return fault{
 		part:    part,
+		down:    processDownFor(e.cluster.HPASyncPeriod),
 		apiDown: apiDown,
 		stop:    func(context.Context) error { return e.cluster.Kill(part) },
 		start:   func(context.Context) error { return e.cluster.Restart(part) },
@@ -61,11 +64,9 @@ func (e *realEnv) exporterOutage() fault {
 		_, err := e.cluster.Client.AppsV1().Deployments(ns).Patch(ctx, contract.ExporterName, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "e2e-faults"})
 		return err
 	}
-	// KEDA counts a failed read per HPA request as well as per poll: 3 HPA syncs (45 s) may pass
-	// before the fallback answers, so this outage lasts longer.
 	return fault{
 		part:  "the exporter (all replicas)",
-		down:  exporterOutageDown,
+		down:  exporterDownFor(e.cluster.HPASyncPeriod),
 		stop:  func(ctx context.Context) error { return scale(ctx, 0) },
 		start: func(ctx context.Context) error { return scale(ctx, contract.DefaultExporterReplicas) },
 	}
@@ -86,14 +87,13 @@ type faultResult struct {
 	recovery                  time.Duration // from the return to spec.replicas matching the 3 claims
 }
 
-// runFault holds 2 claims, takes the part down for faultDown, raises demand to 3 (while it is
+// runFault, with the 2 held claims (the caller holds them), takes the part down for f.down, raises demand to 3 (while it is
 // down, or just after for an API outage), brings it back, times a claim with warm sandboxes free,
 // then lowers demand to 2 again. It reads the pool's spec.replicas and the claims from watches
 // (every value the API server recorded) and KEDA's Fallback condition from the ScaledObject; it
 // judges nothing but the held claims' survival: the caller judges spec.replicas.
 func (e *realEnv) runFault(ctx context.Context, t *testing.T, f fault) faultResult {
-	r := faultResult{part: f.part}
-	defer e.holdClaims(ctx, t, heldClaims...)()
+	r := faultResult{part: f.part, down: f.down}
 	framework.Eventually(t, ctx, "spec.replicas=2 for 2 held claims", 3*time.Minute, func(ctx context.Context) (bool, error) {
 		return e.specReplicasIs(ctx, 2)
 	})
@@ -106,10 +106,6 @@ func (e *realEnv) runFault(ctx context.Context, t *testing.T, f fault) faultResu
 	time.Sleep(time.Second)
 
 	down := f.down
-	if down == 0 {
-		down = faultDown
-	}
-	r.down = down
 	stopped := time.Now()
 	if err := f.stop(ctx); err != nil {
 		t.Fatalf("stopping %s: %v", f.part, err)
@@ -287,15 +283,23 @@ func belowFloor(seen []observed[int64], t0 time.Time, floor int64) ([]string, in
 	return values, spurious
 }
 
-// faultSteps takes each part of the loop down in turn while claims are held, then breaks the
-// guard once (a static fallback of 1) to show the judge catches a scale-down, and prints the
-// table. The API server and etcd go last: every client's backoff after them is theirs to show.
-func (e *realEnv) faultSteps() []realNodeStep {
+// faults holds 2 claims and takes each part of the loop down in turn, then breaks the guard once
+// (a static fallback of 1) to show the judge catches a scale-down, and prints the table. The API
+// server and etcd go last: every client's backoff after them is theirs to show. The claims are
+// held through every fault: each starts where the last ended, at spec.replicas 2.
+func (e *realEnv) faults(ctx context.Context, t *testing.T) {
+	defer e.holdClaims(ctx, t, heldClaims...)()
+	runSteps(ctx, t, e.faultSteps())
+}
+
+// faultSteps are faults' steps, one per fault.
+func (e *realEnv) faultSteps() []step {
 	var rows []faultResult
-	var steps []realNodeStep
+	var steps []step
+	processDown, exporterDown := processDownFor(e.cluster.HPASyncPeriod), exporterDownFor(e.cluster.HPASyncPeriod)
 	add := func(f func() fault, what string) {
-		steps = append(steps, realNodeStep{
-			name: fmt.Sprintf("%s down for %s while 2 claims are held: %s", f().part, faultDown, what),
+		steps = append(steps, step{
+			name: fmt.Sprintf("%s down for %s while 2 claims are held: %s", f().part, f().down, what),
 			run: func(ctx context.Context, t *testing.T) {
 				rows = append(rows, e.faultHoldsThePool(ctx, t, f()))
 			},
@@ -309,13 +313,13 @@ func (e *realEnv) faultSteps() []realNodeStep {
 	add(process("kube-controller-manager", false), "never below 2 (nothing writes the pool), and 3 once it is back")
 	add(process("agent-sandbox-controller", false), "never below 2, the held claims stay bound, and the third binds once it is back")
 	add(process(localcluster.RealNodeName(0)+"-kubelet", false), "never below 2, no held claim lost")
-	steps = append(steps, realNodeStep{
-		name: fmt.Sprintf("the exporter (all replicas) down for %s while 2 claims are held: KEDA's fallback holds 2, its Fallback condition and scaler error counter say so", exporterOutageDown),
+	steps = append(steps, step{
+		name: fmt.Sprintf("the exporter (all replicas) down for %s while 2 claims are held: KEDA's fallback holds 2, its Fallback condition and scaler error counter say so", exporterDown),
 		run: func(ctx context.Context, t *testing.T) {
 			r := e.faultHoldsThePool(ctx, t, e.exporterOutage())
 			rows = append(rows, r)
 			if !strings.Contains(r.fallback, "+") {
-				t.Errorf("the exporter was unreadable for %s and KEDA's Fallback condition was never True (%s): a frozen pool would be silent", exporterOutageDown, r.fallback)
+				t.Errorf("the exporter was unreadable for %s and KEDA's Fallback condition was never True (%s): a frozen pool would be silent", exporterDown, r.fallback)
 			}
 			if r.errorsUnread != nil || r.errorsAfter <= r.errorsBefore {
 				t.Errorf("keda_scaler_detail_errors_total did not rise while the exporter was unreadable: %s", r.scalerErrors())
@@ -324,8 +328,8 @@ func (e *realEnv) faultSteps() []realNodeStep {
 	})
 	add(process("kube-apiserver", true), "never below 2, and 3 once it takes writes again")
 	add(process("etcd", true), "never below 2, and 3 once it is back")
-	steps = append(steps, realNodeStep{
-		name: "reject: with the fallback made static at 1, the same exporter outage shrinks the pool below 2, and the judge counts it",
+	steps = append(steps, step{
+		name: fmt.Sprintf("reject: with the fallback made static at 1, the same exporter outage (%s) shrinks the pool below 2, and the judge counts it", exporterDown),
 		run: func(ctx context.Context, t *testing.T) {
 			e.setFallback(ctx, t, "static", 1)
 			defer e.setFallback(ctx, t, "currentReplicasIfHigher", contract.DefaultFallbackReplicas)
@@ -335,10 +339,10 @@ func (e *realEnv) faultSteps() []realNodeStep {
 			}
 		},
 	})
-	steps = append(steps, realNodeStep{
+	steps = append(steps, step{
 		name: "the fault table (docs/measurements.md keeps it)",
 		run: func(ctx context.Context, t *testing.T) {
-			t.Logf("faults while 2 claims were held:\n%s", faultTable(rows))
+			t.Logf("faults while 2 claims were held (process faults %s, the exporter %s; HPA sync %s):\n%s", processDown, exporterDown, e.cluster.HPASyncPeriod, faultTable(rows))
 		},
 	})
 	return steps

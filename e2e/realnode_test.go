@@ -39,13 +39,31 @@ var exporterPods = metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" +
 // nothing leaves even if a sandbox had a route.
 const outsideProbeURL = "http://1.1.1.1/"
 
-// realEnv is one run on a local control plane with one real node.
+// realEnv is a stack of the product as a user deploys it, on a control plane with one real node:
+// the exporter is the Deployment the program creates.
 type realEnv struct{ stackRun }
 
+// realNodeHint is added to a failed start of a control plane with a real node.
+const realNodeHint = "\n(real nodes need Linux, root and apt for their Debian packages: see e2e/README.md, \"Real nodes\")"
+
+// newRealEnv starts a control plane of its own with one real node and the stack "realnode" on
+// it: the exporter cold-start benchmark's run.
 func newRealEnv(t testing.TB, ctx context.Context) *realEnv {
-	return &realEnv{startStackRun(t, ctx, localcluster.Options{RealNodes: 1, SkipWarmPoolCheck: true}, "realnode",
-		"\n(real nodes need Linux, root and apt for their Debian packages: see e2e/README.md, \"Real nodes\")",
-		framework.RealNodeStackConfig)}
+	work := t.TempDir()
+	c := startCluster(t, ctx, work, localcluster.Options{RealNodes: 1, SkipWarmPoolCheck: true}, realNodeHint)
+	return newDeployedEnv(t, ctx, c, work, "realnode", nil)
+}
+
+// newDeployedEnv is the stack stackName on the control plane c (which has a real node), as a user
+// deploys it (framework.RealNodeStackConfig), its config changed by with (nil: none).
+func newDeployedEnv(t testing.TB, ctx context.Context, c *localcluster.Cluster, work, stackName string, with map[string]string) *realEnv {
+	return &realEnv{newStackRun(t, ctx, c, work, stackName, func(kubeconfig []byte) map[string]string {
+		cfg := framework.RealNodeStackConfig(kubeconfig)
+		for k, v := range with {
+			cfg[k] = v
+		}
+		return cfg
+	})}
 }
 
 // waitExporterRolledOut waits until the Deployment's current template has one available
@@ -97,20 +115,13 @@ func (e *realEnv) serviceURL(ctx context.Context, t testing.TB) string {
 	return strings.Replace(u, host, addrs[0], 1)
 }
 
-// realNodeStep is one step of TestEndToEndRealNode; a failed step stops the run.
-type realNodeStep struct {
-	name string
-	run  func(context.Context, *testing.T)
-}
-
-func TestEndToEndRealNode(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Minute)
-	defer cancel()
-	e := newRealEnv(t, ctx)
-	verifyBin := goBuild(t, e.work, framework.Module+"/verify")
+// deployedSteps run on the stack as `pulumi up` first deploys it, the exporter running its source:
+// up, verify with the eight readings, an eviction and a restart of the exporter, the move to the
+// prebuilt image (imported by the caller under exporterImageRef) and Pod Security. The faults run
+// on it afterwards, alone on the control plane.
+func (e *realEnv) deployedSteps(verifyBin string) []step {
 	var demandURL string
-
-	steps := []realNodeStep{
+	return []step{
 		{"pulumi up: the exporter runs its source (go run) on the real node and serves through its Service", func(ctx context.Context, t *testing.T) {
 			e.upStack(ctx, t)
 			pod := e.waitExporterRolledOut(ctx, t, 20*time.Minute)
@@ -148,20 +159,7 @@ func TestEndToEndRealNode(t *testing.T) {
 					t.Errorf("check %q skipped on a real node: %s", c.Name, c.Evidence)
 				}
 			}
-		}},
-		{"reject: a pool whose runtime is runc fails the kernel and uptime readings", func(ctx context.Context, t *testing.T) {
-			e.runcPool(ctx, t)
-			rep, code := e.runVerify(ctx, t, verifyBin, "runc-verify", "--phase", "demand", "--require-exec", "--probe-url", outsideProbeURL)
-			if code != 1 {
-				t.Errorf("verify against a runc pool exited %d, want 1", code)
-			}
-			checkReadings(t, rep, map[string]report.Status{
-				"the claimed pod runs its own kernel":        report.Fail,
-				"the guest booted after the pod was created": report.Fail,
-			})
-			// Back to the stack's own runtime class, by the same field manager: an apply by
-			// Pulumi would conflict with the patch's ownership of the field.
-			e.setPoolRuntimeClass(ctx, t, contract.RuntimeClassName)
+			checkScaleSteps(t, rep)
 		}},
 		{"an evicted exporter replica: the Service serves 2 on every read, and the budget refuses a second eviction", func(ctx context.Context, t *testing.T) {
 			e.evictionKeepsTheCountReadable(ctx, t, demandURL)
@@ -170,13 +168,6 @@ func TestEndToEndRealNode(t *testing.T) {
 			e.restartNeverServesZero(ctx, t, demandURL)
 		}},
 		{"the prebuilt image path: exporterImage built ko-style, imported under its reference, serves", func(ctx context.Context, t *testing.T) {
-			archive, err := framework.BuildExporterImage(ctx, framework.NewLogWriter(t), e.work, exporterImageRef)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := e.cluster.ImportImage(ctx, archive); err != nil {
-				t.Fatal(err)
-			}
 			e.config["exporterImage"] = exporterImageRef
 			if err := e.stack.SetConfig(ctx, e.config); err != nil {
 				t.Fatal(err)
@@ -205,30 +196,67 @@ func TestEndToEndRealNode(t *testing.T) {
 		{"Pod Security: the namespace enforces restricted, rejects a pod that breaks it, and the exporter runs under it", func(ctx context.Context, t *testing.T) {
 			e.podSecurityEnforced(ctx, t)
 		}},
+	}
+}
+
+// poolSteps run on a second stack beside the deployed one, on the prebuilt image from its first up:
+// the runc reject on its one pool, then the move to two pools and verify per pool and across
+// pools, then destroy.
+func (e *realEnv) poolSteps(verifyBin string) []step {
+	return []step{
+		{"pulumi up of a one-pool stack on the prebuilt exporter image", func(ctx context.Context, t *testing.T) {
+			e.upStack(ctx, t)
+			if pod := e.waitExporterRolledOut(ctx, t, 5*time.Minute); pod.Spec.Containers[0].Image != exporterImageRef {
+				t.Fatalf("the exporter pod runs %s, want %s", pod.Spec.Containers[0].Image, exporterImageRef)
+			}
+		}},
+		{"reject: a pool whose runtime is runc fails the kernel and uptime readings", func(ctx context.Context, t *testing.T) {
+			e.runcPool(ctx, t)
+			rep, code := e.runVerify(ctx, t, verifyBin, "runc-verify", "--phase", "demand", "--require-exec", "--probe-url", outsideProbeURL)
+			if code != 1 {
+				t.Errorf("verify against a runc pool exited %d, want 1", code)
+			}
+			checkReadings(t, rep, map[string]report.Status{
+				"the claimed pod runs its own kernel":        report.Fail,
+				"the guest booted after the pod was created": report.Fail,
+			})
+			// Back to the stack's own runtime class, by the same field manager: an apply by
+			// Pulumi would conflict with the patch's ownership of the field.
+			e.setPoolRuntimeClass(ctx, t, contract.RuntimeClassName)
+		}},
 		{"two pools from config (different images and sizes): the stack moves from the shorthand, verify passes per pool and across pools", func(ctx context.Context, t *testing.T) {
 			e.twoPools(ctx, t, verifyBin)
 		}},
 		{"pulumi destroy removes the stack and leaves none of its namespaces", func(ctx context.Context, t *testing.T) {
-			if _, err := e.stack.Destroy(ctx); err != nil {
-				t.Fatal(err)
-			}
-			stack := e.outputs.String("stackNamespace")
-			e.nothingLeft(ctx, t, []string{stack, stack + "-code", stack + "-browser"})
+			e.destroyLeavesNothing(ctx, t)
 		}},
 	}
-	// The faults go right after the eviction step: the stack is the first up's, claims mapping.
-	at := 0
-	for i, s := range steps {
-		if strings.HasPrefix(s.name, "an evicted exporter replica") {
-			at = i + 1
+}
+
+// destroyLeavesNothing runs pulumi destroy and waits until none of the namespaces the stack
+// owned (its own, and each listed pool's) exists.
+func (e *realEnv) destroyLeavesNothing(ctx context.Context, t *testing.T) {
+	if _, err := e.stack.Destroy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Every namespace the last up's outputs name: the stack's, and each pool's.
+	stack := e.outputs.String("stackNamespace")
+	namespaces := []string{stack}
+	pools, _ := e.outputs.Values["pools"].([]any)
+	for _, p := range pools {
+		m, _ := p.(map[string]any)
+		ns, _ := m["namespace"].(string)
+		if ns == "" {
+			t.Fatalf("the stack's pools output has an entry without a namespace: %v", p)
+		}
+		if ns != stack {
+			namespaces = append(namespaces, ns)
 		}
 	}
-	steps = append(steps[:at], append(e.faultSteps(), steps[at:]...)...)
-	for _, s := range steps {
-		if !t.Run(s.name, func(t *testing.T) { s.run(ctx, t) }) {
-			t.Fatalf("stopping after %q failed", s.name)
-		}
+	if stack == "" || len(pools) == 0 {
+		t.Fatalf("the stack's outputs name no namespace to check (stackNamespace %q, pools %v)", stack, e.outputs.Values["pools"])
 	}
+	e.nothingLeft(ctx, t, namespaces)
 }
 
 // checkReadings asserts the status of each named check.

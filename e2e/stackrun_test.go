@@ -29,20 +29,24 @@ type stackRun struct {
 	pool    string
 }
 
-// startStackRun starts a local control plane with opts (its state in the test's temporary
-// directory, stopped when the test ends) and the stack stackName, configured by config from the
-// control plane's kubeconfig; startHint is added to a failed start. The caller runs upStack.
+// startStackRun starts a local control plane of its own (startCluster) and the stack stackName
+// on it (newStackRun): what a benchmark that owns its cluster uses.
 func startStackRun(t testing.TB, ctx context.Context, opts localcluster.Options, stackName, startHint string, config func(kubeconfig []byte) map[string]string) stackRun {
+	work := t.TempDir()
+	return newStackRun(t, ctx, startCluster(t, ctx, work, opts, startHint), work, stackName, config)
+}
+
+// startCluster starts a local control plane with opts, its state under work, stopped when the
+// test ends; startHint is added to a failed start.
+func startCluster(t testing.TB, ctx context.Context, work string, opts localcluster.Options, startHint string) *localcluster.Cluster {
 	if os.Getenv(localcluster.SkipEnv) == "1" {
 		t.Skipf("%s=1: the local control plane was not started; this proves nothing", localcluster.SkipEnv)
 	}
-	r := stackRun{work: t.TempDir()}
-	opts.StateDir, opts.Progress = filepath.Join(r.work, "cluster"), framework.NewLogWriter(t)
+	opts.StateDir, opts.Progress = filepath.Join(work, "cluster"), framework.NewLogWriter(t)
 	c, err := framework.StartCluster(ctx, opts)
 	if err != nil {
 		t.Fatalf("%v%s", err, startHint)
 	}
-	r.cluster = c
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("control plane logs: %s", filepath.Join(c.StateDir, "logs"))
@@ -51,6 +55,14 @@ func startStackRun(t testing.TB, ctx context.Context, opts localcluster.Options,
 			t.Errorf("stopping the control plane: %v", err)
 		}
 	})
+	return c
+}
+
+// newStackRun is the stack stackName on the control plane c, configured by config from c's
+// kubeconfig, its Pulumi state and verify's files under work. Several stacks may share one
+// control plane: each has its own work directory and namespace. The caller runs upStack.
+func newStackRun(t testing.TB, ctx context.Context, c *localcluster.Cluster, work, stackName string, config func(kubeconfig []byte) map[string]string) stackRun {
+	r := stackRun{cluster: c, work: work}
 	kubeconfig, err := os.ReadFile(c.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)

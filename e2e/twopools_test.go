@@ -50,7 +50,9 @@ func browserAgentFiles(emptyDir, httpprobe string) map[string]string {
 	return files
 }
 
-// twoPoolsConfig is the README's two-pool example, sized for the local node.
+// twoPoolsConfig is the README's two-pool example, sized for the local node: its CPU requests
+// are small, so the node holds both pools beside the other stacks of TestLiveEndToEnd (the deployed
+// stack's exporter asks 500m per replica while it compiles its source).
 func twoPoolsConfig() string {
 	pools := []map[string]any{
 		// The arrivals sizing, its windows short enough that verify's floors come back within a
@@ -58,11 +60,11 @@ func twoPoolsConfig() string {
 		{"name": "code", "maxReplicas": 10, "template": map[string]any{
 			"image":     contract.WarmPodImage,
 			"command":   []string{"sleep", "infinity"},
-			"resources": map[string]any{"requests": map[string]any{"cpu": "50m", "memory": "32Mi"}, "limits": map[string]any{"memory": "64Mi"}},
+			"resources": map[string]any{"requests": map[string]any{"cpu": "10m", "memory": "32Mi"}, "limits": map[string]any{"memory": "64Mi"}},
 		}, "sizing": map[string]any{"policy": "arrivals", "shortWindowSeconds": 15, "longWindowSeconds": 45}},
 		{"name": "browser", "template": map[string]any{
 			"image": browserAgentImage, "command": []string{"/bin/sleep", "infinity"},
-			"resources":              map[string]any{"requests": map[string]any{"cpu": "100m", "memory": "96Mi"}},
+			"resources":              map[string]any{"requests": map[string]any{"cpu": "20m", "memory": "96Mi"}},
 			"readOnlyRootFilesystem": true, "scratch": map[string]any{"mountPath": "/scratch", "sizeLimit": "64Mi"},
 		}},
 	}

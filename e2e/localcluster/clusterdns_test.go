@@ -24,7 +24,7 @@ import (
 // address of its own, with an API server that does not answer, it must come
 // up healthy and refuse a name outside the cluster's zones (it forwards
 // nothing, so no query leaves the machine).
-func TestBuiltCoreDNSRunsTheGeneratedCorefile(t *testing.T) {
+func TestLiveBuiltCoreDNSRunsTheGeneratedCorefile(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	bins, err := toolcache.Ensure(ctx, io.Discard, "coredns")

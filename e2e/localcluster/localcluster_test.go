@@ -62,7 +62,7 @@ func startCluster(t *testing.T, opts Options) *Cluster {
 	return c
 }
 
-func TestControlPlane(t *testing.T) {
+func TestLiveControlPlane(t *testing.T) {
 	c := startCluster(t, Options{HPASyncPeriod: 5 * time.Second, IsolatedRuntimeClass: testIsolatedRuntimeClass})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

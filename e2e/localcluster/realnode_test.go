@@ -27,11 +27,11 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
-// TestRealNode starts a control plane with one real node and proves, through
+// TestLiveRealNode starts a control plane with one real node and proves, through
 // the API server, what runs there: runc pods on the node's kernel, gVisor for
 // isolated-sandbox, Services, the projected token, the network-safety rules,
 // and a teardown that leaves the machine as it found it, also after a kill.
-func TestRealNode(t *testing.T) {
+func TestLiveRealNode(t *testing.T) {
 	if os.Getenv(SkipEnv) == "1" {
 		t.Skipf("%s=1: not starting the local control plane (this test proves nothing when skipped)", SkipEnv)
 	}
