@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,6 +49,21 @@ func runSteps(ctx context.Context, t *testing.T, steps []step) {
 	}
 }
 
+// sideBySide runs each step as a subtest of t at the same time as the others, and returns when
+// all have ended. (Goroutines, not t.Parallel: the steps overlap whatever -parallel says.)
+func sideBySide(ctx context.Context, t *testing.T, steps []step) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for _, s := range steps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.Run(s.name, func(t *testing.T) { s.run(ctx, t) })
+		}()
+	}
+	wg.Wait()
+}
+
 // Namespaces of the stacks that share TestLiveEndToEnd's control plane; the deployed stack keeps the
 // program's default, as a user's first stack does.
 const (
@@ -77,31 +93,29 @@ func TestLiveEndToEnd(t *testing.T) {
 		// Side by side: none of these takes a part of the control plane down, and each stack has
 		// its namespaces; the real node has room for all of them (the pools' requests are small).
 		{"side by side: the deployed stack, a two-pool stack, a stack with a local exporter, bad input", func(ctx context.Context, t *testing.T) {
-			t.Run("the deployed stack", func(t *testing.T) {
-				t.Parallel()
-				runSteps(ctx, t, deployed.deployedSteps(verifyBin))
-			})
-			t.Run("two pools", func(t *testing.T) {
-				t.Parallel()
-				pools := newDeployedEnv(t, ctx, c, filepath.Join(work, "pools"), "pools",
-					map[string]string{"namespace": poolsNamespace, "exporterImage": exporterImageRef})
-				runSteps(ctx, t, pools.poolSteps(verifyBin))
-			})
-			t.Run("the exporter as a local process", func(t *testing.T) {
-				t.Parallel()
-				// Its Deployment runs the prebuilt image (cheap on the node's CPU); KEDA reads the
-				// local process, which the faults stop, cut off and give a new token.
-				local := newLocalExporterEnv(t, ctx, c, filepath.Join(work, "local"), "local",
-					map[string]string{"namespace": localNamespace, "exporterImage": exporterImageRef, "isolation": "gvisor"})
-				runSteps(ctx, t, local.localExporterSteps(adopted))
-			})
-			t.Run("bad input", func(t *testing.T) {
-				t.Parallel()
-				kubeconfig, err := os.ReadFile(c.Kubeconfig)
-				if err != nil {
-					t.Fatal(err)
-				}
-				badInput(ctx, t, c, filepath.Join(work, "bad-input"), framework.RealNodeStackConfig(kubeconfig))
+			sideBySide(ctx, t, []step{
+				{"the deployed stack", func(ctx context.Context, t *testing.T) {
+					runSteps(ctx, t, deployed.deployedSteps(verifyBin))
+				}},
+				{"two pools", func(ctx context.Context, t *testing.T) {
+					pools := newDeployedEnv(t, ctx, c, filepath.Join(work, "pools"), "pools",
+						map[string]string{"namespace": poolsNamespace, "exporterImage": exporterImageRef})
+					runSteps(ctx, t, pools.poolSteps(verifyBin))
+				}},
+				{"the exporter as a local process", func(ctx context.Context, t *testing.T) {
+					// Its Deployment runs the prebuilt image (cheap on the node's CPU); KEDA reads
+					// the local process, which the faults stop, cut off and give a new token.
+					local := newLocalExporterEnv(t, ctx, c, filepath.Join(work, "local"), "local",
+						map[string]string{"namespace": localNamespace, "exporterImage": exporterImageRef, "isolation": "gvisor"})
+					runSteps(ctx, t, local.localExporterSteps(adopted))
+				}},
+				{"bad input", func(ctx context.Context, t *testing.T) {
+					kubeconfig, err := os.ReadFile(c.Kubeconfig)
+					if err != nil {
+						t.Fatal(err)
+					}
+					badInput(ctx, t, c, filepath.Join(work, "bad-input"), framework.RealNodeStackConfig(kubeconfig))
+				}},
 			})
 		}},
 		{"faults: each part of the loop down under the deployed stack while claims are held", deployed.faults},
