@@ -18,6 +18,8 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
 )
 
 // What create mode waits for on a cluster it has just made, before anything in the cluster:
@@ -47,37 +49,25 @@ var (
 	RuntimeClassPatience = Patience{Timeout: 5 * time.Minute, Interval: 10 * time.Second}
 )
 
-// poll calls check every p.Interval until it reports done, p.Timeout has passed or ctx ends.
-// After each check that is not done it calls progress with the time waited and why (the check's
-// error, or nil). It returns the last reason when it gives up.
-func poll(ctx context.Context, p Patience, check func(context.Context) (bool, error), progress func(waited time.Duration, why error)) (bool, error) {
-	start := time.Now()
-	deadline := start.Add(p.Timeout)
-	var why error
-	answered := false // an attempt ended on its own (why then holds its reason, nil for "not yet")
-	for {
-		attempt, cancel := context.WithDeadline(ctx, deadline)
-		done, err := check(attempt)
-		cut := attempt.Err() != nil
-		cancel()
-		if done {
-			return true, nil
-		}
-		// An attempt the deadline cut short says less than the answer before it.
-		if !cut || !answered {
-			why = err
-		}
-		answered = answered || !cut
-		if time.Now().Add(p.Interval).After(deadline) {
-			return false, why
-		}
-		progress(time.Since(start), why)
-		select {
-		case <-ctx.Done():
-			return false, ctx.Err()
-		case <-time.After(p.Interval):
-		}
+// wait calls check every p.Interval until it reports done, p.Timeout has passed or ctx ends
+// (poll.Wait: a failed check is retried, never the end of the wait). After each check that is
+// not done it calls progress with the time waited and why (the check's error, or nil). When it
+// gives up it returns the last reason: the last check's error, nil if the last check answered
+// "not yet" (a check the deadline cut short does not replace the answer before it), or ctx's
+// error when ctx ended.
+func wait(ctx context.Context, p Patience, check func(context.Context) (bool, error), progress func(waited time.Duration, why error)) (bool, error) {
+	err := poll.Wait{Timeout: p.Timeout, Interval: p.Interval,
+		Progress: func(s poll.Status) { progress(s.Waited, s.Err) }}.Until(ctx, check)
+	var nr *poll.NotReached
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &nr) && nr.Interrupted != nil:
+		return false, nr.Interrupted
+	case errors.As(err, &nr):
+		return false, nr.Err
 	}
+	return false, err
 }
 
 // waited is how a duration reads in progress lines: whole seconds.
@@ -179,7 +169,7 @@ func waitForAPIEndpoint(ctx context.Context, kubeconfig string, p Patience, say 
 		}
 	}
 	misses := 0
-	ok, why := poll(ctx, p, check, func(d time.Duration, why error) {
+	ok, why := wait(ctx, p, check, func(d time.Duration, why error) {
 		if misses++; misses == 1 {
 			say(fmt.Sprintf("the new cluster's API endpoint %s does not answer GET /healthz yet (%v); waiting up to %s for it", server, why, p.Timeout), false)
 			return
@@ -249,7 +239,7 @@ func kubeconfigRuntimeClassReader(kubeconfig string) (RuntimeClassReader, error)
 func waitForRuntimeClass(ctx context.Context, read RuntimeClassReader, name string, p Patience, say func(msg string, ephemeral bool)) error {
 	check := func(ctx context.Context) (bool, error) { return read(ctx, name) }
 	misses := 0
-	ok, why := poll(ctx, p, check, func(d time.Duration, why error) {
+	ok, why := wait(ctx, p, check, func(d time.Duration, why error) {
 		state := "the API answers that it does not exist"
 		if why != nil {
 			state = "the read failed: " + why.Error()

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
+	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
 	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
 )
 
@@ -178,23 +181,22 @@ func (r *Runner) controlRestore(ctx context.Context, oldUID any) error {
 }
 
 // watchFlat reads spec.replicas for the whole window, from watch events and
-// from a poll every interval, and returns how many readings it took and the
-// distinct values in order. A failed read ends it with an error.
+// from a poll every interval (the last at the window's end), and returns how many readings it
+// took and the distinct values in order. A failed read (or an object that does not read as a
+// pool) ends it with an error: a reading that could not be taken proves nothing about the pool
+// at that moment.
 func (r *Runner) watchFlat(ctx context.Context, window time.Duration) (int, []int64, error) {
 	ri := r.dyn.Resource(gvr.SandboxWarmPool).Namespace(r.cfg.Namespace)
-	wctx, cancel := context.WithTimeout(ctx, window)
+	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var events <-chan watch.Event
-	if w, err := watchName(wctx, ri, r.cfg.Pool); err == nil {
-		defer w.Stop()
-		events = w.ResultChan()
-	} else {
-		r.rep.Printf("  (watch unavailable: %v; polling every %s)", err, r.cfg.Poll)
-	}
+	var mu sync.Mutex // the watch's events are recorded as they arrive, beside the polls
 	readings := 0
 	var values []int64
+	var broken error // an event that did not read as a pool
 	record := func(u *unstructured.Unstructured) error {
 		p, err := readPool(u)
+		mu.Lock()
+		defer mu.Unlock()
 		if err != nil {
 			return err
 		}
@@ -204,47 +206,59 @@ func (r *Runner) watchFlat(ctx context.Context, window time.Duration) (int, []in
 		}
 		return nil
 	}
-	get := func() error {
-		u, err := ri.Get(wctx, r.cfg.Pool, metav1.GetOptions{})
+	if w, err := watchName(wctx, ri, r.cfg.Pool); err == nil {
+		defer w.Stop()
+		go func() {
+			for ev := range w.ResultChan() {
+				if u, ok := ev.Object.(*unstructured.Unstructured); ok && u.GetName() == r.cfg.Pool &&
+					(ev.Type == watch.Added || ev.Type == watch.Modified) {
+					if err := record(u); err != nil {
+						mu.Lock()
+						broken = err
+						mu.Unlock()
+						return
+					}
+				}
+			}
+		}()
+	} else {
+		r.rep.Printf("  (watch unavailable: %v; polling every %s)", err, r.cfg.Poll)
+	}
+	snapshot := func() (int, []int64, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return readings, append([]int64(nil), values...), broken
+	}
+	first := true
+	start := time.Now()
+	_, err := poll.Wait{Timeout: window, Interval: r.cfg.Poll, Every: progressEvery,
+		Progress: func(poll.Status) {
+			if first { // the window's first reading is no news
+				first = false
+				return
+			}
+			n, v, _ := snapshot()
+			r.rep.Printf("  %d reading(s) so far, values %s", n, joinInts(v))
+		}}.Consistently(ctx, func(ctx context.Context) (bool, error) {
+		if _, _, err := snapshot(); err != nil {
+			return false, err
+		}
+		u, err := ri.Get(ctx, r.cfg.Pool, metav1.GetOptions{})
 		if err != nil {
-			return fmt.Errorf("reading sandboxwarmpool/%s: %w", r.cfg.Pool, err)
+			return false, fmt.Errorf("reading sandboxwarmpool/%s: %w", r.cfg.Pool, err)
 		}
-		return record(u)
+		return true, record(u) // judged after the window, on every value read
+	})
+	cancel()
+	n, v, late := snapshot()
+	switch {
+	case ctx.Err() != nil:
+		return n, v, ctx.Err()
+	case err == nil && late != nil:
+		return n, v, late
+	case err != nil:
+		// Consistently numbers its polls; the evidence counts every reading, so it says when.
+		return n, v, fmt.Errorf("a read %s into the window failed: %w", time.Since(start).Round(time.Millisecond), errors.Unwrap(err))
 	}
-	if err := get(); err != nil {
-		return readings, values, err
-	}
-	ticker := time.NewTicker(r.cfg.Poll)
-	defer ticker.Stop()
-	progress := time.NewTicker(progressEvery)
-	defer progress.Stop()
-	for {
-		select {
-		case <-wctx.Done():
-			if ctx.Err() != nil {
-				return readings, values, ctx.Err()
-			}
-			return readings, values, nil
-		case ev, open := <-events:
-			if !open {
-				events = nil
-				continue
-			}
-			if u, ok := ev.Object.(*unstructured.Unstructured); ok && u.GetName() == r.cfg.Pool &&
-				(ev.Type == watch.Added || ev.Type == watch.Modified) {
-				if err := record(u); err != nil {
-					return readings, values, err
-				}
-			}
-		case <-ticker.C:
-			if err := get(); err != nil {
-				if wctx.Err() != nil && ctx.Err() == nil {
-					return readings, values, nil // the window ended mid-read
-				}
-				return readings, values, err
-			}
-		case <-progress.C:
-			r.rep.Printf("  %d reading(s) so far, values %s", readings, joinInts(values))
-		}
-	}
+	return n, v, nil
 }

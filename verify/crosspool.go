@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
+	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
 	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
 )
 
@@ -219,15 +221,28 @@ func crossCleanup(ctx context.Context, rep *report.Report, d *Runner, tag string
 	rep.Pass(crossPhase, name, fmt.Sprintf("deleted by exact name in %s: %v", d.cfg.Namespace, deleted))
 }
 
-// watchPools reads every pool's spec.replicas each poll interval until the window ends.
+// watchPools reads every pool's spec.replicas each poll interval until the window ends (the
+// last reading at its end). A failed read fails the window: a reading that could not be taken
+// proves nothing about the pools at that moment.
 func watchPools(ctx context.Context, cfg Config, rep *report.Report, members []*crossMember, from time.Time, window time.Duration) error {
-	wctx, cancel := context.WithDeadline(ctx, from.Add(window))
-	defer cancel()
-	read := func() error {
+	first := true
+	w := poll.Wait{Timeout: time.Until(from.Add(window)), Interval: cfg.Poll, Every: progressEvery,
+		Progress: func(poll.Status) {
+			if first { // the window's first reading is no news
+				first = false
+				return
+			}
+			var now []string
+			for _, m := range members {
+				now = append(now, fmt.Sprintf("%s %s", m.t.Name, joinInts(m.series.Values)))
+			}
+			rep.Printf("  %s into the window: %s", time.Since(from).Round(time.Second), strings.Join(now, ", "))
+		}}
+	_, err := w.Consistently(ctx, func(ctx context.Context) (bool, error) {
 		for _, m := range members {
-			p, err := m.r.readPoolNow(wctx)
+			p, err := m.r.readPoolNow(ctx)
 			if err != nil {
-				return err
+				return false, fmt.Errorf("%s: %w", m.t.Name, err)
 			}
 			s := &m.series
 			s.Readings++
@@ -236,34 +251,12 @@ func watchPools(ctx context.Context, cfg Config, rep *report.Report, members []*
 				s.Values = append(s.Values, p.Spec)
 			}
 		}
-		return nil
+		return true, nil // judged after the window, on the whole series
+	})
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("at +%s: %w", secs(time.Since(from).Seconds()), errors.Unwrap(err))
 	}
-	ticker := time.NewTicker(cfg.Poll)
-	defer ticker.Stop()
-	progress := time.NewTicker(progressEvery)
-	defer progress.Stop()
-	if err := read(); err != nil {
-		return err
-	}
-	for {
-		select {
-		case <-wctx.Done():
-			return ctx.Err()
-		case <-ticker.C:
-			if err := read(); err != nil {
-				if wctx.Err() != nil && ctx.Err() == nil {
-					return nil // the window ended mid-read
-				}
-				return err
-			}
-		case <-progress.C:
-			var now []string
-			for _, m := range members {
-				now = append(now, fmt.Sprintf("%s %s", m.t.Name, joinInts(m.series.Values)))
-			}
-			rep.Printf("  %s into the window: %s", time.Since(from).Round(time.Second), strings.Join(now, ", "))
-		}
-	}
+	return err
 }
 
 // describeSeries prints the readings as runs of one value: "1 at +0.0s..+58.1s (30 readings)".
@@ -315,26 +308,27 @@ func (r *Runner) settleAtFloor(ctx context.Context, floor int64) (int64, string,
 }
 
 // exporterNow reads the pool's answer: for the driven pool it waits (the exporter timeout) for
-// the count to arrive, for the others one read must say want.
+// the count to arrive, for the others the first answer must say want. A failed read is tried
+// again (for up to the exporter timeout), never taken as an answer.
 func (r *Runner) exporterNow(ctx context.Context, want int64) (int64, string) {
-	var last DemandReading
-	var lastErr error
-	read := func(ctx context.Context) (bool, string, error) {
+	var last *DemandReading
+	what := fmt.Sprintf("the exporter to serve %s active_claims=%d", r.cfg.Pool, want)
+	if want == 0 {
+		what = fmt.Sprintf("the exporter to answer for %s", r.cfg.Pool)
+	}
+	_, err := pollUntil(ctx, r.rep, what, r.cfg.ExporterTimeout, r.cfg.Poll, func(ctx context.Context) (bool, string, error) {
 		d, err := r.demand.Read(ctx)
 		if err != nil {
-			lastErr = err
-			return false, "unreadable: " + err.Error(), nil
+			return false, "", err
 		}
-		last, lastErr = d, nil
-		return d.ActiveClaims == want, fmt.Sprintf("active_claims=%d", d.ActiveClaims), nil
-	}
-	if want == 0 {
-		_, _, _ = read(ctx)
-	} else {
-		_, _ = pollUntil(ctx, r.rep, fmt.Sprintf("the exporter to serve %s active_claims=%d", r.cfg.Pool, want), r.cfg.ExporterTimeout, r.cfg.Poll, read)
-	}
-	if lastErr != nil {
-		return -1, "unreadable: " + lastErr.Error()
+		last = &d
+		return want == 0 || d.ActiveClaims == want, fmt.Sprintf("active_claims=%d", d.ActiveClaims), nil
+	})
+	switch {
+	case last == nil:
+		return -1, fmt.Sprintf("unreadable: %v", err)
+	case err != nil:
+		return last.ActiveClaims, fmt.Sprintf("%s (%v)", last, err)
 	}
 	return last.ActiveClaims, last.String()
 }

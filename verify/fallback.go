@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
+	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
 	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
 )
 
@@ -20,36 +22,44 @@ import (
 // broken read path, and nothing else a user looks at says so. KEDA writes both only once it
 // has read the triggers with a fallback configured; before that there is nothing to judge. A
 // failing reading is read again for up to --exporter-timeout: a blip (an exporter that has just
-// started) clears at KEDA's next read, a broken read path does not.
+// started) clears at KEDA's next read, a broken read path does not. A read of the ScaledObject
+// that fails is tried again too, and reported; the reading before it stands.
 func (r *Runner) checkFallback(ctx context.Context, phase string, so *unstructured.Unstructured) {
 	const name = "KEDA reads the exporter: no fallback active, no trigger failing"
 	start := time.Now()
-	for {
-		bad, verdict, ev := fallbackReading(so)
-		if !bad || time.Since(start) >= r.cfg.ExporterTimeout {
-			if bad {
-				ev += fmt.Sprintf(" (still so after %s of reading again)", time.Since(start).Round(time.Second))
+	verdict, ev := report.NA, ""
+	reads := 0
+	err := poll.Until(ctx, r.cfg.ExporterTimeout, r.cfg.Poll, func(ctx context.Context) (bool, error) {
+		if reads++; reads > 1 { // the first reading is the one the caller took
+			again, err := r.dyn.Resource(gvr.ScaledObject).Namespace(r.cfg.Namespace).Get(ctx, so.GetName(), metav1.GetOptions{})
+			if err != nil {
+				return false, fmt.Errorf("reading scaledobject/%s: %w", so.GetName(), err)
 			}
-			switch verdict {
-			case report.Pass:
-				r.rep.Pass(phase, name, ev)
-			case report.NA:
-				r.rep.NA(phase, name, ev)
-			default:
-				r.rep.Fail(phase, name, ev)
-			}
-			return
-		}
-		select {
-		case <-ctx.Done():
-			r.rep.Fail(phase, name, ev+"; "+ctx.Err().Error())
-			return
-		case <-time.After(r.cfg.Poll):
-		}
-		again, err := r.dyn.Resource(gvr.ScaledObject).Namespace(r.cfg.Namespace).Get(ctx, so.GetName(), metav1.GetOptions{})
-		if err == nil {
 			so = again
 		}
+		var bad bool
+		bad, verdict, ev = fallbackReading(so)
+		return !bad, nil
+	})
+	var nr *poll.NotReached
+	switch {
+	case err != nil && ctx.Err() != nil:
+		r.rep.Fail(phase, name, ev+"; "+ctx.Err().Error())
+		return
+	case errors.As(err, &nr):
+		ev += fmt.Sprintf(" (still so after %s of reading again", time.Since(start).Round(time.Second))
+		if nr.LastErr != nil {
+			ev += fmt.Sprintf("; %d of %d reads failed, the last read error: %v", nr.Failed, nr.Reads, nr.LastErr)
+		}
+		ev += ")"
+	}
+	switch verdict {
+	case report.Pass:
+		r.rep.Pass(phase, name, ev)
+	case report.NA:
+		r.rep.NA(phase, name, ev)
+	default:
+		r.rep.Fail(phase, name, ev)
 	}
 }
 

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
 	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
 )
 
@@ -39,7 +41,9 @@ func (r *Runner) formulaWindow() time.Duration { return r.pollingInterval + r.cf
 // created at changedAt) a reading counts only while that claim is inside the exporter's long
 // window: later, every window may have emptied and a pool that never followed the demand
 // would agree with the formula at rest. quiet prints only readings that differ from the one
-// before.
+// before. A read of the pool or the exporter that fails is printed and retried (the timeout
+// then reports the last failure); an exporter answer without a trigger's field, or a formula
+// that does not evaluate, ends the wait at once.
 func (r *Runner) formulaWait(ctx context.Context, n int, changedAt time.Time, timeout time.Duration, floor *int64, untilLongWindow, arrived, quiet bool) formulaOutcome {
 	w := r.formulaWindow()
 	start := time.Now()
@@ -52,88 +56,109 @@ func (r *Runner) formulaWait(ctx context.Context, n int, changedAt time.Time, ti
 	}
 	var hist []timed
 	lastPrinted := ""
-	progress := start
-	for {
+	show := func(at time.Time, line string) {
+		if !quiet || line != lastPrinted {
+			r.rep.Printf("  [reading] +%s %s", secs(at.Sub(changedAt).Seconds()), line)
+			lastPrinted = line
+		}
+	}
+	read := func(ctx context.Context) (bool, error) {
 		p, err := r.readPoolNow(ctx)
 		if err != nil {
-			out.err = err
-			return out
+			show(time.Now(), fmt.Sprintf("spec.replicas unreadable (%v)", err))
+			return false, err
 		}
 		if len(out.seen) == 0 || out.spec != p.Spec {
 			out.spec, out.specSince = p.Spec, time.Now()
 			out.seen = append(out.seen, p.Spec)
 		}
-		d, derr := r.demand.Read(ctx)
+		d, err := r.demand.Read(ctx)
 		at := time.Now()
-		line := ""
+		if err != nil {
+			show(at, fmt.Sprintf("exporter unreadable (%v); spec.replicas=%d", err, out.spec))
+			return false, fmt.Errorf("reading the exporter: %w", err)
+		}
+		learned := false
+		if !extended {
+			extended, learned, deadline = true, true, deadline.Add(d.longWindow())
+			if lw := d.longWindow(); lw > 0 {
+				r.rep.Printf("  the exporter's long arrival window is %s: waiting up to %s for it to empty", lw, (timeout + lw).Round(time.Second))
+			}
+		}
+		in, err := r.formula.inputs(d)
+		if err != nil {
+			return false, poll.Stop(err)
+		}
+		want, v, err := r.formulaDecision(in)
+		if err != nil {
+			return false, poll.Stop(err)
+		}
+		aged := arrived && d.longWindow() > 0 && at.Sub(changedAt) > d.longWindow()
+		fr := report.FormulaReading{AtSeconds: at.Sub(changedAt).Seconds(), Inputs: in, ActiveClaims: d.ActiveClaims, ReadAt: d.ReadAt,
+			Value: v, Want: want, SpecReplicas: out.spec, Counted: d.ActiveClaims == int64(n) && !aged}
+		hist = append(hist, timed{at, fr})
+		out.readings = append(out.readings, fr)
+		line := fmt.Sprintf("%s active_claims=%d read_at=%s -> formula %g -> clamp(ceil(%g/%g), %d, %d)=%d; spec.replicas=%d",
+			formatInputs(in), d.ActiveClaims, d.ReadAt, v, v, r.target, r.min, r.max, want, out.spec)
 		switch {
-		case derr != nil:
-			if ctx.Err() != nil {
-				out.err = ctx.Err()
-				return out
-			}
-			line = fmt.Sprintf("exporter unreadable (%v); spec.replicas=%d", derr, out.spec)
-		default:
-			if !extended {
-				extended, deadline = true, deadline.Add(d.longWindow())
-				if lw := d.longWindow(); lw > 0 {
-					r.rep.Printf("  the exporter's long arrival window is %s: waiting up to %s for it to empty", lw, (timeout + lw).Round(time.Second))
-				}
-			}
-			in, err := r.formula.inputs(d)
-			if err != nil {
-				out.err = err
-				return out
-			}
-			want, v, err := r.formulaDecision(in)
-			if err != nil {
-				out.err = err
-				return out
-			}
-			aged := arrived && d.longWindow() > 0 && at.Sub(changedAt) > d.longWindow()
-			fr := report.FormulaReading{AtSeconds: at.Sub(changedAt).Seconds(), Inputs: in, ActiveClaims: d.ActiveClaims, ReadAt: d.ReadAt,
-				Value: v, Want: want, SpecReplicas: out.spec, Counted: d.ActiveClaims == int64(n) && !aged}
-			hist = append(hist, timed{at, fr})
-			out.readings = append(out.readings, fr)
-			line = fmt.Sprintf("%s active_claims=%d read_at=%s -> formula %g -> clamp(ceil(%g/%g), %d, %d)=%d; spec.replicas=%d",
-				formatInputs(in), d.ActiveClaims, d.ReadAt, v, v, r.target, r.min, r.max, want, out.spec)
-			switch {
-			case d.ActiveClaims != int64(n):
-				line += fmt.Sprintf(" (not counted: the exporter does not show the %d claim(s) held yet)", n)
-			case aged:
-				line += fmt.Sprintf(" (not counted: the step's claim has left the exporter's long window of %s, so this reading no longer carries the demand the step added)", d.longWindow())
-			}
+		case d.ActiveClaims != int64(n):
+			line += fmt.Sprintf(" (not counted: the exporter does not show the %d claim(s) held yet)", n)
+		case aged:
+			line += fmt.Sprintf(" (not counted: the step's claim has left the exporter's long window of %s, so this reading no longer carries the demand the step added)", d.longWindow())
 		}
-		if !quiet || line != lastPrinted {
-			r.rep.Printf("  [reading] +%s %s", secs(at.Sub(changedAt).Seconds()), line)
-			lastPrinted = line
-		}
+		show(at, line)
 		// Newest first: the latest reading that agrees and the HPA could have used.
 		for i := len(hist) - 1; i >= 0; i-- {
 			h := hist[i]
 			if h.fr.Counted && h.fr.Want == out.spec && !h.at.Before(out.specSince.Add(-w)) && (floor == nil || *floor == out.spec) {
 				fr := h.fr
 				out.matched = &fr
-				return out
+				return true, nil
 			}
 		}
-		if time.Now().After(deadline) {
-			out.err = fmt.Errorf("%w after %s: no reading the HPA could have used (taken within pollingInterval %s + HPA sync %s = %s of spec.replicas=%d, showing %d claim(s)) decides %s",
-				errTimeout, time.Since(start).Round(time.Millisecond), r.pollingInterval, r.cfg.HPASync, w, out.spec, n, wantWord(floor, out.spec))
-			return out
+		if learned && d.longWindow() > 0 {
+			return false, poll.Stop(errLongWindow) // wait on to the extended deadline
 		}
-		if quiet && time.Since(progress) >= progressEvery {
-			progress = time.Now()
-			r.rep.Printf("  still waiting (%s elapsed, %d readings; last: %s)", time.Since(start).Round(time.Second), len(hist), lastPrinted)
-		}
-		select {
-		case <-ctx.Done():
-			out.err = ctx.Err()
-			return out
-		case <-time.After(r.cfg.Poll):
+		return false, nil
+	}
+	wait := poll.Wait{Timeout: timeout, Interval: r.cfg.Poll}
+	if quiet {
+		wait.Every = progressEvery
+		wait.Progress = func(poll.Status) {
+			if time.Since(start) >= progressEvery {
+				r.rep.Printf("  still waiting (%s elapsed, %d readings; last: %s)", time.Since(start).Round(time.Second), len(hist), lastPrinted)
+			}
 		}
 	}
+	err := wait.Until(ctx, read)
+	if errors.Is(err, errLongWindow) {
+		wait.Timeout = max(time.Until(deadline), r.cfg.Poll) // at least one more reading
+		err = wait.Until(ctx, read)
+	}
+	var nr *poll.NotReached
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		out.err = ctx.Err()
+	case errors.As(err, &nr) && len(out.seen) == 0:
+		out.err = fmt.Errorf("%w after %s: spec.replicas was never read; %d of %d reads failed, the last read error: %v",
+			errTimeout, time.Since(start).Round(time.Millisecond), nr.Failed, nr.Reads, nr.LastErr)
+	case errors.As(err, &nr):
+		failed := ""
+		if nr.LastErr != nil {
+			failed = fmt.Sprintf("; %d of %d reads failed, the last read error: %v", nr.Failed, nr.Reads, nr.LastErr)
+		}
+		out.err = fmt.Errorf("%w after %s: no reading the HPA could have used (taken within pollingInterval %s + HPA sync %s = %s of spec.replicas=%d, showing %d claim(s)) decides %s%s",
+			errTimeout, time.Since(start).Round(time.Millisecond), r.pollingInterval, r.cfg.HPASync, w, out.spec, n, wantWord(floor, out.spec), failed)
+	default:
+		out.err = err
+	}
+	return out
 }
+
+// errLongWindow ends a formula wait's first part: the exporter's long window, now known,
+// extends its deadline.
+var errLongWindow = errors.New("the exporter's long window extends the wait")
 
 func wantWord(floor *int64, spec int64) string {
 	if floor != nil {

@@ -45,7 +45,7 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/poll"
+	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
 )
 
 // The simulated cold start of a VM-isolated sandbox: uniform in (5 s, 6 s],

@@ -2,11 +2,12 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/poll"
+	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
 )
 
 // PollInterval is how often Eventually reads.
@@ -34,9 +35,10 @@ func eventually(ctx context.Context, timeout, interval time.Duration, read func(
 	return poll.Until(ctx, timeout, interval, read)
 }
 
-// Consistently reads every second for the whole window and fails t at the first reading ok
-// rejects, or at the first read error: a reading that could not be taken proves nothing about
-// the window. observed says what was read, for the failure message.
+// Consistently reads every second for the whole window (the last reading at its end) and fails t
+// at the first reading ok rejects, or at the first read error: a reading that could not be taken
+// proves nothing about the window (poll.Consistently). observed says what was read, for the
+// failure message.
 func Consistently(t testing.TB, ctx context.Context, what string, window time.Duration, read func(context.Context) (ok bool, observed string, err error)) {
 	t.Helper()
 	t.Logf("for %s: %s", window, what)
@@ -48,24 +50,14 @@ func Consistently(t testing.TB, ctx context.Context, what string, window time.Du
 }
 
 func consistently(ctx context.Context, window, interval time.Duration, read func(context.Context) (bool, string, error)) (int, error) {
-	end := time.Now().Add(window)
-	readings := 0
-	for {
-		ok, observed, err := read(ctx)
-		readings++
-		if err != nil {
-			return readings, fmt.Errorf("reading %d failed: %w", readings, err)
-		}
-		if !ok {
-			return readings, fmt.Errorf("read %s at reading %d", observed, readings)
-		}
-		if !time.Now().Add(interval).Before(end) {
-			return readings, nil
-		}
-		select {
-		case <-ctx.Done():
-			return readings, fmt.Errorf("stopped after %d readings: %w", readings, ctx.Err())
-		case <-time.After(interval):
-		}
+	var observed string
+	readings, err := poll.Consistently(ctx, window, interval, func(ctx context.Context) (bool, error) {
+		ok, o, err := read(ctx)
+		observed = o
+		return ok, err
+	})
+	if errors.Is(err, poll.ErrRejected) {
+		return readings, fmt.Errorf("read %s at reading %d", observed, readings)
 	}
+	return readings, err
 }

@@ -2,6 +2,7 @@ package localcluster
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
 )
 
 // The host ledger is the record of everything a real node changed on the
@@ -205,8 +207,9 @@ func cgroupDirs(name string) []string {
 }
 
 // killCgroup kills every process in the cgroup subtree (the pods' containers).
+// It kills what it finds, every 100 ms for up to 5 s, until it finds nothing.
 func killCgroup(name string) []error {
-	for round := 0; round < 50; round++ {
+	err := poll.Until(context.Background(), 5*time.Second, 100*time.Millisecond, func(context.Context) (bool, error) {
 		any := false
 		for _, d := range cgroupDirs(name) {
 			b, _ := os.ReadFile(filepath.Join(d, "cgroup.procs"))
@@ -218,25 +221,25 @@ func killCgroup(name string) []error {
 				}
 			}
 		}
-		if !any {
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
+		return !any, nil
+	})
+	if err != nil {
+		return []error{fmt.Errorf("processes in cgroup %s survived SIGKILL", name)}
 	}
-	return []error{fmt.Errorf("processes in cgroup %s survived SIGKILL", name)}
+	return nil
 }
 
+// removeCgroup removes the cgroup's directories, deepest first; one still busy (its last
+// process not yet reaped) is tried again every 100 ms for up to 2 s.
 func removeCgroup(name string) error {
 	var errs []error
 	for _, d := range cgroupDirs(name) {
-		var err error
-		for try := 0; try < 20; try++ {
-			if err = syscall.Rmdir(d); err == nil || errors.Is(err, syscall.ENOENT) {
-				err = nil
-				break
+		err := poll.Until(context.Background(), 2*time.Second, 100*time.Millisecond, func(context.Context) (bool, error) {
+			if err := syscall.Rmdir(d); err != nil && !errors.Is(err, syscall.ENOENT) {
+				return false, err
 			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return true, nil
+		})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("removing cgroup %s: %w", d, err))
 		}

@@ -28,8 +28,8 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/poll"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
+	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
 )
 
 // testIsolatedRuntimeClass is the tests' name for the isolated RuntimeClass: the control plane

@@ -12,7 +12,7 @@ import (
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/poll"
+	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
 )
 
 const readyCheckNamespace = "localcluster-ready-check"

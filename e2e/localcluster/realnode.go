@@ -14,6 +14,7 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
+	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
 )
 
 // A real node is a kubelet v1.36.3 with its own containerd 2.x (runc for
@@ -225,18 +226,16 @@ func (c *Cluster) stopRealNodes(ctx context.Context) {
 			_ = c.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 		}
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	// Up to 20 s for containerd's tasks to go (not bounded by ctx: teardown runs after an
+	// interrupt too); what is left then is cleanHost's.
+	_ = poll.Until(context.Background(), 20*time.Second, 250*time.Millisecond, func(context.Context) (bool, error) {
 		left := 0
 		for _, n := range c.realNodeList() {
 			files, _ := filepath.Glob(filepath.Join(n.containerdDir(), "state", "io.containerd.runtime.v2.task", "*", "*"))
 			left += len(files)
 		}
-		if left == 0 {
-			return
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+		return left == 0, nil
+	})
 }
 
 // neededTools are the control plane's tools less KEDA when it is not started

@@ -4,6 +4,7 @@
 package process
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
 )
 
 // Process is one program a Set started, or found recorded on disk. Pid and
@@ -159,12 +162,15 @@ func (p *Process) kill() error {
 		return fmt.Errorf("%s (pid %d) is not running", p.Name, p.Pid)
 	}
 	signal(p.Pid, syscall.SIGKILL)
-	for deadline := time.Now().Add(10 * time.Second); p.Running(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s (pid %d) did not exit within 10s of SIGKILL", p.Name, p.Pid)
-		}
+	if p.waitExit(10*time.Second, 20*time.Millisecond) != nil {
+		return fmt.Errorf("%s (pid %d) did not exit within 10s of SIGKILL", p.Name, p.Pid)
 	}
 	return nil
+}
+
+// waitExit waits up to timeout for the process to stop running.
+func (p *Process) waitExit(timeout, interval time.Duration) error {
+	return poll.Until(context.Background(), timeout, interval, func(context.Context) (bool, error) { return !p.Running(), nil })
 }
 
 // Stop stops procs in reverse order: SIGTERM to each group, then SIGKILL
@@ -177,20 +183,15 @@ func Stop(procs []*Process, grace time.Duration) []error {
 			continue
 		}
 		signal(p.Pid, syscall.SIGTERM)
-		for deadline := time.Now().Add(grace); time.Now().Before(deadline) && p.Running(); {
-			time.Sleep(50 * time.Millisecond)
+		if p.waitExit(grace, 50*time.Millisecond) == nil && p.Exited() {
+			continue
 		}
 		if p.Running() {
 			signal(p.Pid, syscall.SIGKILL)
-			time.Sleep(100 * time.Millisecond)
 		}
-		if p.done != nil {
-			select {
-			case <-p.done:
-			case <-time.After(5 * time.Second):
-				errs = append(errs, fmt.Errorf("%s (pid %d) did not exit after SIGKILL", p.Name, p.Pid))
-			}
-		} else if p.Alive() {
+		// Exited: reaped, for a process this invocation started; gone from /proc otherwise.
+		err := poll.Until(context.Background(), 5*time.Second, 20*time.Millisecond, func(context.Context) (bool, error) { return p.Exited(), nil })
+		if err != nil {
 			errs = append(errs, fmt.Errorf("%s (pid %d) did not exit after SIGKILL", p.Name, p.Pid))
 		}
 	}
