@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
 )
 
 // ExporterCommand is the claim exporter's command package, built by GoBuild.

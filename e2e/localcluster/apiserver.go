@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
 )
 
 // apiServerSettings is everything the API server's flags depend on.

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
 )
 
 // Cluster DNS, with real nodes only: CoreDNS v1.15.0 (its kubernetes plugin,

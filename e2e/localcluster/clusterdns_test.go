@@ -14,7 +14,7 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
 )
 

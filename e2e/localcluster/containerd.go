@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
 )
 
 // The RuntimeClass handlers a real node's containerd serves: runc for

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
 )
 
 // startEtcd starts etcd, the control plane's store, and returns its client URL.

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
 	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
 )
 

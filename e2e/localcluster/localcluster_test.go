@@ -27,7 +27,7 @@ import (
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
 	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
 )

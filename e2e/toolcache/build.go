@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
 )
 
 func ensureTool(ctx context.Context, t tool, toolDir, cacheRoot, goVersion string, progress io.Writer) (string, error) {
