@@ -4,77 +4,122 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
 	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
 )
 
 // addon is a program the control plane runs beside Kubernetes: the CRDs and
-// API objects it needs (applied with the bootstrap, before it starts), how it
-// starts, and what it is ready by. Its file holds its flags.
+// API objects it needs (applied with the bootstrap, before it starts), its
+// processes as values (each built in its own file), and what it is ready by
+// beyond its processes' own readiness.
 type addon struct {
 	name string // as Options.Without names it
 	// crdTool is the tool whose run-time data holds the add-on's CRDs ("" for none).
-	crdTool string
-	objects func(p *pki) ([]map[string]any, error)
-	start   func(ctx context.Context, p *pki) error
-	ready   func(ctx context.Context) error
+	crdTool  string
+	objects  func(p *pki) ([]map[string]any, error)
+	programs []program
+	// readyAtStart: its processes are ready before the next add-on starts
+	// (the cluster DNS, which KEDA and the nodes' pods resolve with);
+	// otherwise they are waited for once the nodes run.
+	readyAtStart bool
+	ready        func(ctx context.Context) error
 }
 
 // addons are the add-ons this cluster runs, in start order: agent-sandbox's
 // controller, the cluster DNS (only for real nodes, whose pods resolve names),
-// and KEDA; Options.Without leaves out the first and the last.
-func (c *Cluster) addons() []addon {
+// and KEDA; Options.Without leaves out the first and the last. The ports must
+// be chosen.
+func (pl *plane) addons() []addon {
+	kedaSet := kedaSettings{
+		OperatorBinary: pl.bins.Path("keda-operator"), AdapterBinary: pl.bins.Path("keda-adapter"),
+		Kubeconfig: pl.kubeconfig, CertDir: filepath.Join(pl.stateDir, "keda-certs"), PKI: pl.pki,
+		MetricsPort: pl.ports.kedaMetrics, HealthPort: pl.ports.kedaHealth, GRPCPort: pl.ports.kedaGRPC,
+		AdapterSecurePort: pl.ports.adapterSecure, AdapterMetricsPort: pl.ports.adapterMetrics,
+	}
+	if pl.realNodes > 0 {
+		kedaSet.ResolvConf = filepath.Join(pl.stateDir, "coredns", "keda-resolv.conf")
+	}
 	all := []addon{
 		{
 			name: "agent-sandbox-controller", crdTool: "agent-sandbox",
-			start: func(context.Context, *pki) error { return c.startAgentSandboxController(c.Kubeconfig) },
+			programs: []program{agentSandboxProgram(agentSandboxSettings{
+				Binary: pl.bins.Path("agent-sandbox-controller"), Kubeconfig: pl.kubeconfig,
+				MetricsPort: pl.ports.sandboxMetrics, HealthPort: pl.ports.sandboxHealth,
+			})},
 			ready: func(ctx context.Context) error {
-				if err := c.healthReady("agent-sandbox-controller", &c.ports.sandboxHealth)(ctx); err != nil || !c.warmPoolCheck {
-					return err
+				if !pl.warmPoolCheck {
+					return nil
 				}
-				return c.checkWarmPool(ctx)
+				return pl.checkWarmPool(ctx)
 			},
 		},
-		{name: "keda", crdTool: "keda", objects: c.kedaAPIObjects,
-			start: func(_ context.Context, p *pki) error { return c.startKEDA(p, c.Kubeconfig) },
-			ready: c.kedaReady,
+		{
+			name: "keda", crdTool: "keda", objects: pl.kedaAPIObjects,
+			programs: []program{kedaOperatorProgram(kedaSet), kedaAdapterProgram(kedaSet)},
+			ready:    pl.kedaAPIServiceAvailable,
 		},
 	}
-	if c.realNodes > 0 {
-		dns := addon{name: "cluster DNS", start: func(ctx context.Context, _ *pki) error { return c.startClusterDNS(ctx) }}
+	if pl.realNodes > 0 {
+		dns := addon{name: "cluster DNS", readyAtStart: true, programs: []program{clusterDNSProgram(clusterDNSSettings{
+			Binary: pl.bins.Path("coredns"), Dir: filepath.Join(pl.stateDir, "coredns"), Kubeconfig: pl.kubeconfig,
+			HealthPort: pl.ports.corednsHealth, ReadyPort: pl.ports.corednsReady,
+		})}}
 		all = []addon{all[0], dns, all[1]}
 	}
 	var on []addon
 	for _, a := range all {
-		if !c.without[a.name] {
+		if !pl.without[a.name] {
 			on = append(on, a)
 		}
 	}
 	return on
 }
 
-func (c *Cluster) startAddons(ctx context.Context, p *pki) error {
+func addonNames(addons []addon) string {
+	var names []string
+	for _, a := range addons {
+		names = append(names, a.name)
+	}
+	return strings.Join(names, ", ")
+}
+
+func (pl *plane) startAddons(ctx context.Context) error {
 	for _, name := range []string{"agent-sandbox-controller", "keda"} {
-		if c.without[name] {
-			c.say("not starting %s (Options.Without)", name)
+		if pl.without[name] {
+			pl.say("not starting %s (Options.Without)", name)
 		}
 	}
-	for _, a := range c.addons() {
-		if err := a.start(ctx, p); err != nil {
-			return err
+	for _, a := range pl.addons() {
+		for _, g := range a.programs {
+			proc, err := g.start(pl.procs)
+			if err != nil {
+				return err
+			}
+			if a.readyAtStart {
+				if err := g.waitReady(ctx, proc, pl.pki); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil
 }
 
-// addonsReady waits for each add-on's own readiness, in start order.
-func (c *Cluster) addonsReady(ctx context.Context) error {
-	for _, a := range c.addons() {
+// addonsReady waits for each add-on's processes' readiness, then its own,
+// in start order.
+func (pl *plane) addonsReady(ctx context.Context) error {
+	for _, a := range pl.addons() {
+		if !a.readyAtStart {
+			for _, g := range a.programs {
+				if err := g.waitReady(ctx, pl.procs.Get(g.name), pl.pki); err != nil {
+					return fmt.Errorf("%s: %w", a.name, err)
+				}
+			}
+		}
 		if a.ready == nil {
 			continue
 		}
@@ -85,25 +130,14 @@ func (c *Cluster) addonsReady(ctx context.Context) error {
 	return nil
 }
 
-// healthReady waits for the named process's /readyz on the port (read when
-// it waits: ports are chosen after the list is made).
-func (c *Cluster) healthReady(name string, port *int) func(context.Context) error {
-	return func(ctx context.Context) error {
-		return process.WaitHealthy(ctx, c.proc(name), "http://127.0.0.1:"+strconv.Itoa(*port)+"/readyz", nil, 90*time.Second)
-	}
-}
-
-// kedaReady waits for the operator's /readyz and for the aggregator to call
-// KEDA's metrics adapter Available.
-func (c *Cluster) kedaReady(ctx context.Context) error {
-	if err := c.healthReady("keda-operator", &c.ports.kedaHealth)(ctx); err != nil {
-		return err
-	}
-	return c.waitFor(ctx, "APIService v1beta1.external.metrics.k8s.io (KEDA's metrics adapter) to be Available", 90*time.Second, func(ctx context.Context) (bool, error) {
-		if p := c.proc("keda-adapter"); p != nil && p.Exited() {
+// kedaAPIServiceAvailable waits for the aggregator to call KEDA's metrics
+// adapter Available.
+func (pl *plane) kedaAPIServiceAvailable(ctx context.Context) error {
+	return pl.waitFor(ctx, "APIService v1beta1.external.metrics.k8s.io (KEDA's metrics adapter) to be Available", 90*time.Second, func(ctx context.Context) (bool, error) {
+		if p := pl.procs.Get("keda-adapter"); p != nil && p.Exited() {
 			return false, poll.Stop(fmt.Errorf("it exits 0 on start-up errors: %w", p.ExitedError()))
 		}
-		a, err := c.Dynamic.Resource(APIServiceGVR).Get(ctx, "v1beta1.external.metrics.k8s.io", metav1.GetOptions{})
+		a, err := pl.dynamic.Resource(APIServiceGVR).Get(ctx, "v1beta1.external.metrics.k8s.io", metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -115,17 +149,17 @@ func (c *Cluster) kedaReady(ctx context.Context) error {
 }
 
 // addonObjectsAndCRDs are what the add-ons need applied before they start.
-func (c *Cluster) addonObjectsAndCRDs(p *pki) (objs []map[string]any, crdDirs []string, err error) {
-	for _, a := range c.addons() {
+func (pl *plane) addonObjectsAndCRDs() (objs []map[string]any, crdDirs []string, err error) {
+	for _, a := range pl.addons() {
 		if a.objects != nil {
-			o, err := a.objects(p)
+			o, err := a.objects(pl.pki)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s: %w", a.name, err)
 			}
 			objs = append(objs, o...)
 		}
 		if a.crdTool != "" {
-			crdDirs = append(crdDirs, filepath.Join(c.Binaries.DataDir(a.crdTool), "crds"))
+			crdDirs = append(crdDirs, filepath.Join(pl.bins.DataDir(a.crdTool), "crds"))
 		}
 	}
 	return objs, crdDirs, nil

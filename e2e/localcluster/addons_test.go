@@ -20,12 +20,12 @@ func TestAddonsFollowTheNodesAndWithout(t *testing.T) {
 		"without both, real nodes": {realNodes: 1, without: []string{"agent-sandbox-controller", "keda"}, want: []string{"cluster DNS"}},
 	}
 	for name, tc := range cases {
-		c := &Cluster{realNodes: tc.realNodes, without: map[string]bool{}}
+		pl := &plane{realNodes: tc.realNodes, without: map[string]bool{}, pki: &pki{dir: "/state/pki"}}
 		for _, w := range tc.without {
-			c.without[w] = true
+			pl.without[w] = true
 		}
 		var got, crds []string
-		for _, a := range c.addons() {
+		for _, a := range pl.addons() {
 			got = append(got, a.name)
 			if a.crdTool != "" {
 				crds = append(crds, a.crdTool)

@@ -2,19 +2,33 @@ package localcluster
 
 import (
 	"strconv"
+	"time"
 )
 
-// startAgentSandboxController starts agent-sandbox's controller (with its
-// extensions: templates, warm pools, claims).
-func (c *Cluster) startAgentSandboxController(admin string) error {
-	_, err := c.procs.Start("agent-sandbox-controller", c.Binaries.Path("agent-sandbox-controller"), []string{
-		"--kubeconfig=" + admin,
-		"--extensions=true",
-		// No webhook server locally; the CRDs were applied with conversion None.
-		"--enable-webhook=false",
-		"--leader-elect=false",
-		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(c.ports.sandboxMetrics),
-		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(c.ports.sandboxHealth),
-	}, "KUBECONFIG="+admin)
-	return err
+// agentSandboxSettings are what agent-sandbox's controller's command line
+// depends on.
+type agentSandboxSettings struct {
+	Binary      string
+	Kubeconfig  string
+	MetricsPort int
+	HealthPort  int
+}
+
+// agentSandboxProgram is agent-sandbox's controller (with its extensions:
+// templates, warm pools, claims); ready when its /readyz answers.
+func agentSandboxProgram(s agentSandboxSettings) program {
+	return program{
+		name: "agent-sandbox-controller", binary: s.Binary,
+		args: []string{
+			"--kubeconfig=" + s.Kubeconfig,
+			"--extensions=true",
+			// No webhook server locally; the CRDs were applied with conversion None.
+			"--enable-webhook=false",
+			"--leader-elect=false",
+			"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(s.MetricsPort),
+			"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(s.HealthPort),
+		},
+		env:   []string{"KUBECONFIG=" + s.Kubeconfig},
+		ready: readiness{url: "http://127.0.0.1:" + strconv.Itoa(s.HealthPort) + "/readyz", timeout: 90 * time.Second},
+	}
 }

@@ -1,21 +1,18 @@
 package localcluster
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
-
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
 )
 
 // apiServerSettings is everything the API server's flags depend on.
 type apiServerSettings struct {
+	Binary  string
 	EtcdURL string
 	// Address it listens on and advertises: loopback, or with real nodes the
 	// host's pod-network address (pods reach it as the kubernetes Service).
@@ -27,9 +24,16 @@ type apiServerSettings struct {
 	WithKubelets bool
 }
 
-func (c *Cluster) apiServerSettings(p *pki, etcdURL string) apiServerSettings {
-	return apiServerSettings{EtcdURL: etcdURL, Address: c.apiServerAddress(), Port: c.ports.apiserver, PKI: p, WithKubelets: c.realNodes > 0}
+// apiServerProgram is kube-apiserver; ready when /readyz answers an admin.
+func apiServerProgram(s apiServerSettings) program {
+	return program{
+		name: "kube-apiserver", binary: s.Binary, args: apiServerFlags(s),
+		ready: readiness{url: s.url() + "/readyz", clientUser: "admin", timeout: 120 * time.Second},
+	}
 }
+
+// url is where clients reach the API server.
+func (s apiServerSettings) url() string { return "https://" + s.Address + ":" + strconv.Itoa(s.Port) }
 
 // apiServerFlags is the API server's command line: every flag, with or
 // without kubelets, is here.
@@ -78,32 +82,9 @@ func apiServerFlags(s apiServerSettings) []string {
 	)
 }
 
-// startKubeAPIServer starts kube-apiserver on etcdURL, writes the kubeconfigs of
-// its clients and connects the Cluster's clients once it is ready.
-func (c *Cluster) startKubeAPIServer(ctx context.Context, p *pki, etcdURL string) error {
-	api, err := c.procs.Start("kube-apiserver", c.Binaries.Path("kube-apiserver"), apiServerFlags(c.apiServerSettings(p, etcdURL)))
-	if err != nil {
-		return err
-	}
-	for _, k := range []struct{ file, user string }{{"kubeconfig", "admin"}, {"controller-manager.kubeconfig", "controller-manager"}, {"scheduler.kubeconfig", "scheduler"}} {
-		if err := c.writeKubeconfig(p, filepath.Join(c.StateDir, k.file), k.user); err != nil {
-			return err
-		}
-	}
-	c.Kubeconfig = filepath.Join(c.StateDir, "kubeconfig")
-	tlsCfg, err := clientTLS(p, "admin")
-	if err != nil {
-		return err
-	}
-	if err := process.WaitHealthy(ctx, api, c.APIServerURL+"/readyz", tlsCfg, 120*time.Second); err != nil {
-		return fmt.Errorf("kube-apiserver: %w", err)
-	}
-	return c.connect()
-}
-
 // writeKubeconfig writes a self-contained kubeconfig (certificates embedded),
 // so it can be handed to Pulumi as contents as well as a path.
-func (c *Cluster) writeKubeconfig(p *pki, path, user string) error {
+func writeKubeconfig(p *pki, server, path, user string) error {
 	read := func(name string) (string, error) {
 		b, err := os.ReadFile(p.path(name))
 		return base64.StdEncoding.EncodeToString(b), err
@@ -138,7 +119,7 @@ contexts:
     cluster: localcluster
     user: %s
 current-context: localcluster
-`, c.APIServerURL, ca, user, crt, key, user)
+`, server, ca, user, crt, key, user)
 	return os.WriteFile(path, []byte(cfg), 0o600)
 }
 

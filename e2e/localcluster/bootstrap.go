@@ -28,31 +28,33 @@ var (
 	APIServiceGVR = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
 )
 
-func (c *Cluster) bootstrap(ctx context.Context, p *pki) error {
-	addonObjs, crdDirs, err := c.addonObjectsAndCRDs(p)
+// bootstrap applies what the nodes and the add-ons need before they start,
+// and waits for the CRDs to be Established.
+func (pl *plane) bootstrap(ctx context.Context, kinds []nodeKind) error {
+	addonObjs, crdDirs, err := pl.addonObjectsAndCRDs()
 	if err != nil {
 		return err
 	}
-	objs := append(c.nodeObjects(), addonObjs...)
+	objs := append(nodeObjects(kinds, pl.isolatedRuntimeClass), addonObjs...)
 	for _, o := range objs {
-		if err := c.apply(ctx, &unstructured.Unstructured{Object: o}); err != nil {
+		if err := pl.apply(ctx, &unstructured.Unstructured{Object: o}); err != nil {
 			return err
 		}
 	}
 	var crdNames []string
 	for _, dir := range crdDirs {
-		names, err := c.applyCRDs(ctx, dir)
+		names, err := pl.applyCRDs(ctx, dir)
 		if err != nil {
 			return err
 		}
 		crdNames = append(crdNames, names...)
 	}
-	return c.waitCRDsEstablished(ctx, crdNames)
+	return pl.waitCRDsEstablished(ctx, crdNames)
 }
 
 // kedaAPIObjects are KEDA's namespace and how the aggregator reaches its
 // metrics adapter, a process on loopback.
-func (c *Cluster) kedaAPIObjects(p *pki) ([]map[string]any, error) {
+func (pl *plane) kedaAPIObjects(p *pki) ([]map[string]any, error) {
 	kedaCAPEM, err := os.ReadFile(p.path(kedaCA + ".crt"))
 	if err != nil {
 		return nil, err
@@ -65,14 +67,14 @@ func (c *Cluster) kedaAPIObjects(p *pki) ([]map[string]any, error) {
 			"apiVersion": "v1", "kind": "Service",
 			"metadata": map[string]any{"name": "keda-metrics-apiserver", "namespace": "keda"},
 			"spec": map[string]any{"type": "ExternalName", "externalName": "localhost",
-				"ports": []any{map[string]any{"name": "https", "port": c.ports.adapterSecure, "protocol": "TCP"}}},
+				"ports": []any{map[string]any{"name": "https", "port": pl.ports.adapterSecure, "protocol": "TCP"}}},
 		},
 		{
 			"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
 			"metadata": map[string]any{"name": "v1beta1.external.metrics.k8s.io"},
 			"spec": map[string]any{
 				"group": "external.metrics.k8s.io", "version": "v1beta1",
-				"service":              map[string]any{"name": "keda-metrics-apiserver", "namespace": "keda", "port": c.ports.adapterSecure},
+				"service":              map[string]any{"name": "keda-metrics-apiserver", "namespace": "keda", "port": pl.ports.adapterSecure},
 				"caBundle":             base64.StdEncoding.EncodeToString(kedaCAPEM),
 				"groupPriorityMinimum": 100, "versionPriority": 100,
 			},
@@ -85,7 +87,7 @@ func (c *Cluster) kedaAPIObjects(p *pki) ([]map[string]any, error) {
 // conversion webhook served by its controller; locally that webhook is off and
 // the project only uses v1beta1 (the storage version), so the conversion
 // stanza is dropped, which leaves strategy None.
-func (c *Cluster) applyCRDs(ctx context.Context, dir string) ([]string, error) {
+func (pl *plane) applyCRDs(ctx context.Context, dir string) ([]string, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil {
 		return nil, err
@@ -114,7 +116,7 @@ func (c *Cluster) applyCRDs(ctx context.Context, dir string) ([]string, error) {
 				continue
 			}
 			unstructured.RemoveNestedField(u.Object, "spec", "conversion")
-			if err := c.apply(ctx, u); err != nil {
+			if err := pl.apply(ctx, u); err != nil {
 				return nil, err
 			}
 			names = append(names, u.GetName())
@@ -126,10 +128,10 @@ func (c *Cluster) applyCRDs(ctx context.Context, dir string) ([]string, error) {
 	return names, nil
 }
 
-func (c *Cluster) waitCRDsEstablished(ctx context.Context, names []string) error {
-	return c.waitFor(ctx, "the CRDs to be Established", 60*time.Second, func(ctx context.Context) (bool, error) {
+func (pl *plane) waitCRDsEstablished(ctx context.Context, names []string) error {
+	return pl.waitFor(ctx, "the CRDs to be Established", 60*time.Second, func(ctx context.Context) (bool, error) {
 		for _, n := range names {
-			crd, err := c.Dynamic.Resource(CRDGVR).Get(ctx, n, metav1.GetOptions{})
+			crd, err := pl.dynamic.Resource(CRDGVR).Get(ctx, n, metav1.GetOptions{})
 			if err != nil {
 				return false, err
 			}
@@ -143,9 +145,9 @@ func (c *Cluster) waitCRDsEstablished(ctx context.Context, names []string) error
 
 // apply server-side applies u with the dynamic client, resolving its resource
 // through discovery.
-func (c *Cluster) apply(ctx context.Context, u *unstructured.Unstructured) error {
+func (pl *plane) apply(ctx context.Context, u *unstructured.Unstructured) error {
 	gvk := u.GroupVersionKind()
-	gvr, namespaced, err := c.resourceFor(gvk)
+	gvr, namespaced, err := pl.resourceFor(gvk)
 	if err != nil {
 		return err
 	}
@@ -155,7 +157,7 @@ func (c *Cluster) apply(ctx context.Context, u *unstructured.Unstructured) error
 	}
 	force := true
 	opts := metav1.PatchOptions{FieldManager: fieldManager, Force: &force}
-	ri := c.Dynamic.Resource(gvr)
+	ri := pl.dynamic.Resource(gvr)
 	if namespaced {
 		_, err = ri.Namespace(u.GetNamespace()).Patch(ctx, u.GetName(), types.ApplyPatchType, data, opts)
 	} else {
@@ -173,8 +175,8 @@ func (c *Cluster) apply(ctx context.Context, u *unstructured.Unstructured) error
 	return nil
 }
 
-func (c *Cluster) resourceFor(gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool, error) {
-	list, err := c.Client.Discovery().ServerResourcesForGroupVersion(gvk.GroupVersion().String())
+func (pl *plane) resourceFor(gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool, error) {
+	list, err := pl.client.Discovery().ServerResourcesForGroupVersion(gvk.GroupVersion().String())
 	if err != nil {
 		return schema.GroupVersionResource{}, false, fmt.Errorf("discovering %s: %w", gvk.GroupVersion(), err)
 	}

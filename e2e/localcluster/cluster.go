@@ -19,9 +19,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
 )
@@ -72,7 +70,9 @@ type Options struct {
 	OutliveCaller bool
 }
 
-// Cluster is a running local control plane.
+// Cluster is a running local control plane: what its users read (the fields)
+// and do (the methods). What starts and stops it is the plane's (plane.go);
+// each process is a value built by its own file (program.go).
 type Cluster struct {
 	StateDir string
 	// Kubeconfig is the path of an admin kubeconfig (system:masters, client
@@ -89,32 +89,10 @@ type Cluster struct {
 	Client  kubernetes.Interface
 	Dynamic dynamic.Interface
 
-	procs *process.Set
-	// isolatedRuntimeClass is Options.IsolatedRuntimeClass.
-	isolatedRuntimeClass string
-	outliveCaller        bool
-	without              map[string]bool
-	realNodes            int
-	kinds                []nodeKind
-	warmPoolCheck        bool // Options.SkipWarmPoolCheck unset
-	ledger               *hostLedger
-	// nodeProgramDir holds the node's own programs (its CNI plugin).
-	nodeProgramDir string
-	ports          ports
-	removeState    bool
-	progress       io.Writer
-	kwokStages     func([]byte) ([]byte, error)
-}
-
-type ports struct {
-	etcdClient, etcdPeer, apiserver       int
-	kwok                                  int
-	sandboxMetrics, sandboxHealth         int
-	kedaMetrics, kedaHealth, kedaGRPC     int
-	adapterSecure, adapterMetrics         int
-	kubeProxyHealth, kubeProxyMetrics     int
-	corednsHealth, corednsReady           int
-	controllerManager, scheduler, profile int
+	plane *plane
+	// kinds are the kinds of node, in start order (nodes.go).
+	kinds       []nodeKind
+	removeState bool
 }
 
 // Start builds what is missing, then starts every component and waits until
@@ -137,19 +115,18 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if opts.HPASyncPeriod <= 0 {
 		opts.HPASyncPeriod = 15 * time.Second
 	}
-	bins, err := toolcache.Ensure(ctx, opts.Progress, neededTools(opts)...)
-	if err != nil {
-		return nil, err
-	}
-	c := &Cluster{StateDir: opts.StateDir, Binaries: bins, HPASyncPeriod: opts.HPASyncPeriod, progress: opts.Progress, without: map[string]bool{}, realNodes: opts.RealNodes, kwokStages: opts.KwokStages, outliveCaller: opts.OutliveCaller, isolatedRuntimeClass: opts.IsolatedRuntimeClass}
+	without := map[string]bool{}
 	for _, w := range opts.Without {
 		if w != "agent-sandbox-controller" && w != "keda" {
 			return nil, fmt.Errorf("unknown component %q in Without (known: agent-sandbox-controller, keda)", w)
 		}
-		c.without[w] = true
+		without[w] = true
 	}
-	c.kinds = c.nodeKinds(opts.Nodes, opts.RealNodes)
-	c.warmPoolCheck = !opts.SkipWarmPoolCheck
+	bins, err := toolcache.Ensure(ctx, opts.Progress, neededTools(opts)...)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{StateDir: opts.StateDir, Binaries: bins, HPASyncPeriod: opts.HPASyncPeriod}
 	if c.StateDir == "" {
 		if c.StateDir, err = os.MkdirTemp("", "localcluster-"); err != nil {
 			return nil, err
@@ -171,47 +148,32 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if c.StateDir, err = filepath.Abs(c.StateDir); err != nil {
 		return nil, err
 	}
-	c.procs = process.NewSet(c.StateDir, c.outliveCaller)
+	c.plane = &plane{
+		stateDir: c.StateDir, bins: bins, procs: process.NewSet(c.StateDir, opts.OutliveCaller), progress: opts.Progress,
+		hpaSyncPeriod: opts.HPASyncPeriod, realNodes: opts.RealNodes, without: without,
+		isolatedRuntimeClass: opts.IsolatedRuntimeClass, warmPoolCheck: !opts.SkipWarmPoolCheck,
+	}
+	c.kinds = nodeKinds(c.plane, opts.Nodes, opts.RealNodes, opts.KwokStages)
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("%w\n(logs of every process are in %s)", err, filepath.Join(c.StateDir, "logs"))
 			_ = c.teardown()
 		}
 	}()
-	began := time.Now()
-	if err := c.allocatePorts(); err != nil {
+	if err := c.plane.start(ctx, c.kinds); err != nil {
 		return nil, err
 	}
-	p := &pki{dir: filepath.Join(c.StateDir, "pki")}
-	if err := p.generate(); err != nil {
-		return nil, fmt.Errorf("making certificates: %w", err)
-	}
-	c.CAFile = p.path(clusterCA + ".crt")
-	c.APIServerURL = "https://" + c.apiServerAddress() + ":" + strconv.Itoa(c.ports.apiserver)
-
-	steps := []struct {
-		what string
-		run  func(context.Context, *pki) error
-	}{
-		{"the host for the nodes", c.prepareNodes},
-		{"etcd and kube-apiserver", c.startAPIServer},
-		{"kube-controller-manager and kube-scheduler", c.startControllers},
-		{"the nodes' objects, runtime classes, CRDs and KEDA's APIService", c.bootstrap},
-		{"agent-sandbox and KEDA", c.startAddons},
-		{"the nodes (KWOK, kubelets)", c.startNodes},
-		{"the whole chain to be ready", func(ctx context.Context, _ *pki) error { return c.waitReady(ctx) }},
-	}
-	for _, s := range steps {
-		c.say("starting %s", s.what)
-		if err := s.run(ctx, p); err != nil {
-			return nil, fmt.Errorf("%s: %w", s.what, err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(c.StateDir, "env"), []byte("KUBECONFIG="+c.Kubeconfig+"\n"), 0o644); err != nil {
-		return nil, err
-	}
-	c.say("local control plane ready in %s (state %s)", time.Since(began).Round(100*time.Millisecond), c.StateDir)
+	c.publish()
 	return c, nil
+}
+
+// publish copies what the plane knows once it runs into the public fields.
+func (c *Cluster) publish() {
+	pl := c.plane
+	c.Kubeconfig, c.APIServerURL, c.Config, c.Client, c.Dynamic = pl.kubeconfig, pl.apiServerURL, pl.config, pl.client, pl.dynamic
+	if pl.pki != nil {
+		c.CAFile = pl.pki.path(clusterCA + ".crt")
+	}
 }
 
 // Attach returns a handle on a control plane another process started in
@@ -225,11 +187,12 @@ func Attach(stateDir string) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no local control plane in %s: %w", abs, err)
 	}
-	c := &Cluster{StateDir: abs, procs: procs, Kubeconfig: filepath.Join(abs, "kubeconfig"), progress: os.Stderr, realNodes: countRealNodes(abs)}
-	c.kinds = c.nodeKinds(0, c.realNodes)
-	if err := c.connect(); err != nil {
+	pl := &plane{stateDir: abs, procs: procs, kubeconfig: filepath.Join(abs, "kubeconfig"), progress: os.Stderr, realNodes: countRealNodes(abs)}
+	c := &Cluster{StateDir: abs, plane: pl, kinds: nodeKinds(pl, 0, pl.realNodes, nil)}
+	if err := pl.connect(); err != nil {
 		return nil, err
 	}
+	c.publish()
 	return c, nil
 }
 
@@ -243,17 +206,25 @@ func (c *Cluster) Stop() error {
 	return errs
 }
 
-// teardown stops the processes and undoes what real nodes did to the machine.
+// teardown ends what the node kinds run beyond the process record, stops the
+// processes, then undoes what the nodes did to the machine (last kind first).
 func (c *Cluster) teardown() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	c.stopNodes(ctx)
+	for i := len(c.kinds) - 1; i >= 0; i-- {
+		c.kinds[i].stop(ctx)
+	}
 	cancel()
-	errs := c.procs.Stop(10 * time.Second)
+	errs := c.plane.procs.Stop(10 * time.Second)
 	if len(errs) == 0 {
-		errs = c.cleanNodes()
+		// After the processes: they hold what it removes.
+		for i := len(c.kinds) - 1; i >= 0; i-- {
+			if err := c.kinds[i].cleanup(); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	if len(errs) == 0 {
-		if err := c.procs.RemoveRecord(); err != nil {
+		if err := c.plane.procs.RemoveRecord(); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -262,7 +233,7 @@ func (c *Cluster) teardown() error {
 
 // RemoveState deletes the state directory of a stopped control plane.
 func (c *Cluster) RemoveState() error {
-	if ok, _ := c.Running(); ok && len(c.procs.All()) > 0 {
+	if ok, _ := c.Running(); ok && len(c.plane.procs.All()) > 0 {
 		return errors.New("the control plane is still running")
 	}
 	return os.RemoveAll(c.StateDir)
@@ -274,42 +245,5 @@ func (c *Cluster) Log(name string) string { return process.LogPath(c.StateDir, n
 // KEDAOperatorMetricsURL is where KEDA's operator serves its Prometheus metrics
 // (keda_scaler_detail_errors_total among them), as its metrics Service does in a cluster.
 func (c *Cluster) KEDAOperatorMetricsURL() string {
-	return "http://127.0.0.1:" + strconv.Itoa(c.ports.kedaMetrics) + "/metrics"
-}
-
-func (c *Cluster) connect() error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", c.Kubeconfig, err)
-	}
-	cfg.QPS, cfg.Burst = 100, 200
-	c.Config = cfg
-	c.APIServerURL = cfg.Host
-	if c.Client, err = kubernetes.NewForConfig(cfg); err != nil {
-		return err
-	}
-	c.Dynamic, err = dynamic.NewForConfig(cfg)
-	return err
-}
-
-func (c *Cluster) say(format string, args ...any) {
-	fmt.Fprintf(c.progress, "localcluster: "+format+"\n", args...)
-}
-
-func (c *Cluster) allocatePorts() error {
-	targets := []*int{
-		&c.ports.etcdClient, &c.ports.etcdPeer, &c.ports.apiserver, &c.ports.kwok,
-		&c.ports.sandboxMetrics, &c.ports.sandboxHealth, &c.ports.kedaMetrics, &c.ports.kedaHealth,
-		&c.ports.kedaGRPC, &c.ports.adapterSecure, &c.ports.adapterMetrics,
-		&c.ports.controllerManager, &c.ports.scheduler, &c.ports.profile,
-		&c.ports.kubeProxyHealth, &c.ports.kubeProxyMetrics, &c.ports.corednsHealth, &c.ports.corednsReady,
-	}
-	ports, err := freeport.Ports(len(targets))
-	if err != nil {
-		return fmt.Errorf("choosing free ports: %w", err)
-	}
-	for i, t := range targets {
-		*t = ports[i]
-	}
-	return nil
+	return "http://127.0.0.1:" + strconv.Itoa(c.plane.ports.kedaMetrics) + "/metrics"
 }

@@ -4,19 +4,16 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
-
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
 )
 
 // Cluster DNS, with real nodes only: CoreDNS v1.15.0 (its kubernetes plugin,
 // nothing forwarded: a name outside its zones is REFUSED, so no query
 // ever leaves the machine) on the host's pod-network address, port 53. Pods
 // use it through the kubelet's clusterDNS; KEDA, a host process, through a
-// resolv.conf of its own (kedaResolvConf) bind-mounted over /etc/resolv.conf
+// resolv.conf of its own (kedaResolvConf, keda.go) bind-mounted over /etc/resolv.conf
 // in a private mount namespace, so the host's resolver is untouched.
 const (
 	// ClusterDomain is the kubelet's and CoreDNS's cluster domain.
@@ -46,36 +43,25 @@ func corefile(bindAddress string, healthPort, readyPort int, kubeconfig string) 
 `, zones, bindAddress, healthPort, readyPort, kubeconfig)
 }
 
-// startClusterDNS starts CoreDNS and waits until its kubernetes plugin has
-// synced (the ready plugin answers 200).
-func (c *Cluster) startClusterDNS(ctx context.Context) error {
-	dir := filepath.Join(c.StateDir, "coredns")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	conf := filepath.Join(dir, "Corefile")
-	if err := os.WriteFile(conf, []byte(corefile(ClusterDNSAddress, c.ports.corednsHealth, c.ports.corednsReady, c.Kubeconfig)), 0o644); err != nil {
-		return err
-	}
-	proc, err := c.procs.Start("coredns", c.Binaries.Path("coredns"), []string{"-conf", conf})
-	if err != nil {
-		return err
-	}
-	if err := process.WaitHealthy(ctx, proc, "http://127.0.0.1:"+strconv.Itoa(c.ports.corednsReady)+"/ready", nil, 60*time.Second); err != nil {
-		return fmt.Errorf("coredns: %w", err)
-	}
-	return nil
+// clusterDNSSettings are what CoreDNS's command line and Corefile depend on.
+type clusterDNSSettings struct {
+	Binary     string
+	Dir        string // its Corefile's
+	Kubeconfig string
+	HealthPort int
+	ReadyPort  int
 }
 
-// kedaResolvConf writes the resolv.conf KEDA's processes see: only the
-// cluster DNS, with the search path a pod in namespace keda would get.
-func (c *Cluster) kedaResolvConf() (string, error) {
-	path := filepath.Join(c.StateDir, "coredns", "keda-resolv.conf")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", err
+// clusterDNSProgram is CoreDNS on the cluster DNS address; ready when its
+// kubernetes plugin has synced (the ready plugin answers 200).
+func clusterDNSProgram(s clusterDNSSettings) program {
+	conf := filepath.Join(s.Dir, "Corefile")
+	return program{
+		name: "coredns", binary: s.Binary,
+		args:  []string{"-conf", conf},
+		files: []file{{path: conf, data: corefile(ClusterDNSAddress, s.HealthPort, s.ReadyPort, s.Kubeconfig)}},
+		ready: readiness{url: "http://127.0.0.1:" + strconv.Itoa(s.ReadyPort) + "/ready", timeout: 60 * time.Second},
 	}
-	body := fmt.Sprintf("nameserver %s\nsearch keda.svc.%s svc.%s %s\noptions ndots:5\n", ClusterDNSAddress, ClusterDomain, ClusterDomain, ClusterDomain)
-	return path, os.WriteFile(path, []byte(body), 0o644)
 }
 
 // withResolvConf wraps a command so it runs in a private mount namespace
@@ -90,7 +76,7 @@ func withResolvConf(resolvConf, binary string, args []string) (string, []string)
 // LookupClusterDNS resolves name with the cluster DNS (what KEDA and the pods
 // see): for tests and for saying what the exporter's URL resolves to.
 func (c *Cluster) LookupClusterDNS(ctx context.Context, name string) ([]string, error) {
-	if c.realNodes == 0 {
+	if c.realNodes() == nil {
 		return nil, fmt.Errorf("no cluster DNS without real nodes")
 	}
 	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {

@@ -2,14 +2,12 @@ package localcluster
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/BurntSushi/toml"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
 )
 
 // The RuntimeClass handlers a real node's containerd serves: runc for
@@ -36,14 +34,17 @@ type containerdPaths struct {
 	LoopbackOnlyCNIConfDir string // loopback only: gVisor's and the reject run's runtimes
 }
 
-func (c *Cluster) containerdPathsOf(n *realNode, cniConfDir string) containerdPaths {
+// containerdPathsOf are node n's containerd paths, with the shims at
+// runcShim and runscShim and the CNI plugins in the system's directory and
+// programDir (the node's own).
+func containerdPathsOf(n *realNode, cniConfDir, runcShim, runscShim, programDir string) containerdPaths {
 	cd := n.containerdDir()
 	return containerdPaths{
 		Root: filepath.Join(cd, "root"), State: filepath.Join(cd, "state"), Opt: filepath.Join(cd, "opt"),
 		Socket:   n.containerdSocket(),
-		RuncShim: c.Binaries.Path("containerd-shim-runc-v2"), RunscShim: c.Binaries.Path("containerd-shim-runsc-v1"),
+		RuncShim: runcShim, RunscShim: runscShim,
 		RuncRoot: filepath.Join(cd, "runc"), RunscConfig: filepath.Join(cd, "runsc.toml"),
-		CNIBinDirs: []string{cniBinDir, c.nodeProgramDir}, CNIConfDir: cniConfDir,
+		CNIBinDirs: []string{cniBinDir, programDir}, CNIConfDir: cniConfDir,
 		LoopbackOnlyCNIConfDir: loopbackOnlyConfDir(n.dir),
 	}
 }
@@ -116,34 +117,45 @@ func runscConfig(runsc, root string) map[string]any {
 	}
 }
 
-// writeTOML encodes v as TOML into path.
-func writeTOML(path string, v any) error {
+// encodeTOML encodes v as TOML. The values are fixed maps of strings,
+// numbers and lists, so a failure is a programming error.
+func encodeTOML(v any) string {
 	var b bytes.Buffer
 	if err := toml.NewEncoder(&b).Encode(v); err != nil {
-		return fmt.Errorf("encoding %s: %w", path, err)
+		panic(fmt.Sprintf("encoding TOML: %v", err))
 	}
-	return os.WriteFile(path, b.Bytes(), 0o644)
+	return b.String()
 }
 
-func (c *Cluster) startContainerd(ctx context.Context, l *hostLedger, n *realNode) error {
-	cniConfDir, err := writeCNIConfig(n.dir, n.index)
-	if err != nil {
-		return err
-	}
-	cd := n.containerdDir()
-	if err := os.MkdirAll(cd, 0o755); err != nil {
-		return err
-	}
-	paths := c.containerdPathsOf(n, cniConfDir)
-	if err := writeTOML(paths.RunscConfig, runscConfig(c.Binaries.Path("runsc"), filepath.Join(cd, "runsc-root"))); err != nil {
-		return err
-	}
+// containerdSettings are what a real node's containerd's command line and
+// configuration depend on.
+type containerdSettings struct {
+	Binary string
+	Runsc  string // gVisor's runsc, which the runsc shim runs
+	Node   *realNode
+	Paths  containerdPaths
+}
+
+// containerdProgram is node's own containerd, its configuration and the gVisor
+// shim's beside it; ready when its socket accepts connections.
+func containerdProgram(s containerdSettings) program {
+	cd := s.Node.containerdDir()
 	cfg := filepath.Join(cd, "config.toml")
-	if err := writeTOML(cfg, containerdConfig(paths)); err != nil {
-		return err
+	return program{
+		name: s.Node.name + "-containerd", binary: s.Binary,
+		args: []string{"--config=" + cfg, "--log-level=warn"},
+		files: []file{
+			{path: s.Paths.RunscConfig, data: encodeTOML(runscConfig(s.Runsc, filepath.Join(cd, "runsc-root")))},
+			{path: cfg, data: encodeTOML(containerdConfig(s.Paths))},
+		},
+		ready: readiness{socket: s.Node.containerdSocket(), timeout: 60 * time.Second},
 	}
-	// Shims put their sockets under /run/containerd/s whatever the config
-	// says; the bundles in the state dir name them, for teardown.
+}
+
+// recordContainerdHost records in the ledger what node n's containerd leaves
+// outside its directory: the shims' sockets under /run/containerd/s, whatever
+// the config says (the bundles in the state dir name them, for teardown).
+func recordContainerdHost(l *hostLedger, n *realNode) error {
 	for _, d := range []string{"/run/containerd", "/run/containerd/s"} {
 		if _, err := os.Stat(d); os.IsNotExist(err) {
 			if err := l.record(hostChangeDir, d); err != nil {
@@ -151,12 +163,5 @@ func (c *Cluster) startContainerd(ctx context.Context, l *hostLedger, n *realNod
 			}
 		}
 	}
-	if err := l.record(hostChangeShimSockets, filepath.Join(cd, "state"), n.containerdSocket()); err != nil {
-		return err
-	}
-	proc, err := c.procs.Start(n.name+"-containerd", c.Binaries.Path("containerd"), []string{"--config=" + cfg, "--log-level=warn"})
-	if err != nil {
-		return err
-	}
-	return process.WaitListening(ctx, proc, "unix", n.containerdSocket(), 60*time.Second)
+	return l.record(hostChangeShimSockets, filepath.Join(n.containerdDir(), "state"), n.containerdSocket())
 }

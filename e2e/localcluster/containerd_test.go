@@ -2,25 +2,28 @@ package localcluster
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/BurntSushi/toml"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
 )
 
 // The containerd config a real node writes, read back as containerd reads it: every socket and
 // directory under the node's own, nothing listening beyond loopback, gVisor never on the bridge.
 func TestContainerdConfigKeepsTheNodeToItsDirectoryAndLoopback(t *testing.T) {
-	c := &Cluster{Binaries: toolcache.At(map[string]string{
-		"containerd-shim-runc-v2": "/tools/shim-runc", "containerd-shim-runsc-v1": "/tools/shim-runsc"}), nodeProgramDir: "/state/programs"}
 	n := &realNode{name: "realnode-0", dir: "/state/realnode-0"}
-	path := filepath.Join(t.TempDir(), "config.toml")
-	if err := writeTOML(path, containerdConfig(c.containerdPathsOf(n, "/state/realnode-0/cni"))); err != nil {
-		t.Fatal(err)
+	g := containerdProgram(containerdSettings{Binary: "/tools/containerd", Runsc: "/tools/runsc", Node: n,
+		Paths: containerdPathsOf(n, "/state/realnode-0/cni", "/tools/shim-runc", "/tools/shim-runsc", "/state/programs")})
+	if g.name != "realnode-0-containerd" || g.ready.socket != n.containerdSocket() {
+		t.Errorf("containerd program %q ready by socket %q; want realnode-0-containerd, ready by %s", g.name, g.ready.socket, n.containerdSocket())
+	}
+	config := filepath.Join(n.containerdDir(), "config.toml")
+	if !slices.Contains(g.args, "--config="+config) {
+		t.Errorf("args %v do not name %s", g.args, config)
 	}
 	var cfg map[string]any
-	if _, err := toml.DecodeFile(path, &cfg); err != nil {
+	if _, err := toml.Decode(fileData(t, g, config), &cfg); err != nil {
 		t.Fatal(err)
 	}
 	get := func(keys ...string) any {

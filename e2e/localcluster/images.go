@@ -365,9 +365,9 @@ func addTree(tw *tar.Writer, from, to string, seen map[string]bool) error {
 
 // importImages loads the archives into node n's containerd, in the k8s.io
 // namespace the CRI plugin reads, unpacked for its snapshotter.
-func (c *Cluster) importImages(ctx context.Context, n *realNode, archives []string) error {
+func (k *realNodes) importImages(ctx context.Context, n *realNode, archives []string) error {
 	for _, a := range archives {
-		cmd := exec.CommandContext(ctx, c.Binaries.Path("ctr"), "--address", n.containerdSocket(), "-n", "k8s.io",
+		cmd := exec.CommandContext(ctx, k.pl.bins.Path("ctr"), "--address", n.containerdSocket(), "-n", "k8s.io",
 			"images", "import", "--snapshotter", "overlayfs", "--local", a)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("importing %s into %s's containerd: %w\n%s", filepath.Base(a), n.name, err, process.Tail(string(out), 2000))
@@ -381,11 +381,12 @@ func (c *Cluster) importImages(ctx context.Context, n *realNode, archives []stri
 // references it names: how a locally built image reaches the nodes without a
 // registry. Pods find it with imagePullPolicy IfNotPresent.
 func (c *Cluster) ImportImage(ctx context.Context, archive string) error {
-	if c.realNodes == 0 {
+	k := c.realNodes()
+	if k == nil {
 		return fmt.Errorf("no real nodes to import %s into (start with RealNodes > 0)", filepath.Base(archive))
 	}
-	for _, n := range c.realNodeList() {
-		if err := c.importImages(ctx, n, []string{archive}); err != nil {
+	for _, n := range k.nodes {
+		if err := k.importImages(ctx, n, []string{archive}); err != nil {
 			return err
 		}
 	}

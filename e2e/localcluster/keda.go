@@ -1,70 +1,95 @@
 package localcluster
 
 import (
-	"os"
+	"fmt"
 	"path/filepath"
 	"strconv"
+	"time"
 )
 
-// startKEDA starts KEDA's operator and its metrics adapter (the external
-// metrics API the HPA reads).
-func (c *Cluster) startKEDA(p *pki, admin string) error {
-	certDir, err := c.kedaCertDir(p)
-	if err != nil {
-		return err
-	}
-	// With real nodes KEDA resolves cluster names (the exporter's Service) as a pod
-	// would: through the cluster DNS only.
-	startKEDAProcess := func(name, binary string, args []string, env ...string) error {
-		if c.realNodes > 0 {
-			resolv, err := c.kedaResolvConf()
-			if err != nil {
-				return err
-			}
-			binary, args = withResolvConf(resolv, binary, args)
-		}
-		_, err := c.procs.Start(name, binary, args, env...)
-		return err
-	}
-	kedaEnv := []string{"KUBECONFIG=" + admin, "WATCH_NAMESPACE=", "KEDA_CLUSTER_OBJECT_NAMESPACE=keda", "POD_NAMESPACE=keda", "POD_NAME=keda-operator-local"}
-	if err := startKEDAProcess("keda-operator", c.Binaries.Path("keda-operator"), []string{
-		"--kubeconfig=" + admin,
-		"--leader-elect=false",
-		// Rotation writes a Secret and waits for a kubelet to mount it.
-		"--enable-cert-rotation=false",
-		"--cert-dir=" + certDir,
-		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(c.ports.kedaMetrics),
-		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(c.ports.kedaHealth),
-		"--metrics-service-bind-address=127.0.0.1:" + strconv.Itoa(c.ports.kedaGRPC),
-	}, kedaEnv...); err != nil {
-		return err
-	}
-	return startKEDAProcess("keda-adapter", c.Binaries.Path("keda-adapter"), []string{
-		"--kubeconfig=" + admin, "--lister-kubeconfig=" + admin,
-		"--authentication-kubeconfig=" + admin, "--authorization-kubeconfig=" + admin,
-		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(c.ports.adapterSecure),
-		"--tls-cert-file=" + filepath.Join(certDir, "tls.crt"), "--tls-private-key-file=" + filepath.Join(certDir, "tls.key"),
-		"--cert-dir=" + certDir,
-		"--metrics-service-address=127.0.0.1:" + strconv.Itoa(c.ports.kedaGRPC),
-		"--metrics-service-grpc-authority=keda-operator.keda.svc",
-		"--port=" + strconv.Itoa(c.ports.adapterMetrics),
-	}, kedaEnv...)
+// kedaSettings are what the command lines of KEDA's operator and metrics
+// adapter depend on.
+type kedaSettings struct {
+	OperatorBinary, AdapterBinary string
+	Kubeconfig                    string
+	// CertDir holds KEDA's CA and leaf under the names KEDA reads, copied
+	// from PKI.
+	CertDir string
+	PKI     *pki
+	// The operator's metrics, health and gRPC (the adapter's source) ports,
+	// the adapter's secure (the APIService's) and metrics ports.
+	MetricsPort, HealthPort, GRPCPort     int
+	AdapterSecurePort, AdapterMetricsPort int
+	// ResolvConf, with real nodes, is where the resolv.conf naming only the
+	// cluster DNS is written: KEDA then resolves cluster names (the
+	// exporter's Service) as a pod would. Empty: the host's resolver.
+	ResolvConf string
 }
 
-// kedaCertDir lays out KEDA's CA and leaf under the names KEDA reads.
-func (c *Cluster) kedaCertDir(p *pki) (string, error) {
-	dir := filepath.Join(c.StateDir, "keda-certs")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
+// kedaEnv is the environment both of KEDA's processes read.
+func kedaEnv(kubeconfig string) []string {
+	return []string{"KUBECONFIG=" + kubeconfig, "WATCH_NAMESPACE=", "KEDA_CLUSTER_OBJECT_NAMESPACE=keda", "POD_NAMESPACE=keda", "POD_NAME=keda-operator-local"}
+}
+
+// kedaOperatorProgram is KEDA's operator; ready when its /readyz answers. It
+// writes KEDA's certificates and, with real nodes, its resolv.conf.
+func kedaOperatorProgram(s kedaSettings) program {
+	g := program{
+		name: "keda-operator", binary: s.OperatorBinary,
+		args: []string{
+			"--kubeconfig=" + s.Kubeconfig,
+			"--leader-elect=false",
+			// Rotation writes a Secret and waits for a kubelet to mount it.
+			"--enable-cert-rotation=false",
+			"--cert-dir=" + s.CertDir,
+			"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(s.MetricsPort),
+			"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(s.HealthPort),
+			"--metrics-service-bind-address=127.0.0.1:" + strconv.Itoa(s.GRPCPort),
+		},
+		env: kedaEnv(s.Kubeconfig),
+		files: []file{
+			{path: filepath.Join(s.CertDir, "ca.crt"), from: s.PKI.path(kedaCA + ".crt"), mode: 0o600},
+			{path: filepath.Join(s.CertDir, "tls.crt"), from: s.PKI.path("keda.crt"), mode: 0o600},
+			{path: filepath.Join(s.CertDir, "tls.key"), from: s.PKI.path("keda.key"), mode: 0o600},
+		},
+		ready: readiness{url: "http://127.0.0.1:" + strconv.Itoa(s.HealthPort) + "/readyz", timeout: 90 * time.Second},
 	}
-	for src, dst := range map[string]string{kedaCA + ".crt": "ca.crt", "keda.crt": "tls.crt", "keda.key": "tls.key"} {
-		b, err := os.ReadFile(p.path(src))
-		if err != nil {
-			return "", err
-		}
-		if err := os.WriteFile(filepath.Join(dir, dst), b, 0o600); err != nil {
-			return "", err
-		}
+	if s.ResolvConf != "" {
+		g.files = append(g.files, file{path: s.ResolvConf, data: kedaResolvConf()})
 	}
-	return dir, nil
+	return s.withResolvConf(g)
+}
+
+// kedaAdapterProgram is KEDA's metrics adapter (the external metrics API the
+// HPA reads). It exits 0 on start-up errors; it is ready when the aggregator
+// calls its APIService Available (plane.kedaAPIServiceAvailable).
+func kedaAdapterProgram(s kedaSettings) program {
+	return s.withResolvConf(program{
+		name: "keda-adapter", binary: s.AdapterBinary,
+		args: []string{
+			"--kubeconfig=" + s.Kubeconfig, "--lister-kubeconfig=" + s.Kubeconfig,
+			"--authentication-kubeconfig=" + s.Kubeconfig, "--authorization-kubeconfig=" + s.Kubeconfig,
+			"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(s.AdapterSecurePort),
+			"--tls-cert-file=" + filepath.Join(s.CertDir, "tls.crt"), "--tls-private-key-file=" + filepath.Join(s.CertDir, "tls.key"),
+			"--cert-dir=" + s.CertDir,
+			"--metrics-service-address=127.0.0.1:" + strconv.Itoa(s.GRPCPort),
+			"--metrics-service-grpc-authority=keda-operator.keda.svc",
+			"--port=" + strconv.Itoa(s.AdapterMetricsPort),
+		},
+		env: kedaEnv(s.Kubeconfig),
+	})
+}
+
+// withResolvConf runs g under s.ResolvConf, when set.
+func (s kedaSettings) withResolvConf(g program) program {
+	if s.ResolvConf != "" {
+		g.binary, g.args = withResolvConf(s.ResolvConf, g.binary, g.args)
+	}
+	return g
+}
+
+// kedaResolvConf is the resolv.conf KEDA's processes see with real nodes:
+// only the cluster DNS, with the search path a pod in namespace keda would get.
+func kedaResolvConf() string {
+	return fmt.Sprintf("nameserver %s\nsearch keda.svc.%s svc.%s %s\noptions ndots:5\n", ClusterDNSAddress, ClusterDomain, ClusterDomain, ClusterDomain)
 }

@@ -77,7 +77,7 @@ func (p *pki) realNodeCerts(nodes []string) error {
 // own; the serving port on the host's pod-network address only; client
 // certificates and webhook authorization, never anonymous; the DNS of pods
 // names no outside resolver; eviction thresholds a busy shared disk passes.
-func (c *Cluster) kubeletConfig(p *pki, n *realNode) string {
+func kubeletConfig(p *pki, n *realNode) string {
 	return render(kubeletConfigTemplate, kubeletConfigValues{
 		Address: hostPodAddress, Port: n.kubeletPort, HealthzPort: n.kubeletHealthPort,
 		TLSCertFile: p.path(n.name + "-serving.crt"), TLSPrivateKeyFile: p.path(n.name + "-serving.key"),
@@ -148,20 +148,47 @@ func render(t *template.Template, values any) string {
 	return b.String()
 }
 
-func (c *Cluster) startKubelet(p *pki, l *hostLedger, n *realNode) error {
-	kubeconfig := filepath.Join(n.dir, "kubelet.kubeconfig")
-	if err := c.writeKubeconfig(p, kubeconfig, n.name+"-client"); err != nil {
-		return err
-	}
-	// dnsPolicy Default gets no resolver at all (no outside one may be used);
-	// ClusterFirst pods get the cluster DNS (clusterdns.go), which forwards nothing.
-	if err := os.WriteFile(filepath.Join(n.dir, "resolv.conf"), []byte("# no resolver: pods of the local control plane have only the cluster DNS\noptions ndots:1\n"), 0o644); err != nil {
-		return err
-	}
+// kubeletSettings are what a real node's kubelet's command line and
+// configuration depend on.
+type kubeletSettings struct {
+	Binary string
+	Node   *realNode
+	PKI    *pki
+}
+
+func (n *realNode) kubeletKubeconfig() string { return filepath.Join(n.dir, "kubelet.kubeconfig") }
+
+// kubeletProgram is node's kubelet, its configuration (kubeletConfig) and
+// the resolv.conf of its pods beside it. It needs its kubeconfig and the
+// host prepared (prepareKubeletHost) first.
+func kubeletProgram(s kubeletSettings) program {
+	n := s.Node
 	cfgPath := filepath.Join(n.dir, "kubelet-config.yaml")
-	if err := os.WriteFile(cfgPath, []byte(c.kubeletConfig(p, n)), 0o644); err != nil {
-		return err
+	return program{
+		name: n.name + "-kubelet", binary: s.Binary,
+		args: []string{
+			"--config=" + cfgPath,
+			"--kubeconfig=" + n.kubeletKubeconfig(),
+			"--root-dir=" + filepath.Join(n.dir, "kubelet"),
+			"--hostname-override=" + n.name,
+			// The host's pod-network address, which the API server reaches it on
+			// (never 127.0.0.1: the kubelet then reports no address at all).
+			"--node-ip=" + hostPodAddress,
+			"--node-labels=" + SandboxNodeLabel + "=true," + RealNodeLabel + "=true",
+			"--v=1",
+		},
+		files: []file{
+			{path: cfgPath, data: kubeletConfig(s.PKI, n)},
+			// dnsPolicy Default gets no resolver at all (no outside one may be used);
+			// ClusterFirst pods get the cluster DNS (clusterdns.go), which forwards nothing.
+			{path: filepath.Join(n.dir, "resolv.conf"), data: "# no resolver: pods of the local control plane have only the cluster DNS\noptions ndots:1\n"},
+		},
 	}
+}
+
+// prepareKubeletHost makes node n's cgroup root and records, in the ledger,
+// what the kubelet changes machine-wide, so teardown puts it back.
+func prepareKubeletHost(l *hostLedger, n *realNode) error {
 	// The kubelet wants its cgroup root to exist; it is this node's alone.
 	if err := l.record(hostChangeCgroup, n.cgroup); err != nil {
 		return err
@@ -195,16 +222,5 @@ func (c *Cluster) startKubelet(p *pki, l *hostLedger, n *realNode) error {
 			}
 		}
 	}
-	_, err := c.procs.Start(n.name+"-kubelet", c.Binaries.Path("kubelet"), []string{
-		"--config=" + cfgPath,
-		"--kubeconfig=" + kubeconfig,
-		"--root-dir=" + filepath.Join(n.dir, "kubelet"),
-		"--hostname-override=" + n.name,
-		// The host's pod-network address, which the API server reaches it on
-		// (never 127.0.0.1: the kubelet then reports no address at all).
-		"--node-ip=" + hostPodAddress,
-		"--node-labels=" + SandboxNodeLabel + "=true," + RealNodeLabel + "=true",
-		"--v=1",
-	})
-	return err
+	return nil
 }

@@ -9,42 +9,49 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
-// startKWOK starts KWOK, which plays the kubelets of the simulated nodes.
-func (c *Cluster) startKWOK(admin string) error {
-	stages, err := c.kwokStagesFile()
-	if err != nil {
-		return err
-	}
-	_, err = c.procs.Start("kwok", c.Binaries.Path("kwok"), []string{
-		"--kubeconfig=" + admin,
-		"--manage-all-nodes=false",
-		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
-		// Without leases the node lifecycle controller marks nodes NotReady after ~50s.
-		"--node-lease-duration-seconds=40",
-		"--cidr=" + kwokPodCIDR,
-		"--node-ip=127.0.0.1",
-		"--server-address=127.0.0.1:" + strconv.Itoa(c.ports.kwok),
-		"--config=" + stages,
-	})
-	return err
+// kwokSettings are what KWOK's command line depends on.
+type kwokSettings struct {
+	Binary     string
+	Kubeconfig string
+	Port       int
+	// StagesFile is the stages KWOK runs pods and nodes by (kwokStagesFile).
+	StagesFile string
 }
 
-// kwokStagesFile is the default stages file, or the one Options.KwokStages
-// made of it (written into the state directory).
-func (c *Cluster) kwokStagesFile() (string, error) {
-	defaults := filepath.Join(c.Binaries.DataDir("kwok"), "kwok-stages.yaml")
-	if c.kwokStages == nil {
+// kwokProgram is KWOK, which plays the kubelets of the simulated nodes.
+func kwokProgram(s kwokSettings) program {
+	return program{
+		name: "kwok", binary: s.Binary,
+		args: []string{
+			"--kubeconfig=" + s.Kubeconfig,
+			"--manage-all-nodes=false",
+			"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+			// Without leases the node lifecycle controller marks nodes NotReady after ~50s.
+			"--node-lease-duration-seconds=40",
+			"--cidr=" + kwokPodCIDR,
+			"--node-ip=127.0.0.1",
+			"--server-address=127.0.0.1:" + strconv.Itoa(s.Port),
+			"--config=" + s.StagesFile,
+		},
+	}
+}
+
+// kwokStagesFile is the default stages file (in KWOK's run-time data), or
+// the one edit made of it, written into stateDir.
+func kwokStagesFile(dataDir, stateDir string, edit func([]byte) ([]byte, error)) (string, error) {
+	defaults := filepath.Join(dataDir, "kwok-stages.yaml")
+	if edit == nil {
 		return defaults, nil
 	}
 	b, err := os.ReadFile(defaults)
 	if err != nil {
 		return "", err
 	}
-	edited, err := c.kwokStages(b)
+	edited, err := edit(b)
 	if err != nil {
 		return "", fmt.Errorf("Options.KwokStages: %w", err)
 	}
-	path := filepath.Join(c.StateDir, "kwok-stages.yaml")
+	path := filepath.Join(stateDir, "kwok-stages.yaml")
 	return path, os.WriteFile(path, edited, 0o644)
 }
 

@@ -211,24 +211,35 @@ func writeCNIConfig(nodeDir string, i int) (confDir string, err error) {
 	return confDir, os.WriteFile(filepath.Join(confDir, "10-localcluster.conflist"), b, 0o644)
 }
 
-// startKubeProxy runs one kube-proxy (iptables mode) for the machine: every
-// real node shares the host's network namespace, so one set of rules serves
-// them all.
-func (c *Cluster) startKubeProxy(p *pki, l *hostLedger, nodeName string) error {
-	dir := filepath.Join(c.StateDir, "kube-proxy")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+// kubeProxySettings are what kube-proxy's command line and configuration
+// depend on.
+type kubeProxySettings struct {
+	Binary      string
+	Dir         string // its configuration's and kubeconfig's
+	NodeName    string
+	HealthPort  int
+	MetricsPort int
+}
+
+func (s kubeProxySettings) kubeconfig() string { return filepath.Join(s.Dir, "kubeconfig") }
+
+// kubeProxyProgram is the one kube-proxy (iptables mode) of the machine:
+// every real node shares the host's network namespace, so one set of rules
+// serves them all. It needs its kubeconfig and its rules recorded in the
+// ledger (recordKubeProxyHost) first.
+func kubeProxyProgram(s kubeProxySettings) program {
+	cfgPath := filepath.Join(s.Dir, "config.yaml")
+	return program{
+		name: "kube-proxy", binary: s.Binary,
+		args:  []string{"--config=" + cfgPath, "--v=1"},
+		files: []file{{path: cfgPath, data: kubeProxyConfig(s)}},
 	}
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := c.writeKubeconfig(p, kubeconfig, "kube-proxy"); err != nil {
-		return err
-	}
-	cfg := c.kubeProxyConfig(kubeconfig, nodeName)
-	cfgPath := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		return err
-	}
-	if err := l.record(hostChangeKubeProxyRules, c.Binaries.Path("kube-proxy")); err != nil {
+}
+
+// recordKubeProxyHost records in the ledger the rules kube-proxy (at binary)
+// will make, which teardown removes.
+func recordKubeProxyHost(l *hostLedger, binary string) error {
+	if err := l.record(hostChangeKubeProxyRules, binary); err != nil {
 		return err
 	}
 	// kube-proxy --cleanup flushes KUBE-FIREWALL but keeps the chain and its
@@ -246,16 +257,15 @@ func (c *Cluster) startKubeProxy(p *pki, l *hostLedger, nodeName string) error {
 			}
 		}
 	}
-	_, err := c.procs.Start("kube-proxy", c.Binaries.Path("kube-proxy"), []string{"--config=" + cfgPath, "--v=1"})
-	return err
+	return nil
 }
 
 // kubeProxyConfig is kube-proxy's configuration: iptables mode, NodePorts and
 // health only where the node is, nothing machine-wide changed.
-func (c *Cluster) kubeProxyConfig(kubeconfig, nodeName string) string {
+func kubeProxyConfig(s kubeProxySettings) string {
 	return render(kubeProxyConfigTemplate, kubeProxyConfigValues{
-		Kubeconfig: kubeconfig, NodeName: nodeName, ClusterCIDR: clusterCIDR, NodePortAddress: hostPodAddress,
-		HealthzPort: c.ports.kubeProxyHealth, MetricsPort: c.ports.kubeProxyMetrics,
+		Kubeconfig: s.kubeconfig(), NodeName: s.NodeName, ClusterCIDR: clusterCIDR, NodePortAddress: hostPodAddress,
+		HealthzPort: s.HealthPort, MetricsPort: s.MetricsPort,
 	})
 }
 

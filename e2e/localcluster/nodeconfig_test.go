@@ -13,11 +13,10 @@ import (
 // that changes the machine beyond the node (no iptables chains of the
 // kubelet's own, no route_localnet, the conntrack sysctls left alone).
 func TestNodeComponentConfigsKeepToTheNode(t *testing.T) {
-	c := &Cluster{}
-	c.ports.kubeProxyHealth, c.ports.kubeProxyMetrics = 30001, 30002
 	n := &realNode{name: "realnode-0", dir: "/state/realnode-0", cgroup: "localcluster-realnode-0", kubeletPort: 30003, kubeletHealthPort: 30004}
-	kubelet := c.kubeletConfig(&pki{dir: "/state/pki"}, n)
-	proxy := c.kubeProxyConfig("/state/kube-proxy/kubeconfig", n.name)
+	kubelet := fileData(t, kubeletProgram(kubeletSettings{Binary: "/tools/kubelet", Node: n, PKI: &pki{dir: "/state/pki"}}), "/state/realnode-0/kubelet-config.yaml")
+	proxy := fileData(t, kubeProxyProgram(kubeProxySettings{Binary: "/tools/kube-proxy", Dir: "/state/kube-proxy", NodeName: n.name, HealthPort: 30001, MetricsPort: 30002}),
+		"/state/kube-proxy/config.yaml")
 	for name, doc := range map[string]string{"kubelet": kubelet, "kube-proxy": proxy} {
 		if strings.Contains(doc, "<no value>") {
 			t.Errorf("%s config has an unfilled value:\n%s", name, doc)

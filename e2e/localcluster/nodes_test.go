@@ -22,10 +22,9 @@ func TestNodeObjectsFollowTheKindsAsked(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			c := &Cluster{isolatedRuntimeClass: rc}
-			c.kinds = c.nodeKinds(tc.simulated, tc.real)
+			kinds := nodeKinds(&plane{}, tc.simulated, tc.real, nil)
 			nodes, handlers, loopback := 0, []string{}, false
-			for _, o := range c.nodeObjects() {
+			for _, o := range nodeObjects(kinds, rc) {
 				meta, _ := o["metadata"].(map[string]any)
 				switch {
 				case o["kind"] == "Node":

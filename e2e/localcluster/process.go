@@ -7,19 +7,28 @@ import (
 // Processes is the control plane's processes: another program started there
 // (the demo's exporter) is logged under <state>/logs/<name>.log and stopped
 // with the control plane, also by `localcluster down`.
-func (c *Cluster) Processes() *process.Set { return c.procs }
+func (c *Cluster) Processes() *process.Set { return c.plane.procs }
 
 // Kill stops the named process as a crash would: SIGKILL to its group, by the
 // pid this cluster recorded for it (never by name). It returns once the
 // process has exited.
-func (c *Cluster) Kill(name string) error { return c.procs.Kill(name) }
+func (c *Cluster) Kill(name string) error { return c.plane.procs.Kill(name) }
 
 // Restart starts a killed process again with the command that first started
-// it, as its supervisor would, in its place in the stop order.
-func (c *Cluster) Restart(name string) error { return c.procs.Restart(name) }
+// it (its program's binary, args and env), as its supervisor would, in its
+// place in the stop order.
+func (c *Cluster) Restart(name string) error { return c.plane.procs.Restart(name) }
 
 // Running reports whether every process of the control plane still runs, and
 // names those that do not.
-func (c *Cluster) Running() (bool, []string) { return c.procs.Running() }
+func (c *Cluster) Running() (bool, []string) { return c.plane.procs.Running() }
 
-func (c *Cluster) proc(name string) *process.Process { return c.procs.Get(name) }
+// realNodes is the cluster's real nodes, or nil without any.
+func (c *Cluster) realNodes() *realNodes {
+	for _, k := range c.kinds {
+		if r, ok := k.(*realNodes); ok {
+			return r
+		}
+	}
+	return nil
+}

@@ -18,44 +18,44 @@ import (
 const readyCheckNamespace = "localcluster-ready-check"
 
 // waitReady waits for the nodes, then each add-on's own readiness.
-func (c *Cluster) waitReady(ctx context.Context) error {
-	if err := c.waitFor(ctx, "the nodes to be Ready", 90*time.Second, c.nodesReady()); err != nil {
+func (pl *plane) waitReady(ctx context.Context) error {
+	if err := pl.waitFor(ctx, "the nodes to be Ready", 90*time.Second, pl.nodesReady()); err != nil {
 		return err
 	}
-	return c.addonsReady(ctx)
+	return pl.addonsReady(ctx)
 }
 
 // checkWarmPool proves the sandbox chain before anyone relies on it: a pool of
 // 1 gets a Sandbox, the Sandbox a pod on a node, the pod Ready, and the pool
 // reports readyReplicas 1. It is agent-sandbox's readiness (addons.go), since
 // a healthy controller alone does not show that its CRDs and RBAC work.
-func (c *Cluster) checkWarmPool(ctx context.Context) error {
+func (pl *plane) checkWarmPool(ctx context.Context) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: readyCheckNamespace}}
-	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+	if _, err := pl.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	defer func() {
-		_ = c.Client.CoreV1().Namespaces().Delete(context.WithoutCancel(ctx), readyCheckNamespace, metav1.DeleteOptions{})
+		_ = pl.client.CoreV1().Namespaces().Delete(context.WithoutCancel(ctx), readyCheckNamespace, metav1.DeleteOptions{})
 	}()
-	if err := c.waitFor(ctx, "the default ServiceAccount of "+readyCheckNamespace, 30*time.Second, func(ctx context.Context) (bool, error) {
-		_, err := c.Client.CoreV1().ServiceAccounts(readyCheckNamespace).Get(ctx, "default", metav1.GetOptions{})
+	if err := pl.waitFor(ctx, "the default ServiceAccount of "+readyCheckNamespace, 30*time.Second, func(ctx context.Context) (bool, error) {
+		_, err := pl.client.CoreV1().ServiceAccounts(readyCheckNamespace).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, err
 	}); err != nil {
 		return err
 	}
-	for _, o := range []map[string]any{sandboxTemplate("check", c.isolatedRuntimeClass), warmPool("check", "check", 1)} {
+	for _, o := range []map[string]any{sandboxTemplate("check", pl.isolatedRuntimeClass), warmPool("check", "check", 1)} {
 		u := &unstructured.Unstructured{Object: o}
 		u.SetNamespace(readyCheckNamespace)
 		res := gvr.SandboxTemplate
 		if u.GetKind() == "SandboxWarmPool" {
 			res = gvr.SandboxWarmPool
 		}
-		if _, err := c.Dynamic.Resource(res).Namespace(readyCheckNamespace).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+		if _, err := pl.dynamic.Resource(res).Namespace(readyCheckNamespace).Create(ctx, u, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating %s: %w", u.GetKind(), err)
 		}
 	}
-	return c.waitFor(ctx, "a warm pool of 1 to report readyReplicas=1", 90*time.Second, func(ctx context.Context) (bool, error) {
-		pool, err := c.Dynamic.Resource(gvr.SandboxWarmPool).Namespace(readyCheckNamespace).Get(ctx, "check", metav1.GetOptions{})
+	return pl.waitFor(ctx, "a warm pool of 1 to report readyReplicas=1", 90*time.Second, func(ctx context.Context) (bool, error) {
+		pool, err := pl.dynamic.Resource(gvr.SandboxWarmPool).Namespace(readyCheckNamespace).Get(ctx, "check", metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -98,9 +98,9 @@ func warmPool(name, template string, replicas int64) map[string]any {
 // nodesReady reads whether the named nodes (every node when none is named)
 // are Ready; a failed read or a node not Ready yet is the error a timed-out
 // wait reports.
-func (c *Cluster) nodesReady(names ...string) func(context.Context) (bool, error) {
+func (pl *plane) nodesReady(names ...string) func(context.Context) (bool, error) {
 	return func(ctx context.Context) (bool, error) {
-		nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		nodes, err := pl.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -130,18 +130,18 @@ func (c *Cluster) nodesReady(names ...string) func(context.Context) (bool, error
 // waitFor polls cond, saying what it waits for, and fails with that
 // description when the timeout passes. A process of the control plane that
 // exits while waiting fails the wait at once.
-func (c *Cluster) waitFor(ctx context.Context, what string, timeout time.Duration, cond func(context.Context) (bool, error)) error {
-	c.say("waiting up to %s for %s", timeout, what)
+func (pl *plane) waitFor(ctx context.Context, what string, timeout time.Duration, cond func(context.Context) (bool, error)) error {
+	pl.say("waiting up to %s for %s", timeout, what)
 	start := time.Now()
 	err := poll.Until(ctx, timeout, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
-		if ok, dead := c.Running(); !ok {
-			return false, poll.Stop(c.procs.ExitedError(dead[0]))
+		if ok, dead := pl.procs.Running(); !ok {
+			return false, poll.Stop(pl.procs.ExitedError(dead[0]))
 		}
 		return cond(ctx)
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for %s: %w", what, err)
 	}
-	c.say("%s: done in %s", what, time.Since(start).Round(10*time.Millisecond))
+	pl.say("%s: done in %s", what, time.Since(start).Round(10*time.Millisecond))
 	return nil
 }

@@ -17,11 +17,11 @@ func TestNodesReadyNamesTheNodeNotReady(t *testing.T) {
 			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status}}}}
 	}
 	ctx := context.Background()
-	empty := &Cluster{Client: fake.NewSimpleClientset()}
+	empty := &plane{client: fake.NewSimpleClientset()}
 	if ok, err := empty.nodesReady()(ctx); ok || err == nil || !strings.Contains(err.Error(), "no Node objects") {
 		t.Errorf("no nodes: %v, %v; want not ready, no Node objects", ok, err)
 	}
-	c := &Cluster{Client: fake.NewSimpleClientset(node("a", corev1.ConditionTrue), node("b", corev1.ConditionFalse))}
+	c := &plane{client: fake.NewSimpleClientset(node("a", corev1.ConditionTrue), node("b", corev1.ConditionFalse))}
 	cases := []struct {
 		names  []string
 		ok     bool

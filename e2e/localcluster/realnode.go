@@ -43,43 +43,67 @@ const RealNodeLabel = "node.warm-pool-autoscaling-keda.local/real"
 func (n *realNode) containerdDir() string    { return filepath.Join(n.dir, "containerd") }
 func (n *realNode) containerdSocket() string { return filepath.Join(n.dir, "containerd.sock") }
 
-func (c *Cluster) realNodeList() []*realNode {
-	var nodes []*realNode
-	for i := 0; i < c.realNodes; i++ {
-		name := RealNodeName(i)
-		nodes = append(nodes, &realNode{name: name, index: i, dir: filepath.Join(c.StateDir, name), cgroup: "localcluster-" + name})
-	}
-	return nodes
+// realNodes are kubelets on this machine, each with its containerd, and one
+// kube-proxy for them all. They own their nodes, the host ledger (what they
+// changed on the machine, which cleanup undoes) and the directory of the
+// nodes' own programs.
+type realNodes struct {
+	pl     *plane
+	nodes  []*realNode
+	ledger *hostLedger
+	// programDir holds the node's own programs (its CNI plugin).
+	programDir string
 }
 
-// prepareRealNodes runs before the API server (which listens on the bridge's
+func newRealNodes(pl *plane, count int) *realNodes {
+	k := &realNodes{pl: pl}
+	for i := 0; i < count; i++ {
+		name := RealNodeName(i)
+		k.nodes = append(k.nodes, &realNode{name: name, index: i, dir: filepath.Join(pl.stateDir, name), cgroup: "localcluster-" + name})
+	}
+	return k
+}
+
+func (k *realNodes) names() []string {
+	var names []string
+	for _, n := range k.nodes {
+		names = append(names, n.name)
+	}
+	return names
+}
+
+// prepare runs before the API server (which listens on the bridge's
 // address): prerequisites, tools, leftovers of a killed control plane, the
-// host network. Nothing here runs without real nodes.
-func (c *Cluster) prepareRealNodes(ctx context.Context) error {
+// host network, the nodes' certificates. Nothing here runs without real nodes.
+func (k *realNodes) prepare(ctx context.Context) error {
+	pl := k.pl
 	if os.Geteuid() != 0 {
 		return errors.New("real nodes need root (containerd, the kubelet, bridges and iptables rules): run as root, or without real nodes")
 	}
-	if err := EnsureNodePrereqs(ctx, c.progress); err != nil {
+	if err := EnsureNodePrereqs(ctx, pl.progress); err != nil {
 		return err
 	}
-	bins, err := toolcache.Ensure(ctx, c.progress, toolcache.Node...)
+	bins, err := toolcache.Ensure(ctx, pl.progress, toolcache.Node...)
 	if err != nil {
 		return err
 	}
-	c.Binaries.Add(bins)
-	if err := c.cleanPreviousOwner(); err != nil {
+	pl.bins.Add(bins)
+	if err := cleanPreviousOwner(pl.say); err != nil {
 		return err
 	}
-	c.ledger = &hostLedger{path: filepath.Join(c.StateDir, hostLedgerFile)}
-	if err := c.claimRealNodes(); err != nil {
+	k.ledger = &hostLedger{path: filepath.Join(pl.stateDir, hostLedgerFile)}
+	if err := claimRealNodes(pl.stateDir); err != nil {
 		return err
 	}
-	return setupHostNetwork(c.ledger)
+	if err := setupHostNetwork(k.ledger); err != nil {
+		return err
+	}
+	return pl.pki.realNodeCerts(k.names())
 }
 
 // cleanPreviousOwner undoes what a control plane with real nodes that is no
 // longer running left on the machine (it was killed before its teardown).
-func (c *Cluster) cleanPreviousOwner() error {
+func cleanPreviousOwner(say func(string, ...any)) error {
 	owner, err := readOwner()
 	if err != nil || owner == "" {
 		return nil
@@ -87,7 +111,7 @@ func (c *Cluster) cleanPreviousOwner() error {
 	if procs, _ := process.Load(owner); procs != nil && procs.AnyAlive() {
 		return fmt.Errorf("a local control plane with real nodes is running in %s (real nodes use fixed addresses: one at a time); stop it first: localcluster down --state %s", owner, owner)
 	}
-	c.say("removing what the real nodes of a stopped control plane left (state %s)", owner)
+	say("removing what the real nodes of a stopped control plane left (state %s)", owner)
 	if err := cleanHost(owner, ""); err != nil {
 		return fmt.Errorf("cleaning up after the control plane in %s: %w", owner, err)
 	}
@@ -114,7 +138,7 @@ func readOwner() (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
-func (c *Cluster) claimRealNodes() error {
+func claimRealNodes(stateDir string) error {
 	p, err := ownerPath()
 	if err != nil {
 		return err
@@ -122,7 +146,7 @@ func (c *Cluster) claimRealNodes() error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(p, []byte(c.StateDir+"\n"), 0o644)
+	return os.WriteFile(p, []byte(stateDir+"\n"), 0o644)
 }
 
 // releaseOwner forgets the owner if it is stateDir.
@@ -137,21 +161,17 @@ func releaseOwner(stateDir string) error {
 	return nil
 }
 
-// startRealNodes starts, per node, containerd (with the local images) and the
+// start starts, per node, containerd (with the local images) and the
 // kubelet, then kube-proxy, and waits until every real node is Ready.
-func (c *Cluster) startRealNodes(ctx context.Context, p *pki) error {
-	nodes := c.realNodeList()
-	var names []string
-	for _, n := range nodes {
-		names = append(names, n.name)
-	}
+func (k *realNodes) start(ctx context.Context) error {
+	pl := k.pl
 	// (Their certificates were made before the API server started.)
-	archives, programDir, err := imageArchives(ctx, c.progress)
+	archives, programDir, err := imageArchives(ctx, pl.progress)
 	if err != nil {
 		return err
 	}
-	c.nodeProgramDir = programDir
-	for _, n := range nodes {
+	k.programDir = programDir
+	for _, n := range k.nodes {
 		if err := os.MkdirAll(n.dir, 0o755); err != nil {
 			return err
 		}
@@ -160,22 +180,60 @@ func (c *Cluster) startRealNodes(ctx context.Context, p *pki) error {
 			return err
 		}
 		n.kubeletPort, n.kubeletHealthPort = ports[0], ports[1]
-		if err := c.startContainerd(ctx, c.ledger, n); err != nil {
+		cniConfDir, err := writeCNIConfig(n.dir, n.index)
+		if err != nil {
+			return err
+		}
+		if err := recordContainerdHost(k.ledger, n); err != nil {
+			return err
+		}
+		containerd := containerdProgram(containerdSettings{
+			Binary: pl.bins.Path("containerd"), Runsc: pl.bins.Path("runsc"), Node: n,
+			Paths: containerdPathsOf(n, cniConfDir, pl.bins.Path("containerd-shim-runc-v2"), pl.bins.Path("containerd-shim-runsc-v1"), k.programDir),
+		})
+		if err := containerd.run(ctx, pl.procs, pl.pki); err != nil {
 			return err
 		}
 		start := time.Now()
-		if err := c.importImages(ctx, n, archives); err != nil {
+		if err := k.importImages(ctx, n, archives); err != nil {
 			return err
 		}
-		c.say("imported %d images into %s's containerd in %s", len(archives), n.name, time.Since(start).Round(100*time.Millisecond))
-		if err := c.startKubelet(p, c.ledger, n); err != nil {
+		pl.say("imported %d images into %s's containerd in %s", len(archives), n.name, time.Since(start).Round(100*time.Millisecond))
+		if err := writeKubeconfig(pl.pki, pl.apiServerURL, n.kubeletKubeconfig(), n.name+"-client"); err != nil {
+			return err
+		}
+		if err := prepareKubeletHost(k.ledger, n); err != nil {
+			return err
+		}
+		if _, err := kubeletProgram(kubeletSettings{Binary: pl.bins.Path("kubelet"), Node: n, PKI: pl.pki}).start(pl.procs); err != nil {
 			return err
 		}
 	}
-	if err := c.startKubeProxy(p, c.ledger, nodes[0].name); err != nil {
+	proxy := kubeProxySettings{Binary: pl.bins.Path("kube-proxy"), Dir: filepath.Join(pl.stateDir, "kube-proxy"), NodeName: k.nodes[0].name,
+		HealthPort: pl.ports.kubeProxyHealth, MetricsPort: pl.ports.kubeProxyMetrics}
+	if err := writeKubeconfig(pl.pki, pl.apiServerURL, proxy.kubeconfig(), "kube-proxy"); err != nil {
 		return err
 	}
-	return c.waitFor(ctx, fmt.Sprintf("real nodes %v to be Ready", names), 180*time.Second, c.nodesReady(names...))
+	if err := recordKubeProxyHost(k.ledger, proxy.Binary); err != nil {
+		return err
+	}
+	if _, err := kubeProxyProgram(proxy).start(pl.procs); err != nil {
+		return err
+	}
+	return pl.waitFor(ctx, fmt.Sprintf("real nodes %v to be Ready", k.names()), 180*time.Second, pl.nodesReady(k.names()...))
+}
+
+func (k *realNodes) objects() []map[string]any { return realNodeObjects() }
+
+func (k *realNodes) isolatedRuntimeClass(name string) map[string]any {
+	return realNodeIsolatedRuntimeClass(name)
+}
+
+func (k *realNodes) cleanup() error {
+	if err := cleanHost(k.pl.stateDir, k.pl.bins.Path("kube-proxy")); err != nil {
+		return err
+	}
+	return releaseOwner(k.pl.stateDir)
 }
 
 // realNodeIsolatedRuntimeClass is the isolated RuntimeClass as real nodes
@@ -209,28 +267,28 @@ func realNodeObjects() []map[string]any {
 	}
 }
 
-// stopRealNodes removes the pods of the real nodes through their kubelets
+// stop removes the pods of the real nodes through their kubelets
 // (so CNI releases addresses and the runtime its mounts), within a bound;
 // cleanHost then removes whatever is left by its own record.
-func (c *Cluster) stopRealNodes(ctx context.Context) {
-	if c.Client == nil {
+func (k *realNodes) stop(ctx context.Context) {
+	if k.pl.client == nil {
 		return
 	}
-	for _, n := range c.realNodeList() {
-		pods, err := c.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.name})
+	for _, n := range k.nodes {
+		pods, err := k.pl.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.name})
 		if err != nil {
 			return
 		}
 		zero := int64(0)
 		for _, pod := range pods.Items {
-			_ = c.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+			_ = k.pl.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 		}
 	}
 	// Up to 20 s for containerd's tasks to go (not bounded by ctx: teardown runs after an
 	// interrupt too); what is left then is cleanHost's.
 	_ = poll.Until(context.Background(), 20*time.Second, 250*time.Millisecond, func(context.Context) (bool, error) {
 		left := 0
-		for _, n := range c.realNodeList() {
+		for _, n := range k.nodes {
 			files, _ := filepath.Glob(filepath.Join(n.containerdDir(), "state", "io.containerd.runtime.v2.task", "*", "*"))
 			left += len(files)
 		}
@@ -253,16 +311,6 @@ func neededTools(opts Options) []string {
 		}
 	}
 	return out
-}
-
-// apiServerAddress is where the API server listens: loopback, or with real
-// nodes the host's pod-network address, which pods reach through the
-// kubernetes Service (loopback would be their own).
-func (c *Cluster) apiServerAddress() string {
-	if c.realNodes > 0 {
-		return hostPodAddress
-	}
-	return "127.0.0.1"
 }
 
 // countRealNodes finds how many real nodes a control plane in stateDir had.

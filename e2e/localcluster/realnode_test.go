@@ -171,8 +171,8 @@ func TestLiveRealNode(t *testing.T) {
 	if len(processesNaming(first)) == 0 {
 		t.Fatal("no shim or sandbox process survived the kill: the leftover cleanup would be tested on nothing")
 	}
-	c.procs.Forget()
-	c.realNodes = 0 // this handle must not clean up: the next start must
+	c.plane.procs.Forget()
+	c.kinds = nil // this handle must not clean up: the next start must
 	t.Logf("killed the control plane's processes; left behind: %d runtime processes, %d mounts under the state dir", len(processesNaming(first)), len(mountsUnder(first)))
 
 	second := startRealCluster(t)
@@ -456,7 +456,7 @@ func requireLoopbackOnlyAndNoWayOut(t *testing.T, ctx context.Context, c *Cluste
 			t.Fatalf("%s has an interface besides loopback:\n%s", what, addrs)
 		}
 	}
-	out, code = execCode(t, ctx, c, ns, pod, "httpprobe", "http://"+hostPodAddress+":"+strconv.Itoa(c.ports.apiserver)+"/")
+	out, code = execCode(t, ctx, c, ns, pod, "httpprobe", "http://"+hostPodAddress+":"+strconv.Itoa(c.plane.ports.apiserver)+"/")
 	if code == 0 {
 		t.Fatalf("an outbound request from %s got an answer: %s", what, out)
 	}

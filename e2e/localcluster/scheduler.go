@@ -1,17 +1,22 @@
 package localcluster
 
-import (
-	"path/filepath"
-	"strconv"
-)
+import "strconv"
 
-// startScheduler starts kube-scheduler, which binds pods to the simulated nodes.
-func (c *Cluster) startScheduler() error {
-	sch := filepath.Join(c.StateDir, "scheduler.kubeconfig")
-	_, err := c.procs.Start("kube-scheduler", c.Binaries.Path("kube-scheduler"), []string{
-		"--kubeconfig=" + sch, "--authentication-kubeconfig=" + sch, "--authorization-kubeconfig=" + sch,
-		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(c.ports.scheduler),
-		"--leader-elect=false", "--v=1",
-	})
-	return err
+// schedulerSettings are what kube-scheduler's command line depends on.
+type schedulerSettings struct {
+	Binary     string
+	Kubeconfig string
+	Port       int
+}
+
+// schedulerProgram is kube-scheduler, which binds pods to the nodes.
+func schedulerProgram(s schedulerSettings) program {
+	return program{
+		name: "kube-scheduler", binary: s.Binary,
+		args: []string{
+			"--kubeconfig=" + s.Kubeconfig, "--authentication-kubeconfig=" + s.Kubeconfig, "--authorization-kubeconfig=" + s.Kubeconfig,
+			"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(s.Port),
+			"--leader-elect=false", "--v=1",
+		},
+	}
 }
