@@ -1,9 +1,11 @@
 // Package localcluster runs a local control plane: real etcd, kube-apiserver,
 // kube-controller-manager, kube-scheduler, the agent-sandbox controller (with
 // extensions), the KEDA operator and metrics adapter, all built from the Go
-// module proxy at pinned versions, with KWOK standing in for the kubelet (the
-// one simulated part: pods are scheduled and reported Running and Ready, but no
-// container runs, so exec and logs are not available).
+// module proxy at pinned versions, with simulated nodes, whose kubelets KWOK
+// plays (pods are scheduled and reported Running and Ready, but no container
+// runs, so exec and logs are not available), and, as root, real nodes (a
+// kubelet with its containerd, runc and gVisor; realnode.go) beside them or
+// instead. Every process is a value (program.go) built by its own file.
 package localcluster
 
 import (

@@ -211,3 +211,31 @@ func TestProgramStartWritesItsFilesAndRestartsByName(t *testing.T) {
 		t.Errorf("restarted: %+v", p)
 	}
 }
+
+// The names the fault tests Kill and Restart (e2e/faults_test.go) are the
+// names of programs a cluster with a real node starts: the process record
+// knows them by these.
+func TestFaultTestsNamesArePrograms(t *testing.T) {
+	pl := &plane{realNodes: 1, without: map[string]bool{}, pki: &pki{dir: "/state/pki"}}
+	var names []string
+	for _, g := range kubernetesPrograms(testKubernetesSettings()) {
+		names = append(names, g.name)
+	}
+	for _, a := range pl.addons() {
+		for _, g := range a.programs {
+			names = append(names, g.name)
+		}
+	}
+	n := newRealNodes(&plane{stateDir: "/state"}, 1).nodes[0]
+	names = append(names, kubeletProgram(kubeletSettings{Node: n, PKI: pl.pki}).name,
+		containerdProgram(containerdSettings{Node: n}).name, kubeProxyProgram(kubeProxySettings{}).name)
+	for _, want := range []string{"keda-operator", "keda-adapter", "kube-controller-manager", "agent-sandbox-controller",
+		RealNodeName(0) + "-kubelet", "kube-apiserver", "etcd", "coredns", RealNodeName(0) + "-containerd", "kube-proxy"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("no program named %q (programs: %v)", want, names)
+		}
+	}
+	if len(slices.Compact(slices.Sorted(slices.Values(names)))) != len(names) {
+		t.Errorf("two programs share a name (Kill and Restart take the first): %v", names)
+	}
+}
