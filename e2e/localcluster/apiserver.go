@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 )
@@ -82,8 +83,9 @@ func apiServerFlags(s apiServerSettings) []string {
 	)
 }
 
-// writeKubeconfig writes a self-contained kubeconfig (certificates embedded),
-// so it can be handed to Pulumi as contents as well as a path.
+// writeKubeconfig writes a self-contained kubeconfig for user of server
+// (certificates embedded), so it can be handed to Pulumi as contents as well
+// as a path; its directory is made when missing (kube-proxy's is new).
 func writeKubeconfig(p *pki, server, path, user string) error {
 	read := func(name string) (string, error) {
 		b, err := os.ReadFile(p.path(name))
@@ -120,6 +122,9 @@ contexts:
     user: %s
 current-context: localcluster
 `, server, ca, user, crt, key, user)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
 	return os.WriteFile(path, []byte(cfg), 0o600)
 }
 

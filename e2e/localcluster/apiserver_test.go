@@ -1,6 +1,8 @@
 package localcluster
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -67,5 +69,23 @@ func TestAPIServerFlagsWithAndWithoutKubelets(t *testing.T) {
 	}
 	if len(real) != len(kwok)+3 {
 		t.Errorf("real nodes have %d flags, simulated %d: want exactly the four kubelet flags instead of the endpoint reconciler", len(real), len(kwok))
+	}
+}
+
+// A kubeconfig is written where a client reads it, its directory made when
+// missing (kube-proxy's directory is new when its kubeconfig is written), and
+// names the server it is given.
+func TestWriteKubeconfigMakesItsDirectory(t *testing.T) {
+	p := &pki{dir: filepath.Join(t.TempDir(), "pki")}
+	if err := p.generate(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kube-proxy", "kubeconfig")
+	if err := writeKubeconfig(p, "https://127.0.0.1:6443", path, "admin"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(b), "server: https://127.0.0.1:6443\n") {
+		t.Fatalf("%s: %v\n%s", path, err, b)
 	}
 }
