@@ -68,6 +68,7 @@ type startStep struct {
 // objects and CRDs the add-ons and nodes need, the add-ons, the nodes (whose
 // pods need the add-ons' CRDs and DNS), then the whole chain's readiness.
 func (pl *plane) startSteps(kinds []nodeKind) []startStep {
+	kubernetes := kubernetesPrograms(pl.kubernetesSettings())
 	return []startStep{
 		{"the host for the nodes", func(ctx context.Context) error {
 			for _, k := range kinds {
@@ -77,8 +78,8 @@ func (pl *plane) startSteps(kinds []nodeKind) []startStep {
 			}
 			return nil
 		}},
-		{"etcd, kube-apiserver, kube-controller-manager and kube-scheduler", func(ctx context.Context) error {
-			if err := runPrograms(ctx, pl.procs, pl.pki, kubernetesPrograms(pl.kubernetesSettings())); err != nil {
+		{programNames(kubernetes), func(ctx context.Context) error {
+			if err := runPrograms(ctx, pl.procs, pl.pki, kubernetes); err != nil {
 				return err
 			}
 			return pl.connect()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
@@ -114,4 +115,13 @@ func runPrograms(ctx context.Context, procs *process.Set, p *pki, progs []progra
 		}
 	}
 	return nil
+}
+
+// programNames are the names of progs, joined for saying what starts.
+func programNames(progs []program) string {
+	var names []string
+	for _, g := range progs {
+		names = append(names, g.name)
+	}
+	return strings.Join(names, ", ")
 }

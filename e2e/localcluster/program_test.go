@@ -239,3 +239,27 @@ func TestFaultTestsNamesArePrograms(t *testing.T) {
 		t.Errorf("two programs share a name (Kill and Restart take the first): %v", names)
 	}
 }
+
+// Start's steps in the order each relies on the one before: the host's
+// network before the API server (which listens on it with real nodes),
+// Kubernetes before the objects and CRDs applied to it, those before the
+// add-ons that read them, the add-ons (CRDs' controllers, the cluster DNS)
+// before the nodes whose pods use them, and the readiness last.
+func TestStartStepsRunInTheOrderTheyRelyOn(t *testing.T) {
+	pl := &plane{realNodes: 1, without: map[string]bool{}, pki: &pki{dir: "/state/pki"}}
+	var got []string
+	for _, s := range pl.startSteps(nil) {
+		got = append(got, s.what)
+	}
+	want := []string{
+		"the host for the nodes",
+		"etcd, kube-apiserver, kube-controller-manager, kube-scheduler",
+		"the nodes' objects, runtime classes, CRDs and KEDA's APIService",
+		"the add-ons (agent-sandbox-controller, cluster DNS, keda)",
+		"the nodes (KWOK, kubelets)",
+		"the whole chain to be ready",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("start steps:\n%q\nwant\n%q", got, want)
+	}
+}
