@@ -263,3 +263,18 @@ func TestStartStepsRunInTheOrderTheyRelyOn(t *testing.T) {
 		t.Errorf("start steps:\n%q\nwant\n%q", got, want)
 	}
 }
+
+// The scheduler authenticates and is authorized with its own kubeconfig and
+// runs alone (no leader election).
+func TestSchedulerProgram(t *testing.T) {
+	s := testKubernetesSettings().Scheduler
+	f := flagMap(t, schedulerProgram(s).args)
+	for _, flag := range []string{"--kubeconfig", "--authentication-kubeconfig", "--authorization-kubeconfig"} {
+		if f[flag] != s.Kubeconfig {
+			t.Errorf("%s=%q, want %s", flag, f[flag], s.Kubeconfig)
+		}
+	}
+	if f["--leader-elect"] != "false" || f["--secure-port"] != "10259" {
+		t.Errorf("scheduler flags %v", f)
+	}
+}
