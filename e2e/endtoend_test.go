@@ -107,7 +107,7 @@ func TestLiveEndToEnd(t *testing.T) {
 					// the local process, which the faults stop, cut off and give a new token.
 					local := newLocalExporterEnv(t, ctx, c, filepath.Join(work, "local"), "local",
 						map[string]string{"namespace": localNamespace, "exporterImage": exporterImageRef, "isolation": "gvisor"})
-					runSteps(ctx, t, local.localExporterSteps(adopted))
+					runSteps(ctx, t, local.localExporterSteps(verifyBin, adopted))
 				}},
 				{"bad input", func(ctx context.Context, t *testing.T) {
 					kubeconfig, err := os.ReadFile(c.Kubeconfig)
@@ -124,14 +124,17 @@ func TestLiveEndToEnd(t *testing.T) {
 }
 
 // localExporterSteps run on the stack whose exporter is a local process: up, the exporter with a
-// TokenRequest token, up under load, the exporter's faults, and destroy (in order, shared
-// installs untouched).
-func (e *env) localExporterSteps(adopted sharedInstall) []step {
+// TokenRequest token, up under load, the exporter's faults, the runc reject run (last: it patches
+// the template outside Pulumi), and destroy (in order, shared installs untouched).
+func (e *env) localExporterSteps(verifyBin string, adopted sharedInstall) []step {
 	return []step{
 		{"pulumi up creates the stack and its outputs are what verify reads", func(ctx context.Context, t *testing.T) { e.up(ctx, t) }},
 		{"the exporter runs with a TokenRequest token of its ServiceAccount", func(ctx context.Context, t *testing.T) { e.startExporterWithToken(ctx, t) }},
 		{"pulumi up under load leaves spec.replicas to the HPA", e.upUnderLoad},
 		{"faults: exporter stopped, API unreachable at restart, token rotated", e.faults},
+		{"reject: a pool whose runtime is runc fails the kernel and uptime readings", func(ctx context.Context, t *testing.T) {
+			e.runcRejected(ctx, t, verifyBin, "--exporter-url", e.demandURL())
+		}},
 		{"pulumi destroy removes everything in order and leaves shared installs alone", func(ctx context.Context, t *testing.T) { e.destroy(ctx, t, adopted) }},
 	}
 }

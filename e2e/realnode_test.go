@@ -200,8 +200,7 @@ func (e *realEnv) deployedSteps(verifyBin string) []step {
 }
 
 // poolSteps run on a second stack beside the deployed one, on the prebuilt image from its first up:
-// the runc reject on its one pool, then the move to two pools and verify per pool and across
-// pools, then destroy.
+// the move to two pools and verify per pool and across pools, then destroy.
 func (e *realEnv) poolSteps(verifyBin string) []step {
 	return []step{
 		{"pulumi up of a one-pool stack on the prebuilt exporter image", func(ctx context.Context, t *testing.T) {
@@ -209,20 +208,6 @@ func (e *realEnv) poolSteps(verifyBin string) []step {
 			if pod := e.waitExporterRolledOut(ctx, t, 5*time.Minute); pod.Spec.Containers[0].Image != exporterImageRef {
 				t.Fatalf("the exporter pod runs %s, want %s", pod.Spec.Containers[0].Image, exporterImageRef)
 			}
-		}},
-		{"reject: a pool whose runtime is runc fails the kernel and uptime readings", func(ctx context.Context, t *testing.T) {
-			e.runcPool(ctx, t)
-			rep, code := e.runVerify(ctx, t, verifyBin, "runc-verify", "--phase", "demand", "--require-exec", "--probe-url", outsideProbeURL)
-			if code != 1 {
-				t.Errorf("verify against a runc pool exited %d, want 1", code)
-			}
-			checkReadings(t, rep, map[string]report.Status{
-				"the claimed pod runs its own kernel":        report.Fail,
-				"the guest booted after the pod was created": report.Fail,
-			})
-			// Back to the stack's own runtime class, by the same field manager: an apply by
-			// Pulumi would conflict with the patch's ownership of the field.
-			e.setPoolRuntimeClass(ctx, t, contract.RuntimeClassName)
 		}},
 		{"two pools from config (different images and sizes): the stack moves from the shorthand, verify passes per pool and across pools", func(ctx context.Context, t *testing.T) {
 			e.twoPools(ctx, t, verifyBin)
@@ -259,6 +244,25 @@ func (e *realEnv) destroyLeavesNothing(ctx context.Context, t *testing.T) {
 	e.nothingLeft(ctx, t, namespaces)
 }
 
+// runcRejected points the stack's pool at runc (loopback only) and runs verify's demand phase with
+// the exec readings: verify must FAIL the kernel and uptime readings (exit 1), so a pool that is
+// not a sandbox cannot pass. extra are verify's further arguments. The pool goes back to the
+// stack's RuntimeClass after.
+func (e *stackRun) runcRejected(ctx context.Context, t *testing.T, verifyBin string, extra ...string) {
+	e.runcPool(ctx, t)
+	rep, code := e.runVerify(ctx, t, verifyBin, "runc-verify", append([]string{"--phase", "demand", "--require-exec", "--probe-url", outsideProbeURL}, extra...)...)
+	if code != 1 {
+		t.Errorf("verify against a runc pool exited %d, want 1", code)
+	}
+	checkReadings(t, rep, map[string]report.Status{
+		"the claimed pod runs its own kernel":        report.Fail,
+		"the guest booted after the pod was created": report.Fail,
+	})
+	// Back to the stack's own runtime class, by the same field manager: an apply by Pulumi
+	// would conflict with the patch's ownership of the field.
+	e.setPoolRuntimeClass(ctx, t, contract.RuntimeClassName)
+}
+
 // checkReadings asserts the status of each named check.
 func checkReadings(t *testing.T, rep *report.Report, want map[string]report.Status) {
 	t.Helper()
@@ -279,13 +283,13 @@ func checkReadings(t *testing.T, rep *report.Report, want map[string]report.Stat
 
 // runcPool points the stack's SandboxTemplate at the runc, loopback-only RuntimeClass (the same
 // network as a sandbox, the node's kernel) and replaces the warm sandboxes with ones made from it.
-func (e *realEnv) runcPool(ctx context.Context, t *testing.T) {
+func (e *stackRun) runcPool(ctx context.Context, t *testing.T) {
 	e.setPoolRuntimeClass(ctx, t, localcluster.LoopbackOnlyRuntimeClass)
 }
 
 // setPoolRuntimeClass points the stack's SandboxTemplate at a RuntimeClass and replaces the warm
 // sandboxes with ones made from it, waiting until the pool's pods all run it and one is Ready.
-func (e *realEnv) setPoolRuntimeClass(ctx context.Context, t *testing.T, runtimeClass string) {
+func (e *stackRun) setPoolRuntimeClass(ctx context.Context, t *testing.T, runtimeClass string) {
 	tmpl := e.outputs.String("templateName")
 	patch := fmt.Sprintf(`{"spec":{"podTemplate":{"spec":{"runtimeClassName":%q}}}}`, runtimeClass)
 	if _, err := e.cluster.Dynamic.Resource(gvr.SandboxTemplate).Namespace(e.ns).Patch(ctx, tmpl, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
