@@ -333,7 +333,10 @@ func (e *realEnv) faultSteps() []step {
 		run: func(ctx context.Context, t *testing.T) {
 			e.setFallback(ctx, t, "static", 1)
 			defer e.setFallback(ctx, t, "currentReplicasIfHigher", contract.DefaultFallbackReplicas)
-			r := e.runFault(ctx, t, e.exporterOutage())
+			f := e.exporterOutage()
+			f.part = "reject: " + f.part + ", fallback static at 1"
+			r := e.runFault(ctx, t, f)
+			rows = append(rows, r)
 			if r.spurious == 0 {
 				t.Errorf("a static fallback of 1 during an exporter outage left spec.replicas at or above 2 (%s): the judge would not catch a scale-down", strings.Join(r.values, " "))
 			}

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/livetests"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
 )
@@ -102,6 +103,9 @@ type Cluster struct {
 // APIService Available, the agent-sandbox controller healthy and (unless
 // skipped) a warm pool of 1 Ready. On failure it stops what it started.
 func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
+	if err := livetests.Refuse("start a local control plane"); err != nil {
+		return nil, err
+	}
 	if opts.Progress == nil {
 		opts.Progress = os.Stderr
 	}
