@@ -58,8 +58,11 @@ type Config struct {
 	CAFile    string // PEM bundle to trust; empty means the system roots
 	// Pools are counted each on its own; at least one. Without EXPORTER_POOLS, one pool named ""
 	// from --namespace (or the namespace file) and --selector.
-	Pools  []Pool
-	Listen string // address the HTTP server binds
+	Pools []Pool
+	// Refused are the entries of EXPORTER_POOLS the exporter does not serve, with why: they are
+	// logged, counted in /metrics and named by /healthz and by their own /demand path.
+	Refused []PoolProblem
+	Listen  string // address the HTTP server binds
 	// ReadTimeout bounds one whole read (every page of it); a scrape waits
 	// for it at most ScrapeDeadline.
 	ReadTimeout time.Duration
@@ -131,11 +134,18 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 				"unset EXPORTER_NAMESPACE/--namespace and EXPORTER_SELECTOR/--selector (got %q and %q), "+
 				"or unset %s to count the one pool they name", PoolsEnv, namespace, selector, PoolsEnv)
 		}
-		p, err := ParsePools(pools)
+		p, refused, err := ParsePoolEntries(pools)
 		if err != nil {
 			return Config{}, err
 		}
-		cfg.Pools = p
+		if len(p) == 0 {
+			msgs := make([]string, len(refused))
+			for i, r := range refused {
+				msgs[i] = r.String()
+			}
+			return Config{}, fmt.Errorf("%s: no entry can be served: %s", PoolsEnv, strings.Join(msgs, "; "))
+		}
+		cfg.Pools, cfg.Refused = p, refused
 		return cfg, nil
 	}
 
@@ -163,88 +173,151 @@ type poolJSON struct {
 	ArrivalWindowsSeconds []json.Number `json:"arrivalWindowsSeconds"`
 }
 
+// PoolProblem is an entry of EXPORTER_POOLS the exporter refused, and why. The exporter serves
+// the other pools: one pool's typo must not take every pool's metric away.
+type PoolProblem struct {
+	Index   int    // 1-based place in the list
+	Name    string // as written: may be empty or not a valid name
+	Problem string // what is wrong and how to fix it
+}
+
+func (p PoolProblem) String() string {
+	return fmt.Sprintf("pool %d (name %q): %s", p.Index, p.Name, p.Problem)
+}
+
 // ParsePools reads EXPORTER_POOLS: a JSON array of
-// {"name", "namespace", "selector", "arrivalWindowsSeconds"}, the last two optional. It reports
-// every problem it finds, each with the pool, what is wrong and how to fix it.
+// {"name", "namespace", "selector", "arrivalWindowsSeconds"}, the last two optional. It refuses
+// the whole list when any entry is wrong, reporting every problem it finds, each with the pool,
+// what is wrong and how to fix it. The program runs it on the exact list it renders, so the
+// program and the exporter cannot disagree about a list.
 func ParsePools(s string) ([]Pool, error) {
+	pools, refused, err := ParsePoolEntries(s)
+	if err != nil {
+		return nil, err
+	}
+	if len(refused) > 0 {
+		msgs := make([]string, len(refused))
+		for i, r := range refused {
+			msgs[i] = r.String()
+		}
+		return nil, fmt.Errorf("%s: %s", PoolsEnv, strings.Join(msgs, "; "))
+	}
+	return pools, nil
+}
+
+// ParsePoolEntries reads EXPORTER_POOLS entry by entry: the pools it can serve, and the entries
+// it refuses with their problems. err is a list it cannot read at all (not a JSON array, or
+// empty). A duplicated name refuses every entry with it (each would answer on the same path);
+// two entries counting the same claims refuse the later one.
+func ParsePoolEntries(s string) (pools []Pool, refused []PoolProblem, err error) {
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.DisallowUnknownFields() // a misspelt key must not silently drop a setting
 	dec.UseNumber()
-	var raw []poolJSON
+	// Each entry is decoded on its own, so one entry's unknown key or wrong type refuses that
+	// entry only.
+	var raw []json.RawMessage
 	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("%s is not a JSON array of pools like "+
+		return nil, nil, fmt.Errorf("%s is not a JSON array of pools like "+
 			`[{"name": "code", "namespace": "agents-code", "selector": "", "arrivalWindowsSeconds": [30, 180]}]: %w`, PoolsEnv, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%s has more after its JSON array; give one array of pools", PoolsEnv)
+		return nil, nil, fmt.Errorf("%s has more after its JSON array; give one array of pools", PoolsEnv)
 	}
 	if len(raw) == 0 {
-		return nil, fmt.Errorf("%s lists no pool: add at least one "+
+		return nil, nil, fmt.Errorf("%s lists no pool: add at least one "+
 			`{"name": ..., "namespace": ...}, or unset it to count the one pool of EXPORTER_NAMESPACE`, PoolsEnv)
 	}
 
-	var problems []string
-	bad := func(i int, p poolJSON, format string, args ...any) {
-		problems = append(problems, fmt.Sprintf("pool %d (name %q): ", i+1, p.Name)+fmt.Sprintf(format, args...))
+	entries := make([]poolJSON, len(raw))
+	problems := make([][]string, len(raw))
+	bad := func(i int, format string, args ...any) {
+		problems[i] = append(problems[i], fmt.Sprintf(format, args...))
 	}
-	pools := make([]Pool, 0, len(raw))
-	byName := map[string]int{}
-	for i, p := range raw {
+	for i, r := range raw {
+		d := json.NewDecoder(bytes.NewReader(r))
+		d.DisallowUnknownFields()
+		d.UseNumber()
+		if err := d.Decode(&entries[i]); err != nil {
+			var named struct {
+				Name any `json:"name"`
+			}
+			_ = json.Unmarshal(r, &named)
+			if n, ok := named.Name.(string); ok {
+				entries[i].Name = n
+			}
+			bad(i, `is not an object of "name", "namespace", "selector" and "arrivalWindowsSeconds" (%v); fix or remove the entry`, err)
+		}
+	}
+	parsed := make([]Pool, len(entries))
+	names := map[string][]int{}
+	for i, p := range entries {
+		if problems[i] != nil {
+			continue
+		}
 		switch {
 		case p.Name == "":
-			bad(i, p, `"name" is missing; give the pool a name (it is served at %s/<name>)`, DemandPath)
+			bad(i, `"name" is missing; give the pool a name (it is served at %s/<name>)`, DemandPath)
 		case len(p.Name) > MaxPoolNameLength || !isDNSLabel(p.Name):
-			bad(i, p, "name is not a DNS label of at most %d characters (lower-case letters, digits and '-', "+
+			bad(i, "name is not a DNS label of at most %d characters (lower-case letters, digits and '-', "+
 				"starting and ending with a letter or digit); rename it, e.g. %q", MaxPoolNameLength, suggestLabel(p.Name))
-		}
-		if j, dup := byName[p.Name]; dup && p.Name != "" {
-			bad(i, p, "the name is used by pool %d too; give each pool its own name", j+1)
-		} else {
-			byName[p.Name] = i
+		default:
+			names[p.Name] = append(names[p.Name], i)
 		}
 		switch {
 		case p.Namespace == "":
-			bad(i, p, `"namespace" is missing; give the namespace that holds the pool's claims`)
+			bad(i, `"namespace" is missing; give the namespace that holds the pool's claims`)
 		case len(p.Namespace) > 63 || !isDNSLabel(p.Namespace):
-			bad(i, p, "namespace %q is not a Kubernetes namespace name (a DNS label of at most 63 characters: "+
+			bad(i, "namespace %q is not a Kubernetes namespace name (a DNS label of at most 63 characters: "+
 				"lower-case letters, digits and '-', starting and ending with a letter or digit)", p.Namespace)
 		}
 		if strings.TrimSpace(p.Selector) != p.Selector || strings.ContainsAny(p.Selector, "\n\r\t") {
-			bad(i, p, "selector %q has surrounding or control whitespace; write it as a label selector such as %q",
+			bad(i, "selector %q has surrounding or control whitespace; write it as a label selector such as %q",
 				p.Selector, "app=code")
 		}
-		pool := Pool{Name: p.Name, Namespace: p.Namespace, Selector: p.Selector}
+		parsed[i] = Pool{Name: p.Name, Namespace: p.Namespace, Selector: p.Selector}
 		if short, long, msg := parseWindows(p.ArrivalWindowsSeconds); msg != "" {
-			bad(i, p, "%s", msg)
+			bad(i, "%s", msg)
 		} else {
-			pool.ShortWindow, pool.LongWindow = short, long
+			parsed[i].ShortWindow, parsed[i].LongWindow = short, long
 		}
-		pools = append(pools, pool)
+	}
+	for _, at := range names {
+		for _, i := range at {
+			for _, j := range at {
+				if j != i {
+					bad(i, "the name is used by pool %d too; give each pool its own name", j+1)
+				}
+			}
+		}
 	}
 
 	// Two pools in one namespace count the same claims unless selectors tell them apart: one
 	// without a selector counts the other's claims too.
-	for i := range pools {
+	for i := range parsed {
 		for j := range i {
-			a, b := pools[j], pools[i]
+			a, b := parsed[j], parsed[i]
 			if a.Namespace != b.Namespace || a.Namespace == "" {
 				continue
 			}
 			switch {
 			case a.Selector == "" || b.Selector == "":
-				bad(i, raw[i], "shares namespace %q with pool %d (name %q) and one of them has no selector, so it would count "+
+				bad(i, "shares namespace %q with pool %d (name %q) and one of them has no selector, so it would count "+
 					"the other's claims too; give each pool its own namespace (one namespace per pool keeps the one-item count) "+
 					"or each a selector that tells their claims apart", b.Namespace, j+1, a.Name)
 			case a.Selector == b.Selector:
-				bad(i, raw[i], "has the same namespace %q and selector %q as pool %d (name %q), so both count the same claims; "+
+				bad(i, "has the same namespace %q and selector %q as pool %d (name %q), so both count the same claims; "+
 					"give one of them another namespace or selector", b.Namespace, b.Selector, j+1, a.Name)
 			}
 		}
 	}
-	if len(problems) > 0 {
-		return nil, fmt.Errorf("%s: %s", PoolsEnv, strings.Join(problems, "; "))
+	for i, p := range parsed {
+		if problems[i] != nil {
+			refused = append(refused, PoolProblem{Index: i + 1, Name: entries[i].Name, Problem: strings.Join(problems[i], "; ")})
+			continue
+		}
+		pools = append(pools, p)
 	}
-	return pools, nil
+	return pools, refused, nil
 }
 
 // parseWindows checks arrivalWindowsSeconds: none, or [short, long] in whole seconds with

@@ -120,7 +120,7 @@ func TestPoolsReject(t *testing.T) {
 		"upper-case name":   {`[{"name": "Code", "namespace": "n"}]`, []string{"not a DNS label of at most 40", `e.g. "code"`}},
 		"name of 41":        {`[{"name": "a-0123456789-0123456789-0123456789-012345", "namespace": "n"}]`, []string{"not a DNS label of at most 40"}},
 		"name with a slash": {`[{"name": "a/b", "namespace": "n"}]`, []string{"not a DNS label", `e.g. "a-b"`}},
-		"duplicate name":    {`[` + ok + `, {"name": "code", "namespace": "other"}]`, []string{`pool 2 (name "code"): the name is used by pool 1 too`}},
+		"duplicate name":    {`[` + ok + `, {"name": "code", "namespace": "other"}]`, []string{`pool 2 (name "code"): the name is used by pool 1 too`, `pool 1 (name "code"): the name is used by pool 2 too`}},
 		"no namespace":      {`[{"name": "code"}]`, []string{`"namespace" is missing`}},
 		"bad namespace":     {`[{"name": "code", "namespace": "Agents_Code"}]`, []string{`namespace "Agents_Code" is not a Kubernetes namespace name`}},
 		"shared namespace, no selector": {`[{"name": "a", "namespace": "n"}, {"name": "b", "namespace": "n", "selector": "k=v"}]`,
@@ -135,7 +135,8 @@ func TestPoolsReject(t *testing.T) {
 		"long before short":           {`[{"name": "a", "namespace": "n", "arrivalWindowsSeconds": [180, 30]}]`, []string{"[180, 30]: the long window must be longer", "short first"}},
 		"equal windows":               {`[{"name": "a", "namespace": "n", "arrivalWindowsSeconds": [60, 60]}]`, []string{"must be longer"}},
 		"long window above an hour":   {`[{"name": "a", "namespace": "n", "arrivalWindowsSeconds": [30, 3601]}]`, []string{"3601 s is above 3600 s"}},
-		"window not a number":         {`[{"name": "a", "namespace": "n", "arrivalWindowsSeconds": ["soon", 30]}]`, []string{"not a JSON array of pools"}},
+		"window not a number":         {`[{"name": "a", "namespace": "n", "arrivalWindowsSeconds": ["soon", 30]}]`, []string{`pool 1 (name "a"): is not an object of`}},
+		"an entry not an object":      {`[` + ok + `, 7]`, []string{`pool 2 (name ""): is not an object of`}},
 	}
 	for name, c := range cases {
 		_, err := ParsePools(c.json)
@@ -152,8 +153,8 @@ func TestPoolsReject(t *testing.T) {
 
 	// Every problem is reported at once, each with its pool.
 	_, err := ParsePools(`[{"name": "Bad", "namespace": "n", "arrivalWindowsSeconds": [30]}, {"namespace": ""}]`)
-	for _, s := range []string{`pool 1 (name "Bad"): name is not`, `pool 1 (name "Bad"): arrivalWindowsSeconds has 1`,
-		`pool 2 (name ""): "name" is missing`, `pool 2 (name ""): "namespace" is missing`} {
+	for _, s := range []string{`pool 1 (name "Bad"): name is not`, `arrivalWindowsSeconds has 1`,
+		`pool 2 (name ""): "name" is missing`, `"namespace" is missing`} {
 		if err == nil || !strings.Contains(err.Error(), s) {
 			t.Errorf("error %v does not say %q", err, s)
 		}
@@ -194,5 +195,61 @@ func TestConfigPools(t *testing.T) {
 	if _, err := LoadConfig(nil, with(map[string]string{"EXPORTER_POOLS": `[{"name": "x"}]`}), io.Discard); err == nil ||
 		!strings.Contains(err.Error(), "EXPORTER_POOLS") {
 		t.Errorf("a bad EXPORTER_POOLS: err %v", err)
+	}
+}
+
+// Entry by entry, the exporter keeps what it can serve: each refused entry is named with its
+// place, a duplicated name refuses every entry that has it, and an overlap refuses the later one.
+func TestPoolEntriesRefusedOneByOne(t *testing.T) {
+	pools, refused, err := ParsePoolEntries(`[
+		{"name": "code", "namespace": "agents-code"},
+		{"name": "Typo", "namespace": "agents-typo"},
+		{"name": "twice", "namespace": "t1"},
+		{"name": "browser", "namespace": "agents-browser", "selector": " kind=browser"},
+		{"name": "twice", "namespace": "t2"},
+		{"name": "data", "namespace": "agents-data", "arrivalWindowsSeconds": [30, 180]},
+		{"name": "overlap", "namespace": "agents-code", "selector": "k=v"},
+		{"name": "extra", "namespace": "agents-extra", "replicas": 3}
+	]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Pool{{Name: "code", Namespace: "agents-code"},
+		{Name: "data", Namespace: "agents-data", ShortWindow: 30 * time.Second, LongWindow: 180 * time.Second}}
+	if !reflect.DeepEqual(pools, want) {
+		t.Errorf("served = %+v\nwant     %+v", pools, want)
+	}
+	wantRefused := map[int]string{2: "not a DNS label", 3: "used by pool 5 too", 4: "surrounding or control whitespace",
+		5: "used by pool 3 too", 7: `shares namespace "agents-code" with pool 1`, 8: `unknown field "replicas"`}
+	if len(refused) != len(wantRefused) {
+		t.Errorf("refused %d entries, want %d: %v", len(refused), len(wantRefused), refused)
+	}
+	for _, r := range refused {
+		if say, ok := wantRefused[r.Index]; !ok || !strings.Contains(r.Problem, say) {
+			t.Errorf("refused %v; want entry %d refused saying %q", r, r.Index, say)
+		}
+	}
+	if refused[len(refused)-1].Name != "extra" {
+		t.Errorf("an entry that does not decode keeps its name for the report: %+v", refused[len(refused)-1])
+	}
+
+	// The whole list is refused by ParsePools, which the program runs at preview.
+	if _, err := ParsePools(`[{"name": "code", "namespace": "agents-code"}, {"name": "Typo", "namespace": "x"}]`); err == nil {
+		t.Error("ParsePools accepted a list with a bad entry")
+	}
+}
+
+// At start, a list with one bad entry serves the rest; a list with no entry to serve is refused.
+func TestConfigServesTheGoodEntries(t *testing.T) {
+	env := map[string]string{"EXPORTER_API_URL": "https://x", "EXPORTER_TOKEN_FILE": filepath.Join(t.TempDir(), "token"),
+		"EXPORTER_POOLS": `[{"name": "code", "namespace": "agents-code"}, {"name": "Typo", "namespace": "x"}]`}
+	cfg, err := LoadConfig(nil, envOf(env), io.Discard)
+	if err != nil || len(cfg.Pools) != 1 || cfg.Pools[0].Name != "code" || len(cfg.Refused) != 1 || cfg.Refused[0].Index != 2 {
+		t.Errorf("one bad entry of two: pools %+v, refused %+v, err %v; want code served and entry 2 refused", cfg.Pools, cfg.Refused, err)
+	}
+	env["EXPORTER_POOLS"] = `[{"name": "Typo", "namespace": "x"}, {"name": "", "namespace": "y"}]`
+	if _, err := LoadConfig(nil, envOf(env), io.Discard); err == nil || !strings.Contains(err.Error(), "no entry can be served") ||
+		!strings.Contains(err.Error(), `pool 2 (name "")`) {
+		t.Errorf("no good entry: err %v, want it refused naming each entry", err)
 	}
 }

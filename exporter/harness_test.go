@@ -53,11 +53,17 @@ func newHarness(t *testing.T, api *fakeAPI, selector string, timeout time.Durati
 // newPoolsHarness serves the given pools.
 func newPoolsHarness(t testing.TB, api *fakeAPI, pools []Pool, times trackerTimes) *harness {
 	t.Helper()
+	return newConfigHarness(t, api, Config{Pools: pools}, times)
+}
+
+// newConfigHarness serves cfg's pools and refused entries from the fake API.
+func newConfigHarness(t testing.TB, api *fakeAPI, cfg Config, times trackerTimes) *harness {
+	t.Helper()
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tokenFile, []byte(testToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{APIURL: api.URL, TokenFile: tokenFile, Pools: pools, ReadTimeout: times.readTimeout}
+	cfg.APIURL, cfg.TokenFile, cfg.ReadTimeout = api.URL, tokenFile, times.readTimeout
 	client, err := newAPIClient(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +71,7 @@ func newPoolsHarness(t testing.TB, api *fakeAPI, pools []Pool, times trackerTime
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	served := servePools(context.Background(), client, cfg, times, log)
-	return &harness{api: api, tokenFile: tokenFile, handler: newHandler(served), logs: logs, client: client, pools: served}
+	return &harness{api: api, tokenFile: tokenFile, handler: newHandler(served, cfg.Refused), logs: logs, client: client, pools: served}
 }
 
 func (h *harness) get(t *testing.T, path string) (int, string) {

@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -128,7 +129,8 @@ func TestMetricsCarryEachPool(t *testing.T) {
 		}
 	}
 	for _, line := range strings.Split(body, "\n") {
-		if strings.HasPrefix(line, "warmpool_") && !strings.Contains(line, `{pool="`) {
+		// warmpool_exporter_* describe the exporter itself, not a pool.
+		if strings.HasPrefix(line, "warmpool_") && !strings.HasPrefix(line, "warmpool_exporter_") && !strings.Contains(line, `{pool="`) {
 			t.Errorf("series without a pool label: %q", line)
 		}
 	}
@@ -188,6 +190,53 @@ func TestAPoolsFaultLeavesTheOthersFresh(t *testing.T) {
 	}
 	if warn == nil || warn["pool"] != "code" || warn["namespace"] != "agents-code" {
 		t.Errorf("the failed read's log line does not name its pool: %v", warn)
+	}
+}
+
+// One pool's bad entry does not take the other pools' metric away: the good pools keep their
+// counts, the refused one answers its own path with an error (never a 0) that says why, and
+// /healthz (still 200, a restart would not mend it) and /metrics name it.
+func TestARefusedEntryLeavesTheOtherPoolsServed(t *testing.T) {
+	env := map[string]string{"EXPORTER_API_URL": "https://x", "EXPORTER_TOKEN_FILE": "/t",
+		"EXPORTER_POOLS": `[{"name": "code", "namespace": "agents-code"},
+			{"name": "typo", "namespace": "agents-typo", "selector": " kind=typo"},
+			{"name": "browser", "namespace": "agents-browser", "selector": "` + testSelector + `"}]`}
+	cfg, err := LoadConfig(nil, envOf(env), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newConfigHarness(t, twoPoolAPI(t), cfg, testTimes(5*time.Second))
+	h.wantCountAt(t, "/demand/code", 3, true)
+	h.wantCountAt(t, "/demand/browser", 5, true)
+
+	code, m := h.demandAt(t, "/demand/typo")
+	e, _ := m["error"].(string)
+	if _, hasCount := m["active_claims"]; code != http.StatusServiceUnavailable || hasCount ||
+		!strings.Contains(e, `pool 2 (name "typo")`) || !strings.Contains(e, "whitespace") {
+		t.Errorf("/demand/typo = %d %v; want a 503 without a count naming entry 2 and its problem", code, m)
+	}
+	if code, body := h.get(t, "/healthz"); code != http.StatusOK || !strings.HasPrefix(body, "ok\n1 pool entries") ||
+		!strings.Contains(body, `pool 2 (name "typo")`) {
+		t.Errorf("/healthz = %d %q; want 200 naming the refused entry", code, body)
+	}
+	_, metrics := h.get(t, "/metrics")
+	for _, want := range []string{"warmpool_exporter_refused_pools 1\n", `warmpool_exporter_refused_pool_info{index="2",pool="typo"} 1`,
+		`warmpool_active_claims{pool="code",namespace="agents-code"} 3`, `warmpool_active_claims{pool="browser",namespace="agents-browser"} 5`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, metrics)
+		}
+	}
+	for _, r := range h.api.recorded() {
+		if strings.Contains(r.Path, "agents-typo") {
+			t.Errorf("the refused entry's namespace was read: %s", r.Path)
+		}
+	}
+
+	// With every entry served, the gauge reads 0 (present, so an alert reads a value).
+	h = newPoolsHarness(t, twoPoolAPI(t), twoPools(), testTimes(5*time.Second))
+	h.wantCountAt(t, "/demand/code", 3, true)
+	if _, metrics := h.get(t, "/metrics"); !strings.Contains(metrics, "warmpool_exporter_refused_pools 0\n") {
+		t.Errorf("/metrics lacks warmpool_exporter_refused_pools 0:\n%s", metrics)
 	}
 }
 

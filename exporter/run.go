@@ -52,10 +52,13 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config, log *slog.Logger) e
 		ln.Close()
 		return err
 	}
-	srv := newHTTPServer(newHandler(servePools(ctx, api, cfg, productionTimes(cfg.ReadTimeout), log)), serverTimeouts)
+	srv := newHTTPServer(newHandler(servePools(ctx, api, cfg, productionTimes(cfg.ReadTimeout), log), cfg.Refused), serverTimeouts)
 	log.Info("serving", "listen", ln.Addr().String(), "api_url", cfg.APIURL, "pools", describePools(cfg.Pools),
 		"token_file", cfg.TokenFile, "ca_file", cfg.CAFile, "read_timeout", cfg.ReadTimeout.String(),
 		"scrape_deadline", ScrapeDeadline.String(), "reuse_window", ReuseWindow.String())
+	for _, r := range cfg.Refused {
+		log.Error("pool entry refused, not served; the other pools are", "index", r.Index, "name", r.Name, "problem", r.Problem)
+	}
 
 	shutdownDone := make(chan struct{})
 	go func() {

@@ -21,7 +21,7 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 	timeouts := serverTimeouts
 	timeouts.idle = 100 * time.Millisecond
 	timeouts.read = time.Hour // Go falls back to ReadTimeout without IdleTimeout
-	srv := newHTTPServer(http.HandlerFunc(healthz), timeouts)
+	srv := newHTTPServer(healthz(nil), timeouts)
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 

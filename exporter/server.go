@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -48,13 +49,22 @@ type servedPool struct {
 type server struct {
 	pools  []*servedPool // in configuration order
 	byName map[string]*servedPool
+	// refused are the entries of EXPORTER_POOLS not served; refusedByName those with a name,
+	// whose path answers why.
+	refused       []PoolProblem
+	refusedByName map[string]PoolProblem
 }
 
-func newHandler(pools []*servedPool) http.Handler {
-	s := &server{pools: pools, byName: map[string]*servedPool{}}
+func newHandler(pools []*servedPool, refused []PoolProblem) http.Handler {
+	s := &server{pools: pools, byName: map[string]*servedPool{}, refused: refused, refusedByName: map[string]PoolProblem{}}
 	for _, p := range pools {
 		if p.Name != "" {
 			s.byName[p.Name] = p
+		}
+	}
+	for _, r := range refused {
+		if _, served := s.byName[r.Name]; !served && r.Name != "" {
+			s.refusedByName[r.Name] = r
 		}
 	}
 	mux := http.NewServeMux()
@@ -62,7 +72,7 @@ func newHandler(pools []*servedPool) http.Handler {
 	mux.HandleFunc("GET "+DemandPath+"/{pool}", s.demandPool)
 	mux.HandleFunc("GET "+DemandPath+"/", s.demandPool) // /demand/ and deeper: no pool by that name
 	mux.HandleFunc("GET /metrics", s.metrics)
-	mux.HandleFunc("GET /healthz", healthz)
+	mux.HandleFunc("GET /healthz", healthz(refused))
 	return mux
 }
 
@@ -80,6 +90,15 @@ func (s *server) demandPool(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("pool")
 	if p, ok := s.byName[name]; ok {
 		s.demand(w, p)
+		return
+	}
+	if r, ok := s.refusedByName[name]; ok {
+		// An error, never a 0: KEDA falls back for this pool alone, the other pools keep their counts.
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_ = json.NewEncoder(w).Encode(ErrorResponse{Error: "pool " + strconv.Quote(name) +
+			" is not served: its entry in " + PoolsEnv + " is refused: " + r.String()})
 		return
 	}
 	shown := strings.TrimPrefix(r.URL.Path, DemandPath+"/")
@@ -173,6 +192,17 @@ func (s *server) metrics(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 
+	// Always present, 0 when every entry is served, so an alert reads a value, not an absence.
+	fmt.Fprintf(&b, "# HELP warmpool_exporter_refused_pools Entries of %s the exporter refused and does not serve.\n"+
+		"# TYPE warmpool_exporter_refused_pools gauge\nwarmpool_exporter_refused_pools %d\n", PoolsEnv, len(s.refused))
+	if len(s.refused) > 0 {
+		b.WriteString("# HELP warmpool_exporter_refused_pool_info One series per refused entry: its place in the list and its name as written.\n" +
+			"# TYPE warmpool_exporter_refused_pool_info gauge\n")
+		for _, r := range s.refused {
+			fmt.Fprintf(&b, "warmpool_exporter_refused_pool_info{index=\"%d\",pool=\"%s\"} 1\n", r.Index, escapeLabel(r.Name))
+		}
+	}
+
 	family := func(name, help, typ string, value func(Snapshot) (any, bool), extra func(Snapshot) string) {
 		header := false
 		for i, snap := range snaps {
@@ -232,10 +262,21 @@ func (s *server) metrics(w http.ResponseWriter, _ *http.Request) {
 }
 
 // healthz answers without touching the Kubernetes API, so an API outage never
-// fails the liveness probe and restarts the pod, losing the last good count.
-func healthz(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	_, _ = w.Write([]byte("ok"))
+// fails the liveness probe and restarts the pod, losing the last good count. Refused pool
+// entries are named in the body but keep it 200: a restart would not mend them, and the
+// served pools must keep their counts.
+func healthz(refused []PoolProblem) http.HandlerFunc {
+	body := "ok"
+	if len(refused) > 0 {
+		body += fmt.Sprintf("\n%d pool entries of %s refused, not served:", len(refused), PoolsEnv)
+		for _, r := range refused {
+			body += "\n  " + r.String()
+		}
+	}
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte(body))
+	}
 }
 
 // escapeLabel escapes a Prometheus label value.
