@@ -1,6 +1,9 @@
 package components
 
 import (
+	"fmt"
+	"reflect"
+
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/apiextensions"
 	corev1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/core/v1"
@@ -69,6 +72,11 @@ type WarmPool struct {
 // at creation only: later runs ignore it, because the HPA writes it through /scale and an update
 // would either conflict with kube-controller-manager or reset the pool to its floor under load.
 func NewWarmPool(ctx *pulumi.Context, name string, args *WarmPoolArgs, opts ...pulumi.ResourceOption) (*WarmPool, error) {
+	if args.Agent.Image == "" && !reflect.DeepEqual(args.Agent, Agent{}) {
+		// The zero Agent means the placeholder; an Agent with settings but no image would
+		// otherwise be replaced by it, every setting dropped without a word.
+		return nil, fmt.Errorf("warm pool %s: Agent has settings but no Image; set Image, or leave the whole Agent zero for the placeholder %s", name, contract.WarmPodImage)
+	}
 	w := &WarmPool{}
 	if err := ctx.RegisterComponentResource(WarmPoolType, name, w, opts...); err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 	psaapi "k8s.io/pod-security-admission/api"
 	psapolicy "k8s.io/pod-security-admission/policy"
 
@@ -35,6 +36,8 @@ func validateAgent(at string, a components.Agent, add func(string, ...any)) {
 	}
 	if a.RunAsUser < 1 {
 		add("%srunAsUser is %d; a sandbox runs as a non-root user (the namespace enforces Pod Security restricted, which rejects UID 0); use the UID your image's agent user has, e.g. %d", at, a.RunAsUser, components.SandboxUID)
+	} else if errs := validation.IsValidUserID(int64(a.RunAsUser)); len(errs) > 0 {
+		add("%srunAsUser is %d, which the API server rejects (%s); use the UID your image's agent user has, e.g. %d", at, a.RunAsUser, strings.Join(errs, "; "), components.SandboxUID)
 	}
 	for name := range a.Env {
 		if !envName.MatchString(name) {
@@ -50,8 +53,10 @@ func validateAgent(at string, a components.Agent, add func(string, ...any)) {
 				add("%s%s has %q; a sandbox may ask for %s", at, r.key, name, strings.Join(agentResources, ", "))
 				continue
 			}
-			if _, err := resource.ParseQuantity(q); err != nil {
+			if v, err := resource.ParseQuantity(q); err != nil {
 				add("%s%s.%s is %q, which is not a Kubernetes quantity (e.g. 500m, 2, 512Mi, 4Gi)", at, r.key, name, q)
+			} else if v.Sign() < 0 {
+				add("%s%s.%s is %q; a quantity the API server accepts is not negative (e.g. 500m, 2, 512Mi, 4Gi)", at, r.key, name, q)
 			}
 		}
 	}
@@ -73,8 +78,10 @@ func validateAgent(at string, a components.Agent, add func(string, ...any)) {
 		if a.ScratchMountPath == "" {
 			add("%sscratch.sizeLimit is set without scratch.mountPath; say where the scratch volume goes", at)
 		}
-		if _, err := resource.ParseQuantity(a.ScratchSizeLimit); err != nil {
+		if v, err := resource.ParseQuantity(a.ScratchSizeLimit); err != nil {
 			add("%sscratch.sizeLimit is %q, which is not a Kubernetes quantity (e.g. 1Gi)", at, a.ScratchSizeLimit)
+		} else if v.Sign() <= 0 {
+			add("%sscratch.sizeLimit is %q; give a positive size (e.g. 1Gi), or remove the key for a volume bounded only by the node", at, a.ScratchSizeLimit)
 		}
 	}
 	for _, v := range podSecurityViolations(a) {

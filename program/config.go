@@ -236,9 +236,7 @@ func (r *configReader) list(key string) []string {
 }
 
 var (
-	dns1123Label     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	dns1123Subdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-	eksClusterName   = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$`)
+	eksClusterName = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$`)
 	// EKS takes MAJOR.MINOR, without a "v".
 	kubeVersion = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$`)
 	// exactSemver is the Semantic Versioning 2.0.0 grammar: MAJOR.MINOR.PATCH with an
@@ -321,7 +319,7 @@ func (c *Config) Validate(earlier ...string) error {
 		}
 	}
 
-	if c.RuntimeClassMode == components.ModeCreate && !dns1123Label.MatchString(c.RuntimeClassHandler) {
+	if c.RuntimeClassMode == components.ModeCreate && !isDNSLabel(c.RuntimeClassHandler) {
 		add("runtimeClassMode=create needs runtimeClassHandler, the CRI handler your nodes run sandboxes with (a DNS label such as kata-qemu); it is %q", c.RuntimeClassHandler)
 	}
 	if v, ok := strings.CutPrefix(c.AgentSandboxVersion, "v"); !ok || !exactSemver.MatchString(v) {
@@ -347,6 +345,11 @@ func (c *Config) Validate(earlier ...string) error {
 			c.ExporterReplicas, contract.MaxExporterReplicas, contract.DefaultExporterReplicas)
 	}
 
+	if len(errs) == 0 {
+		// Only on a config that is otherwise valid: the exporter's parser then checks the exact
+		// list the program would render, so the two can never disagree.
+		c.validateExporterPools(add)
+	}
 	if len(errs) == 0 {
 		return nil
 	}
@@ -495,7 +498,7 @@ func withCurrentContext(contents, kubeContext string) (string, error) {
 
 // checkNamespace refuses a name that is not a namespace's, or one the stack must not own.
 func checkNamespace(key, ns string, add func(string, ...any)) {
-	if len(ns) > 63 || !dns1123Label.MatchString(ns) {
+	if !isDNSLabel(ns) {
 		add("%s %q is not a valid Kubernetes namespace name (lower-case letters, digits and '-', at most 63, starting and ending with a letter or digit)", key, ns)
 	} else if slices.Contains(ReservedNamespaces, ns) || strings.HasPrefix(ns, "kube-") {
 		add("%s %q belongs to Kubernetes or a shared install (%s, any kube-*); the stack owns and deletes its namespace, so choose a namespace of its own such as %s",

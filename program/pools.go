@@ -4,15 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/components"
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"github.com/warmpool/warm-pool-autoscaling-keda/exporter"
 )
 
 // Pool is one warm pool as the program deploys it: its names, its agent, its bounds and its
@@ -278,6 +281,12 @@ func readAgent(o configObject) components.Agent {
 		RunAsUser:              o.integer("runAsUser", components.SandboxUID),
 		ReadOnlyRootFilesystem: o.boolean("readOnlyRootFilesystem", false),
 	}
+	if v, set := o.m["image"]; set && v != nil && a.Image == "" {
+		// Without this, an empty image would read as "no template" and the placeholder would
+		// silently replace every other setting of the template.
+		o.fail("%simage is empty; give your agent's image (registry/path:tag), or remove the key for the placeholder %s", o.at, def.Image)
+		a.Image = def.Image
+	}
 	if _, set := o.m["image"]; !set && a.Command == nil && a.Args == nil {
 		// The placeholder's command goes with the placeholder's image.
 		a.Command = def.Command
@@ -375,7 +384,7 @@ func (c *Config) validatePool(p *Pool, add func(string, ...any)) {
 	}
 	for _, n := range []struct{ key, value string }{{p.nameKey(), p.Name}, {"templateName", p.TemplateName}} {
 		// 63, not 253: the pool's name ends up in KEDA's HPA name and in label values.
-		if len(n.value) > 63 || !dns1123Subdomain.MatchString(n.value) {
+		if len(n.value) > 63 || len(validation.IsDNS1123Subdomain(n.value)) > 0 {
 			padd("%s %q is not a valid Kubernetes object name (lower-case letters, digits, '-' and '.', at most 63, starting and ending with a letter or digit)", n.key, n.value)
 		}
 	}
@@ -383,8 +392,8 @@ func (c *Config) validatePool(p *Pool, add func(string, ...any)) {
 	if p.MinReplicas < 0 {
 		padd("minReplicas is %d; it cannot be negative (0 allows scale-to-zero, 1 keeps one warm sandbox at rest)", p.MinReplicas)
 	}
-	if p.MaxReplicas < 1 {
-		padd("maxReplicas is %d; it must be at least 1", p.MaxReplicas)
+	if p.MaxReplicas < 1 || p.MaxReplicas > math.MaxInt32 {
+		padd("maxReplicas is %d; it must be at least 1 and at most %d (the HPA's and the pool's replica counts are 32-bit)", p.MaxReplicas, math.MaxInt32)
 	}
 	if p.MinReplicas > p.MaxReplicas {
 		padd("minReplicas (%d) is greater than maxReplicas (%d); lower minReplicas or raise maxReplicas", p.MinReplicas, p.MaxReplicas)
@@ -447,3 +456,46 @@ func validateAcrossPools(c *Config, pools []*Pool, add func(string, ...any)) {
 		}
 	}
 }
+
+// exporterPools is the pool list the exporter is given (EXPORTER_POOLS), in pool order; nil for
+// the one pool without arrival windows, which the exporter counts from its namespace and selector
+// as it always has.
+func (c *Config) exporterPools() []contract.ExporterPool {
+	pools := c.Pools()
+	if len(c.PoolList) == 0 && pools[0].ArrivalWindows() == nil {
+		return nil
+	}
+	out := make([]contract.ExporterPool, len(pools))
+	for i, p := range pools {
+		out[i] = contract.ExporterPool{Name: p.Name, Namespace: p.Namespace, Selector: p.ClaimSelector, ArrivalWindowsSeconds: p.ArrivalWindows()}
+	}
+	return out
+}
+
+// maxEnvString is the kernel's bound on one "NAME=value" string of a process's environment
+// (MAX_ARG_STRLEN, 32 pages of 4 KiB): above it the exporter's container cannot start.
+const maxEnvString = 32 * 4096
+
+// validateExporterPools runs the exporter's own parser on the exact EXPORTER_POOLS the program
+// renders, and checks the string fits one environment variable.
+func (c *Config) validateExporterPools(add func(string, ...any)) {
+	list := c.exporterPools()
+	if list == nil {
+		return
+	}
+	rendered := make([]components.ExporterPool, len(list))
+	for i, p := range list {
+		rendered[i] = components.ExporterPool{ExporterPool: p}
+	}
+	env := components.PoolsEnv(rendered)
+	if _, err := exporter.ParsePools(env); err != nil {
+		add("the claim exporter would refuse the pool list the program renders for it (its pool N is pools[N-1]): %v", err)
+	}
+	if n := len(contract.ExporterPoolsEnv) + 1 + len(env); n > maxEnvString {
+		add("the %d pools render to a %d-byte %s, above the %d bytes the kernel allows one environment variable, so the exporter could not start; "+
+			"shorten the claimSelectors or split the pools across stacks", len(list), n, contract.ExporterPoolsEnv, maxEnvString)
+	}
+}
+
+// isDNSLabel is Kubernetes' own rule for a namespace or handler name.
+func isDNSLabel(s string) bool { return len(validation.IsDNS1123Label(s)) == 0 }

@@ -2,6 +2,8 @@ package program
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -145,6 +147,13 @@ func TestTemplateCannotBreakTheIsolation(t *testing.T) {
 		"relative scratch":    {`{"scratch": {"mountPath": "scratch"}}`, `template.scratch.mountPath "scratch" must be an absolute path`},
 		"env name":            {`{"env": {"1BAD": "x"}}`, `template.env has "1BAD"`},
 		"command not a list":  {`{"command": "/agent"}`, "template.command must be a list of strings"},
+		// What the API server would refuse after the namespace exists, refused here instead.
+		"UID beyond 32 bits": {`{"runAsUser": 2147483648}`, "template.runAsUser is 2147483648, which the API server rejects"},
+		"negative request":   {`{"resources": {"requests": {"memory": "-1Gi"}}}`, `template.resources.requests.memory is "-1Gi"; a quantity the API server accepts is not negative`},
+		"negative limit":     {`{"resources": {"limits": {"cpu": "-500m"}}}`, `template.resources.limits.cpu is "-500m"; a quantity the API server accepts is not negative`},
+		"negative scratch":   {`{"scratch": {"mountPath": "/scratch", "sizeLimit": "-1Gi"}}`, `template.scratch.sizeLimit is "-1Gi"; give a positive size`},
+		// An empty image used to read as "no template": the placeholder replaced every setting.
+		"empty image": {`{"image": "", "resources": {"requests": {"memory": "4Gi"}}}`, "template.image is empty; give your agent's image"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -171,21 +180,27 @@ func TestTemplateIsJudgedByPodSecurityAdmission(t *testing.T) {
 
 func TestPoolListRules(t *testing.T) {
 	cases := map[string]struct{ pools, extraKey, extraValue, want string }{
-		"no name":              {`[{"maxReplicas": 3}]`, "", "", `pools[0].name "" is not a valid Kubernetes object name`},
-		"same name twice":      {`[{"name": "a"}, {"name": "a"}]`, "", "", `pools[1].name "a" is also pools[0].name; every pool needs its own name`},
-		"same template":        {`[{"name": "a", "templateName": "t"}, {"name": "b", "templateName": "t"}]`, "", "", `pools[1].templateName "t" is also pools[0].templateName`},
-		"same namespace":       {`[{"name": "a", "namespace": "n"}, {"name": "b", "namespace": "n"}]`, "", "", `pools[1].namespace "n" is also pools[0].namespace`},
-		"the stack namespace":  {`[{"name": "a", "namespace": "warm-pool-autoscaling-keda"}]`, "", "", `pools[0].namespace is "warm-pool-autoscaling-keda", the stack's namespace`},
-		"reserved namespace":   {`[{"name": "a", "namespace": "kube-system"}]`, "", "", `pools[0].namespace "kube-system" belongs to Kubernetes`},
-		"bounds per pool":      {`[{"name": "a", "minReplicas": 5, "maxReplicas": 2}]`, "", "", "pools[0].minReplicas (5) is greater than maxReplicas (2)"},
-		"typo":                 {`[{"name": "a", "maxReplica": 2}]`, "", "", "pools[0].maxReplica is not a key the program knows"},
-		"empty list":           {`[]x`, "", "", "pools is not a list"},
-		"shorthand beside":     {`[{"name": "a"}]`, "poolName", "b", "poolName is a key of the one-pool shorthand, and pools is set"},
-		"sizing policy":        {`[{"name": "a", "sizing": {"policy": "magic"}}]`, "", "", `pools[0].sizing.policy is "magic"`},
-		"warm-hit target":      {`[{"name": "a", "sizing": {"policy": "arrivals", "warmHitTarget": "1"}}]`, "", "", "pools[0].sizing.warmHitTarget"},
-		"short window":         {`[{"name": "a", "sizing": {"policy": "arrivals", "shortWindowSeconds": 5}}]`, "", "", "pools[0].sizing.shortWindowSeconds is 5; it must be at least sizing.hpaSyncSeconds (15"},
-		"windows in order":     {`[{"name": "a", "sizing": {"policy": "arrivals", "shortWindowSeconds": 60, "longWindowSeconds": 60}}]`, "", "", "pools[0].sizing.longWindowSeconds is 60; it must be above shortWindowSeconds (60)"},
-		"target with arrivals": {`[{"name": "a", "targetValue": "2", "sizing": {"policy": "arrivals"}}]`, "", "", `pools[0].targetValue is "2" with sizing.policy=arrivals`},
+		"no name":               {`[{"maxReplicas": 3}]`, "", "", `pools[0].name "" is not a valid Kubernetes object name`},
+		"same name twice":       {`[{"name": "a"}, {"name": "a"}]`, "", "", `pools[1].name "a" is also pools[0].name; every pool needs its own name`},
+		"same template":         {`[{"name": "a", "templateName": "t"}, {"name": "b", "templateName": "t"}]`, "", "", `pools[1].templateName "t" is also pools[0].templateName`},
+		"same namespace":        {`[{"name": "a", "namespace": "n"}, {"name": "b", "namespace": "n"}]`, "", "", `pools[1].namespace "n" is also pools[0].namespace`},
+		"the stack namespace":   {`[{"name": "a", "namespace": "warm-pool-autoscaling-keda"}]`, "", "", `pools[0].namespace is "warm-pool-autoscaling-keda", the stack's namespace`},
+		"reserved namespace":    {`[{"name": "a", "namespace": "kube-system"}]`, "", "", `pools[0].namespace "kube-system" belongs to Kubernetes`},
+		"bounds per pool":       {`[{"name": "a", "minReplicas": 5, "maxReplicas": 2}]`, "", "", "pools[0].minReplicas (5) is greater than maxReplicas (2)"},
+		"typo":                  {`[{"name": "a", "maxReplica": 2}]`, "", "", "pools[0].maxReplica is not a key the program knows"},
+		"empty list":            {`[]x`, "", "", "pools is not a list"},
+		"shorthand beside":      {`[{"name": "a"}]`, "poolName", "b", "poolName is a key of the one-pool shorthand, and pools is set"},
+		"sizing policy":         {`[{"name": "a", "sizing": {"policy": "magic"}}]`, "", "", `pools[0].sizing.policy is "magic"`},
+		"warm-hit target":       {`[{"name": "a", "sizing": {"policy": "arrivals", "warmHitTarget": "1"}}]`, "", "", "pools[0].sizing.warmHitTarget"},
+		"short window":          {`[{"name": "a", "sizing": {"policy": "arrivals", "shortWindowSeconds": 5}}]`, "", "", "pools[0].sizing.shortWindowSeconds is 5; it must be at least sizing.hpaSyncSeconds (15"},
+		"windows in order":      {`[{"name": "a", "sizing": {"policy": "arrivals", "shortWindowSeconds": 60, "longWindowSeconds": 60}}]`, "", "", "pools[0].sizing.longWindowSeconds is 60; it must be above shortWindowSeconds (60)"},
+		"target with arrivals":  {`[{"name": "a", "targetValue": "2", "sizing": {"policy": "arrivals"}}]`, "", "", `pools[0].targetValue is "2" with sizing.policy=arrivals`},
+		"replicas beyond int32": {`[{"name": "a", "maxReplicas": 2147483648}]`, "", "", "pools[0].maxReplicas is 2147483648; it must be at least 1 and at most 2147483647"},
+		// Accepted by the program's own rules, refused by the exporter's parser, which the program runs.
+		"a name the exporter refuses": {`[{"name": "a.b", "namespace": "agents-ab"}]`, "", "",
+			`the claim exporter would refuse the pool list the program renders for it (its pool N is pools[N-1]): EXPORTER_POOLS: pool 1 (name "a.b"): name is not a DNS label`},
+		"a selector the exporter refuses": {`[{"name": "a"}, {"name": "b", "claimSelector": " app=b"}]`, "", "",
+			`pool 2 (name "b"): selector " app=b" has surrounding or control whitespace`},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -242,4 +257,22 @@ func TestPulumiYamlDefaultsBesideAPoolsList(t *testing.T) {
 	require.NoError(t, err)
 	rec := mustRunProgram(t, withConfig(map[string]string{"template": "{}", "sizing": "{}", "pools": "[]"}))
 	mustFind(t, rec, typeTemplate, "warm-pool-agent")
+}
+
+// A pool list too long for one environment variable (the kernel's 128 KiB) is refused at preview
+// with the sizes, instead of an exporter container that cannot start.
+func TestPoolListMustFitTheExportersEnvironment(t *testing.T) {
+	var selector []string
+	for i := range 8 {
+		selector = append(selector, fmt.Sprintf("label-%d=%s", i, strings.Repeat("v", 60)))
+	}
+	var pools []string
+	for i := range 260 {
+		pools = append(pools, fmt.Sprintf(`{"name": "pool-%d", "claimSelector": %q}`, i, strings.Join(selector, ",")))
+	}
+	rec, err := runProgram(t, withConfig(map[string]string{"pools": "[" + strings.Join(pools, ",") + "]"}))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the 260 pools render to a")
+	assert.Contains(t, err.Error(), "above the 131072 bytes the kernel allows one environment variable")
+	assert.Empty(t, registeredTypes(rec.All()))
 }

@@ -154,15 +154,9 @@ func newExporter(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool, w
 			return nil, err
 		}
 	}
-	exporterPools := make([]components.ExporterPool, 0, len(pools))
-	for i, pool := range pools {
-		exporterPools = append(exporterPools, components.ExporterPool{
-			ExporterPool: contract.ExporterPool{Name: pool.Name, Namespace: pool.Namespace, Selector: pool.ClaimSelector, ArrivalWindowsSeconds: pool.ArrivalWindows()},
-			DependsOn:    []pulumi.Resource{warmPools[i].Namespace},
-		})
-	}
-	if !listed && pools[0].ArrivalWindows() == nil {
-		exporterPools = nil // the one pool without arrivals: the exporter as it always ran
+	var exporterPools []components.ExporterPool // nil: the one pool without arrivals, the exporter as it always ran
+	for i, p := range cfg.exporterPools() {
+		exporterPools = append(exporterPools, components.ExporterPool{ExporterPool: p, DependsOn: []pulumi.Resource{warmPools[i].Namespace}})
 	}
 	claimExporter, err := components.NewClaimExporter(ctx, "claim-exporter", &components.ClaimExporterArgs{
 		Namespace: stackNamespaceName, NamespaceName: cfg.Namespace, DependsOn: []pulumi.Resource{stackNamespace},
