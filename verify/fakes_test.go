@@ -15,6 +15,7 @@ import (
 	authzv1 "k8s.io/api/authorization/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -76,6 +77,8 @@ type cluster struct {
 	created           map[string][]time.Time
 	shortWin, longWin time.Duration
 	unlabelledNS      string // a namespace created without the stack's labels
+	// exporterEndpoints are the ready endpoints behind the exporter's Service (0: every replica gone).
+	exporterEndpoints int
 }
 
 // simPool is one pool of the simulated stack.
@@ -166,7 +169,7 @@ func newCluster(t *testing.T) *cluster {
 	t.Helper()
 	c := &cluster{t: t, min: 1, max: 3, stopped: make(chan struct{}), hpaMetricType: autoscalingv2.AverageValueMetricType,
 		firstSeen: map[string]time.Time{}, created: map[string][]time.Time{},
-		shortWin: 300 * time.Millisecond, longWin: 600 * time.Millisecond}
+		shortWin: 300 * time.Millisecond, longWin: 600 * time.Millisecond, exporterEndpoints: 2}
 	c.keda.Store(true)
 	return c
 }
@@ -201,7 +204,13 @@ func (c *cluster) start(extraDyn ...runtime.Object) {
 	exporterPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "claim-exporter-54cfbb9984-pbhqd", Namespace: sns, Labels: map[string]string{"app": "claim-exporter"}},
 		Spec: corev1.PodSpec{NodeName: "node-1"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 	good := map[string]string{labelManagedBy: projectName, labelStack: "warm-pool-autoscaling-keda.dev"}
-	kubeObjs := []runtime.Object{node, exporterDep, exporterPod}
+	var endpoints []discoveryv1.Endpoint
+	for i := range c.exporterEndpoints {
+		endpoints = append(endpoints, discoveryv1.Endpoint{Addresses: []string{fmt.Sprintf("198.18.0.%d", 10+i)}})
+	}
+	exporterSlice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "claim-exporter-abcde", Namespace: sns,
+		Labels: map[string]string{discoveryv1.LabelServiceName: "claim-exporter"}}, AddressType: discoveryv1.AddressTypeIPv4, Endpoints: endpoints}
+	kubeObjs := []runtime.Object{node, exporterDep, exporterPod, exporterSlice}
 	seenNS := map[string]bool{}
 	for _, ns := range append([]string{sns}, func() []string {
 		var n []string

@@ -53,6 +53,14 @@ func (r *Runner) checkFallback(ctx context.Context, phase string, so *unstructur
 		}
 		ev += ")"
 	}
+	if verdict == report.Pass {
+		// KEDA's status lags an outage: hold it to what verify reads itself.
+		if p := r.readPath(ctx, false); !p.ok() {
+			verdict, ev = report.Fail, ev+"; but "+p.String()+"; KEDA's status lags an outage by its failure threshold, so it has not said so yet"
+		} else {
+			ev += "; " + p.String()
+		}
+	}
 	switch verdict {
 	case report.Pass:
 		r.rep.Pass(phase, name, ev)

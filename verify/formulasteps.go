@@ -220,8 +220,8 @@ func (r *Runner) awaitFormulaStep(ctx context.Context, dir string, n int, change
 		if ctx.Err() != nil {
 			return
 		}
-		r.rep.Fail("scaling", name, fmt.Sprintf("%v; spec.replicas values seen %s; the formula's answers %s; %s",
-			o.err, joinInts(o.seen), joinInts(distinctWants(o.readings)), lastReadings(o.readings, 5)))
+		r.rep.Fail("scaling", name, fmt.Sprintf("%v; spec.replicas values seen %s; the formula's answers %s; %s; %s",
+			o.err, joinInts(o.seen), joinInts(distinctWants(o.readings)), lastReadings(o.readings, 5), r.readPath(ctx, true)))
 		return
 	}
 	m := o.matched

@@ -47,7 +47,7 @@ func (r *Runner) awaitStep(ctx context.Context, dir string, n int, changedAt tim
 		if ctx.Err() != nil {
 			return
 		}
-		r.rep.Fail("scaling", name, fmt.Sprintf("expected %d (%s): %v; values seen %s", want, rule, err, joinInts(seen)))
+		r.rep.Fail("scaling", name, fmt.Sprintf("expected %d (%s): %v; values seen %s; %s", want, rule, err, joinInts(seen), r.readPath(ctx, true)))
 		return
 	}
 	lat := at.Sub(changedAt)
