@@ -39,6 +39,16 @@ func (r *Runner) checkFallback(ctx context.Context, phase string, so *unstructur
 		}
 		var bad bool
 		bad, verdict, ev = fallbackReading(so)
+		if verdict == report.Pass {
+			// KEDA's status lags an outage: hold it to what verify reads itself. A part found
+			// broken is read again like KEDA's own status (an exporter that has just restarted).
+			p := r.readPath(ctx, false)
+			if !p.ok() {
+				verdict, ev = report.Fail, ev+"; but "+p.String()+"; KEDA's status lags an outage by its failure threshold, so it has not said so yet"
+				return false, nil
+			}
+			ev += "; " + p.String()
+		}
 		return !bad, nil
 	})
 	var nr *poll.NotReached
@@ -52,14 +62,6 @@ func (r *Runner) checkFallback(ctx context.Context, phase string, so *unstructur
 			ev += fmt.Sprintf("; %d of %d reads failed, the last read error: %v", nr.Failed, nr.Reads, nr.LastErr)
 		}
 		ev += ")"
-	}
-	if verdict == report.Pass {
-		// KEDA's status lags an outage: hold it to what verify reads itself.
-		if p := r.readPath(ctx, false); !p.ok() {
-			verdict, ev = report.Fail, ev+"; but "+p.String()+"; KEDA's status lags an outage by its failure threshold, so it has not said so yet"
-		} else {
-			ev += "; " + p.String()
-		}
 	}
 	switch verdict {
 	case report.Pass:
