@@ -121,8 +121,8 @@ func TestMetricsCarryEachPool(t *testing.T) {
 		`warmpool_active_claims_fresh{pool="browser",namespace="agents-browser"} 1` + "\n",
 		`warmpool_active_claims_read_failures_total{pool="code",namespace="agents-code"} 0` + "\n",
 		`warmpool_active_claims_read_timestamp_seconds{pool="arrive",namespace="agents-arrive"} `,
-		"# TYPE warmpool_arrivals_short gauge\n" + `warmpool_arrivals_short{pool="arrive",namespace="agents-arrive",window_seconds="30"} 2` + "\n#",
-		"# TYPE warmpool_arrivals_long gauge\n" + `warmpool_arrivals_long{pool="arrive",namespace="agents-arrive",window_seconds="180"} 2` + "\n",
+		"# TYPE warmpool_arrivals gauge\n" + `warmpool_arrivals{pool="arrive",namespace="agents-arrive",window="short",window_seconds="30"} 2` + "\n" +
+			`warmpool_arrivals{pool="arrive",namespace="agents-arrive",window="long",window_seconds="180"} 2` + "\n",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q:\n%s", want, body)

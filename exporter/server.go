@@ -241,23 +241,29 @@ func (s *server) metrics(w http.ResponseWriter, _ *http.Request) {
 		always(func(s Snapshot) any { return s.ReadAt.Unix() }), nil)
 	family("warmpool_active_claims_read_failures_total", "Failed reads of the Kubernetes API since the exporter started.", "counter",
 		always(func(s Snapshot) any { return s.Failures }), nil)
-	window := func(d func(*Arrivals) time.Duration) func(Snapshot) string {
-		return func(s Snapshot) string { return fmt.Sprintf(`window_seconds="%d"`, int64(d(s.Arrivals)/time.Second)) }
+	// One family with the window as a label (Prometheus names a measure, not its parameters):
+	// window="short"|"long", and window_seconds its length, which the config may change.
+	header := false
+	for i, snap := range snaps {
+		a := snap.Arrivals
+		if !snap.HasCount || a == nil {
+			continue
+		}
+		if !header {
+			b.WriteString("# HELP warmpool_arrivals SandboxClaims created within the window before the last successful read.\n" +
+				"# TYPE warmpool_arrivals gauge\n")
+			header = true
+		}
+		p := s.pools[i]
+		for _, w := range []struct {
+			name  string
+			count int64
+			d     time.Duration
+		}{{"short", a.Short, a.ShortWindow}, {"long", a.Long, a.LongWindow}} {
+			fmt.Fprintf(&b, "warmpool_arrivals{pool=\"%s\",namespace=\"%s\",window=\"%s\",window_seconds=\"%d\"} %d\n",
+				escapeLabel(p.Name), escapeLabel(p.Namespace), w.name, int64(w.d/time.Second), w.count)
+		}
 	}
-	family("warmpool_arrivals_short", "SandboxClaims created within the short window before the last successful read.", "gauge",
-		func(s Snapshot) (any, bool) {
-			if s.Arrivals == nil {
-				return nil, false
-			}
-			return s.Arrivals.Short, true
-		}, window(func(a *Arrivals) time.Duration { return a.ShortWindow }))
-	family("warmpool_arrivals_long", "SandboxClaims created within the long window before the last successful read.", "gauge",
-		func(s Snapshot) (any, bool) {
-			if s.Arrivals == nil {
-				return nil, false
-			}
-			return s.Arrivals.Long, true
-		}, window(func(a *Arrivals) time.Duration { return a.LongWindow }))
 	_, _ = w.Write([]byte(b.String()))
 }
 
