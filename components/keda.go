@@ -2,6 +2,7 @@ package components
 
 import (
 	"fmt"
+	"reflect"
 
 	corev1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/core/v1"
 	helmv4 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/helm/v4"
@@ -15,6 +16,9 @@ import (
 type KedaArgs struct {
 	Mode         string // ModeInstall or ModeAdopt
 	ChartVersion string
+	// Values are the chart values the install sets; refused in adopt mode (a shared install is
+	// never re-valued).
+	Values KedaValues
 }
 
 // Keda is the KEDA install the ScaledObject needs.
@@ -30,6 +34,9 @@ type Keda struct {
 	Installed []pulumi.Resource
 }
 
+// ServiceMonitorCRD is the Prometheus Operator's ServiceMonitor, which the chart's switch needs.
+const ServiceMonitorCRD = "servicemonitors.monitoring.coreos.com"
+
 // NewKeda installs kedacore/keda at the pinned chart version (install) or only checks that
 // scaledobjects.keda.sh exists (adopt): KEDA is shared, so adopt never upgrades, re-values or moves it.
 func NewKeda(ctx *pulumi.Context, name string, args *KedaArgs, opts ...pulumi.ResourceOption) (*Keda, error) {
@@ -37,8 +44,17 @@ func NewKeda(ctx *pulumi.Context, name string, args *KedaArgs, opts ...pulumi.Re
 	if err := ctx.RegisterComponentResource("warmpool:index:Keda", name, k, opts...); err != nil {
 		return nil, err
 	}
+	if args.Mode == ModeAdopt && !reflect.DeepEqual(args.Values, KedaValues{}) {
+		return nil, fmt.Errorf("KEDA's install values are set, but kedaMode is adopt: an adopted KEDA is shared and never re-valued; remove them, or install KEDA with the stack (kedaMode=install)")
+	}
 	switch args.Mode {
 	case ModeInstall:
+		if args.Values.ServiceMonitor {
+			how := "install the Prometheus Operator (or kube-prometheus-stack) first, or turn the ServiceMonitors off"
+			if _, err := requireCRDs(ctx, k, "the Prometheus Operator", how, RequiredCRD{Name: ServiceMonitorCRD, Version: "v1"}); err != nil {
+				return nil, err
+			}
+		}
 		ns, err := corev1.NewNamespace(ctx, contract.KedaNamespace, &corev1.NamespaceArgs{
 			Metadata: &metav1.ObjectMetaArgs{
 				Name:   pulumi.String(contract.KedaNamespace),
@@ -48,12 +64,17 @@ func NewKeda(ctx *pulumi.Context, name string, args *KedaArgs, opts ...pulumi.Re
 		if err != nil {
 			return nil, err
 		}
+		var values pulumi.MapInput // nil: the chart's defaults, and no values input at all
+		if v := args.Values.chartValues(); v != nil {
+			values = v
+		}
 		chart, err := helmv4.NewChart(ctx, name, &helmv4.ChartArgs{
 			Name:           pulumi.String("keda"),
 			Chart:          pulumi.String(contract.KedaChartName),
 			Version:        pulumi.String(args.ChartVersion),
 			Namespace:      pulumi.String(contract.KedaNamespace),
 			RepositoryOpts: &helmv4.RepositoryOptsArgs{Repo: pulumi.String(contract.KedaChartRepo)},
+			Values:         values,
 		}, pulumi.Parent(k), pulumi.DependsOn([]pulumi.Resource{ns}))
 		if err != nil {
 			return nil, err

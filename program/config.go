@@ -78,6 +78,9 @@ type Config struct {
 	Agent components.Agent
 	// Sizing is the shorthand pool's sizing policy (the `sizing` key); zero: claims.
 	Sizing components.Sizing
+	// Keda is KEDA's install values (the `keda` key, install mode); kedaSet: the key was set.
+	Keda    components.KedaValues
+	kedaSet bool
 	// PoolList is the `pools` list; empty: the one pool the top-level keys describe (see Pools).
 	PoolList []*Pool
 }
@@ -157,6 +160,12 @@ func (c *Config) readStructured(r *configReader) {
 	if raw, err := r.cfg.Try("template"); err == nil {
 		if o, ok := decodeObject(raw, "template.", &r.errs); ok {
 			c.Agent = readAgent(o)
+		}
+	}
+	if raw, err := r.cfg.Try("keda"); err == nil && strings.Join(strings.Fields(raw), "") != "{}" {
+		// "{}" is Pulumi.yaml's default, which the CLI hands over like a set value.
+		if o, ok := decodeObject(raw, "keda.", &r.errs); ok {
+			c.Keda, c.kedaSet = readKeda(o), true
 		}
 	}
 	if raw, err := r.cfg.Try("sizing"); err == nil {
@@ -327,6 +336,12 @@ func (c *Config) Validate(earlier ...string) error {
 	}
 	if !exactSemver.MatchString(c.KedaChartVersion) {
 		add("kedaChartVersion is %q; pin an exact chart version, MAJOR.MINOR.PATCH, such as %s (KEDA is a shared install: a range or wildcard would move it)", c.KedaChartVersion, contract.KedaChartVersion)
+	}
+
+	if c.KedaMode == components.ModeAdopt && c.kedaSet {
+		add("%s", kedaSetMessage())
+	} else if c.KedaMode == components.ModeInstall && c.kedaSet {
+		validateKeda(c.Keda, add)
 	}
 
 	checkNamespace("namespace", c.Namespace, add)

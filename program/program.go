@@ -84,7 +84,7 @@ func newPlatform(ctx *pulumi.Context, cfg *Config) (*platform, error) {
 		return nil, err
 	}
 	keda, err := components.NewKeda(ctx, "keda", &components.KedaArgs{
-		Mode: cfg.KedaMode, ChartVersion: cfg.KedaChartVersion,
+		Mode: cfg.KedaMode, ChartVersion: cfg.KedaChartVersion, Values: cfg.kedaValues(),
 	}, inCluster)
 	if err != nil {
 		return nil, err

@@ -132,6 +132,8 @@ func TestPulumiYamlMatchesTheProgram(t *testing.T) {
 		"clusterName": "",
 		// Structured keys: empty means the placeholder agent, the claims policy, one pool.
 		"template": map[string]any{}, "sizing": map[string]any{}, "pools": 0,
+		// Empty: the program's production defaults for KEDA's install (program/keda.go).
+		"keda": map[string]any{},
 	}
 	for key, want := range goDefaults {
 		declared, ok := proj.Config[key]
