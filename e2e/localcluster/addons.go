@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -77,14 +76,6 @@ func (pl *plane) addons() []addon {
 		}
 	}
 	return on
-}
-
-func addonNames(addons []addon) string {
-	var names []string
-	for _, a := range addons {
-		names = append(names, a.name)
-	}
-	return strings.Join(names, ", ")
 }
 
 func (pl *plane) startAddons(ctx context.Context) error {

@@ -78,7 +78,7 @@ func (pl *plane) startSteps(kinds []nodeKind) []startStep {
 			}
 			return nil
 		}},
-		{programNames(kubernetes), func(ctx context.Context) error {
+		{joinedNames(kubernetes, func(g program) string { return g.name }), func(ctx context.Context) error {
 			if err := runPrograms(ctx, pl.procs, pl.pki, kubernetes); err != nil {
 				return err
 			}
@@ -87,7 +87,7 @@ func (pl *plane) startSteps(kinds []nodeKind) []startStep {
 		{"the nodes' objects, runtime classes, CRDs and KEDA's APIService", func(ctx context.Context) error {
 			return pl.bootstrap(ctx, kinds)
 		}},
-		{"the add-ons (" + addonNames(pl.addons()) + ")", pl.startAddons},
+		{"the add-ons (" + joinedNames(pl.addons(), func(a addon) string { return a.name }) + ")", pl.startAddons},
 		{"the nodes (KWOK, kubelets)", func(ctx context.Context) error {
 			for _, k := range kinds {
 				if err := k.start(ctx); err != nil {

@@ -117,11 +117,11 @@ func runPrograms(ctx context.Context, procs *process.Set, p *pki, progs []progra
 	return nil
 }
 
-// programNames are the names of progs, joined for saying what starts.
-func programNames(progs []program) string {
-	var names []string
-	for _, g := range progs {
-		names = append(names, g.name)
+// joinedNames joins the names of xs (programs, add-ons), for saying what starts.
+func joinedNames[T any](xs []T, name func(T) string) string {
+	names := make([]string, 0, len(xs))
+	for _, x := range xs {
+		names = append(names, name(x))
 	}
 	return strings.Join(names, ", ")
 }
