@@ -16,8 +16,6 @@ import (
 const (
 	// FallbackFailureThreshold: consecutive failed reads before KEDA stops trusting the exporter.
 	FallbackFailureThreshold = 3
-	// scaleDownPeriodSeconds matches the HPA's default sync period, so a drop lands in one sync.
-	scaleDownPeriodSeconds = 15
 )
 
 // AutoscalerArgs targets the pool and reads the exporter.
@@ -39,6 +37,8 @@ type AutoscalerArgs struct {
 	Headroom int
 	// Sizing chooses the policy: SizingClaims (the zero value too) or SizingArrivals.
 	Sizing Sizing
+	// ScaleDown is the HPA's scale-down behaviour; the zero value drops in one sync.
+	ScaleDown ScaleDown
 	// DependsOn: the pool, the exporter and KEDA, so destroy removes the ScaledObject (and with it
 	// the HPA that writes the pool) before any of them.
 	DependsOn []pulumi.Resource
@@ -125,7 +125,7 @@ func scaling(args *AutoscalerArgs) (pulumi.Array, pulumi.Map) {
 		claims["metadata"].(pulumi.StringMap)["activationTargetValue"] = pulumi.String(args.ActivationTargetValue)
 	}
 	triggers := pulumi.Array{claims}
-	advanced := pulumi.Map{"horizontalPodAutoscalerConfig": hpaBehavior(args.MaxReplicas)}
+	advanced := pulumi.Map{"horizontalPodAutoscalerConfig": hpaBehavior(args.ScaleDown, args.MaxReplicas)}
 	var formula, target string
 	switch {
 	case args.Sizing.Policy == SizingArrivals:
@@ -168,25 +168,6 @@ func metricsAPITrigger(url pulumi.StringInput, valueLocation, targetValue string
 			"format":        pulumi.String("json"),
 			// Milliseconds; see TriggerTimeout.
 			"timeout": pulumi.String(strconv.FormatInt(TriggerTimeout.Milliseconds(), 10)),
-		},
-	}
-}
-
-// hpaBehavior scales up at once and, with no window and one Pods policy as
-// wide as the range, back to the floor in one step. A demo setting: in
-// production the scale-down window is what re-booting costs.
-func hpaBehavior(maxReplicas int) pulumi.Map {
-	return pulumi.Map{
-		"behavior": pulumi.Map{
-			"scaleUp": pulumi.Map{"stabilizationWindowSeconds": pulumi.Int(0)},
-			"scaleDown": pulumi.Map{
-				"stabilizationWindowSeconds": pulumi.Int(0),
-				"policies": pulumi.Array{pulumi.Map{
-					"type":          pulumi.String("Pods"),
-					"value":         pulumi.Int(maxReplicas),
-					"periodSeconds": pulumi.Int(scaleDownPeriodSeconds),
-				}},
-			},
 		},
 	}
 }

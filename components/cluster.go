@@ -21,6 +21,16 @@ type ClusterArgs struct {
 	// Create mode: IAM principals given access entries with the cluster (see clusteraccess.go).
 	AdminPrincipalArns  []string
 	PreviewPrincipalArn string
+	// Create mode: the API endpoint (endpoint.go). Private access lets nodes and anything in the
+	// VPC reach the API server without leaving it; the public endpoint is open to PublicAccessCidrs
+	// only (empty: EKS's default, 0.0.0.0/0), or off.
+	EndpointPrivateAccess bool
+	EndpointPublicAccess  bool
+	PublicAccessCidrs     []string
+	// Create mode: tags on every AWS resource the stack makes (the stack's own tag among them).
+	Tags map[string]string
+	// Create mode: EKS's upgrade policy, UpgradePolicyStandard or UpgradePolicyExtended.
+	UpgradePolicy string
 	// Existing mode: kubeconfig contents, with current-context already chosen.
 	Kubeconfig string
 }
@@ -93,7 +103,7 @@ func newEksAutoModeCluster(ctx *pulumi.Context, name string, args *ClusterArgs, 
 	var egress []pulumi.Resource
 	if args.VpcID == "" {
 		// Many accounts have no default VPC, so create mode brings its own.
-		network, err := newNetwork(ctx, name, args.Name, parent)
+		network, err := newNetwork(ctx, name, args.Name, args.Tags, parent)
 		if err != nil {
 			return nil, err
 		}
@@ -103,17 +113,25 @@ func newEksAutoModeCluster(ctx *pulumi.Context, name string, args *ClusterArgs, 
 	authMode := eks.AuthenticationModeApi
 	corednsEnabled := false
 	skipDefaultNodeGroup := true
-	// The public endpoint is EKS's default and how this program (a laptop, a CI runner) reaches the
-	// cluster; set explicitly because pulumi-eks v3.9.1 waits for the endpoint only when this
-	// argument is set (cluster.ts line 799, pulumi/pulumi-eks#1135). That wait gives up silently
-	// after 300 s, so the program's own wait (clusterwait.go) is the one that fails with a message.
-	endpointPublicAccess := pulumi.BoolPtr(true)
+	// Set explicitly, on or off: pulumi-eks v3.9.1 waits for the endpoint only when this argument
+	// is set (cluster.ts line 799, pulumi/pulumi-eks#1135). That wait gives up silently after
+	// 300 s, so the program's own wait (clusterwait.go) is the one that fails with a message.
+	endpointPublicAccess := pulumi.BoolPtr(args.EndpointPublicAccess)
+	var publicAccessCidrs pulumi.StringArrayInput
+	if args.EndpointPublicAccess && len(args.PublicAccessCidrs) > 0 {
+		publicAccessCidrs = pulumi.ToStringArray(args.PublicAccessCidrs)
+	}
 	return eks.NewCluster(ctx, name, &eks.ClusterArgs{
 		Name:    pulumi.StringPtr(args.Name),
 		Version: pulumi.StringPtr(args.KubernetesVersion),
 		// Access entries, not the deprecated aws-auth ConfigMap; the creator gets cluster admin.
-		AuthenticationMode:   &authMode,
-		EndpointPublicAccess: endpointPublicAccess,
+		AuthenticationMode:    &authMode,
+		EndpointPublicAccess:  endpointPublicAccess,
+		EndpointPrivateAccess: pulumi.BoolPtr(args.EndpointPrivateAccess),
+		PublicAccessCidrs:     publicAccessCidrs,
+		// Every AWS resource pulumi-eks makes for the cluster (its roles, security group, the
+		// cluster itself) carries the stack's tags.
+		Tags: pulumi.ToStringMap(args.Tags),
 		// Auto Mode runs the nodes (and the isolated-sandbox runtime), so no node group of ours.
 		AutoMode:             &eks.AutoModeOptionsArgs{Enabled: true},
 		SkipDefaultNodeGroup: &skipDefaultNodeGroup,
@@ -125,8 +143,12 @@ func newEksAutoModeCluster(ctx *pulumi.Context, name string, args *ClusterArgs, 
 		// NodeClass, so no node can land in a public subnet. Internet-facing load balancers still
 		// find the public subnets by their kubernetes.io/role/elb tag.
 		PrivateSubnetIds: privateSubnets,
-		AccessEntries:    accessEntries(args.AdminPrincipalArns, args.PreviewPrincipalArn),
+		AccessEntries:    accessEntries(args.AdminPrincipalArns, args.PreviewPrincipalArn, args.Tags),
 	}, pulumi.Parent(parent),
+		// pulumi-eks v3.9.1 has no input for the upgrade policy (pulumi/pulumi-eks#1776), so the
+		// policy is set on the aws:eks Cluster it creates, by a transform the engine applies to
+		// the component's children.
+		pulumi.Transforms([]pulumi.ResourceTransform{UpgradePolicyTransform(args.UpgradePolicy)}),
 		// Up: nodes have a route out (NAT) before the cluster exists to launch them. Destroy: the
 		// cluster, its nodes and their network interfaces are gone before the NAT gateway, routes,
 		// subnets and VPC are deleted, so those deletes meet no DependencyViolation from our side.

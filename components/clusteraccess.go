@@ -48,12 +48,14 @@ func accessEntryKey(prefix, arn string) string {
 // accessEntries are the EKS access entries created with the cluster: each admin with
 // AmazonEKSClusterAdminPolicy at cluster scope; the preview principal with no access policy, only
 // the Kubernetes group PreviewGroup, which the stack's RBAC allows to read what a preview reads.
-func accessEntries(admins []string, preview string) map[string]eks.AccessEntryArgs {
+// Each carries the stack's tags.
+func accessEntries(admins []string, preview string, tags map[string]string) map[string]eks.AccessEntryArgs {
 	entries := map[string]eks.AccessEntryArgs{}
 	for _, arn := range admins {
 		partition := strings.SplitN(arn, ":", 3)[1]
 		entries[accessEntryKey("admin", arn)] = eks.AccessEntryArgs{
 			PrincipalArn: pulumi.String(arn),
+			Tags:         pulumi.ToStringMap(tags),
 			AccessPolicies: map[string]eks.AccessPolicyAssociationInput{
 				"cluster-admin": eks.AccessPolicyAssociationArgs{
 					PolicyArn:   pulumi.Sprintf("arn:%s:eks::aws:cluster-access-policy/%s", partition, ClusterAdminPolicy),
@@ -66,6 +68,7 @@ func accessEntries(admins []string, preview string) map[string]eks.AccessEntryAr
 		entries[accessEntryKey("preview", preview)] = eks.AccessEntryArgs{
 			PrincipalArn:     pulumi.String(preview),
 			KubernetesGroups: pulumi.ToStringArray([]string{PreviewGroup}),
+			Tags:             pulumi.ToStringMap(tags),
 		}
 	}
 	return entries

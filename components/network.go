@@ -59,7 +59,7 @@ func eksZones(names, ids []string, n int) ([]string, error) {
 // newNetwork builds a two-AZ VPC: public subnets (tagged for internet-facing load balancers)
 // with an internet gateway, private subnets (tagged for internal ones, where Auto Mode puts
 // nodes) behind one NAT gateway. One NAT keeps a demo cheap; it is a single-AZ egress point.
-func newNetwork(ctx *pulumi.Context, name, clusterName string, parent pulumi.Resource) (*network, error) {
+func newNetwork(ctx *pulumi.Context, name, clusterName string, tags map[string]string, parent pulumi.Resource) (*network, error) {
 	zones, err := aws.GetAvailabilityZones(ctx, &aws.GetAvailabilityZonesArgs{
 		State: pulumi.StringRef("available"),
 		// Availability Zones only: opted-in Local Zones and Wavelength Zones are listed otherwise,
@@ -77,7 +77,7 @@ func newNetwork(ctx *pulumi.Context, name, clusterName string, parent pulumi.Res
 		return nil, err
 	}
 	var egress []pulumi.Resource
-	b := networkBuilder{ctx: ctx, name: name, clusterName: clusterName, zones: chosen, child: pulumi.Parent(parent), egress: &egress}
+	b := networkBuilder{ctx: ctx, name: name, clusterName: clusterName, stackTags: tags, zones: chosen, child: pulumi.Parent(parent), egress: &egress}
 
 	vpc, err := ec2.NewVpc(ctx, name+"-vpc", &ec2.VpcArgs{
 		CidrBlock:          pulumi.String("10.0.0.0/16"),
@@ -119,6 +119,7 @@ type networkBuilder struct {
 	ctx         *pulumi.Context
 	name        string
 	clusterName string
+	stackTags   map[string]string // on every part, beside its Name and role tags
 	zones       []string
 	child       pulumi.ResourceOption
 	egress      *[]pulumi.Resource
@@ -128,7 +129,11 @@ type networkBuilder struct {
 func (b networkBuilder) out(rs ...pulumi.Resource) { *b.egress = append(*b.egress, rs...) }
 
 func (b networkBuilder) tags(n string, extra map[string]string) pulumi.StringMap {
-	m := pulumi.StringMap{"Name": pulumi.String(n), "kubernetes.io/cluster/" + b.clusterName: pulumi.String("shared")}
+	m := pulumi.StringMap{}
+	for k, v := range b.stackTags {
+		m[k] = pulumi.String(v)
+	}
+	m["Name"], m["kubernetes.io/cluster/"+b.clusterName] = pulumi.String(n), pulumi.String("shared")
 	for k, v := range extra {
 		m[k] = pulumi.String(v)
 	}

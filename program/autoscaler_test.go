@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/warmpool/warm-pool-autoscaling-keda/components"
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
@@ -32,11 +33,12 @@ func TestScaledObjectTargetsThePoolAndReadsTheExporter(t *testing.T) {
 		},
 	}}, plainValue(triggers))
 
+	// Unset, scaleDown is the production default: a window, then any drop in one step.
 	behavior, _ := so.Path("spec", "advanced", "horizontalPodAutoscalerConfig", "behavior")
 	assert.Equal(t, map[string]any{
 		"scaleUp": map[string]any{"stabilizationWindowSeconds": float64(0)},
 		"scaleDown": map[string]any{
-			"stabilizationWindowSeconds": float64(0),
+			"stabilizationWindowSeconds": float64(components.DefaultScaleDownWindowSeconds),
 			"policies":                   []any{map[string]any{"type": "Pods", "value": float64(3), "periodSeconds": float64(15)}},
 		},
 	}, plainValue(behavior))

@@ -38,6 +38,14 @@ type Config struct {
 	// Create mode: who besides the creator may reach the cluster (EKS access entries).
 	AdminPrincipalArns  []string
 	PreviewPrincipalArn string
+	// Create mode: the API endpoint, the tags on every AWS resource and EKS's upgrade policy
+	// (endpoint.go); createModeKeysSet: those of them the stack set.
+	EndpointPrivateAccess     bool
+	EndpointPublicAccess      bool
+	EndpointPublicAccessCidrs []string
+	Tags                      map[string]string
+	UpgradePolicy             string
+	createModeKeysSet         []string
 	// Kubeconfig holds the kubeconfig contents (a path in config is read here), with
 	// current-context set to KubeContext when one is given, so the exported copy is self-contained.
 	Kubeconfig  string
@@ -78,6 +86,9 @@ type Config struct {
 	Agent components.Agent
 	// Sizing is the shorthand pool's sizing policy (the `sizing` key); zero: claims.
 	Sizing components.Sizing
+	// ScaleDown is the HPA's scale-down behaviour (the `scaleDown` key): the shorthand pool's,
+	// and each listed pool's default.
+	ScaleDown components.ScaleDown
 	// Keda is KEDA's install values (the `keda` key, install mode); kedaSet: the key was set.
 	Keda    components.KedaValues
 	kedaSet bool
@@ -98,42 +109,47 @@ func (c *Config) InClusterExporterURL() string {
 func LoadConfig(ctx *pulumi.Context) (*Config, error) {
 	r := &configReader{cfg: config.New(ctx, contract.ProjectName)}
 	c := &Config{
-		Project:               ctx.Project(),
-		Stack:                 ctx.Stack(),
-		ClusterMode:           r.str("clusterMode", components.ModeCreate),
-		ClusterName:           r.str("clusterName", ""),
-		KubernetesVersion:     r.str("kubernetesVersion", contract.KubernetesVersion),
-		VpcID:                 r.str("vpcId", ""),
-		PrivateSubnetIDs:      r.list("privateSubnetIds"),
-		publicSubnetIDs:       r.list("publicSubnetIds"),
-		AdminPrincipalArns:    r.list("adminPrincipalArns"),
-		PreviewPrincipalArn:   strings.TrimSpace(r.str("previewPrincipalArn", "")),
-		Kubeconfig:            r.str("kubeconfig", ""),
-		KubeContext:           r.str("kubeContext", ""),
-		RuntimeClassMode:      r.str("runtimeClassMode", components.ModeRequire),
-		RuntimeClassHandler:   r.str("runtimeClassHandler", ""),
-		AgentSandboxMode:      r.str("agentSandboxMode", components.ModeInstall),
-		AgentSandboxVersion:   r.str("agentSandboxVersion", contract.AgentSandboxRelease),
-		KedaMode:              r.str("kedaMode", components.ModeInstall),
-		KedaChartVersion:      r.str("kedaChartVersion", contract.KedaChartVersion),
-		Namespace:             r.str("namespace", contract.DefaultNamespace),
-		PoolName:              r.str("poolName", contract.DefaultPoolName),
-		TemplateName:          r.str("templateName", contract.DefaultTemplateName),
-		MinReplicas:           r.int("minReplicas", contract.DefaultMinReplicas),
-		MaxReplicas:           r.int("maxReplicas", contract.DefaultMaxReplicas),
-		TargetValue:           r.str("targetValue", contract.DefaultTargetValue),
-		ActivationTargetValue: r.str("activationTargetValue", ""),
-		LoadCap:               r.int("loadCap", contract.DefaultLoadCap),
-		PollingInterval:       r.int("pollingInterval", contract.DefaultPollingInterval),
-		FallbackReplicas:      r.int("fallbackReplicas", contract.DefaultFallbackReplicas),
-		Headroom:              r.int("headroom", contract.DefaultHeadroom),
-		ExporterImage:         r.str("exporterImage", ""),
-		ExporterReplicas:      r.int("exporterReplicas", contract.DefaultExporterReplicas),
-		ExporterURL:           r.str("exporterUrl", ""),
-		ClaimSelector:         r.str("claimSelector", ""),
-		Isolation:             r.str("isolation", contract.IsolationVM),
+		Project:                   ctx.Project(),
+		Stack:                     ctx.Stack(),
+		ClusterMode:               r.str("clusterMode", components.ModeCreate),
+		ClusterName:               r.str("clusterName", ""),
+		KubernetesVersion:         r.str("kubernetesVersion", contract.KubernetesVersion),
+		VpcID:                     r.str("vpcId", ""),
+		PrivateSubnetIDs:          r.list("privateSubnetIds"),
+		publicSubnetIDs:           r.list("publicSubnetIds"),
+		AdminPrincipalArns:        r.list("adminPrincipalArns"),
+		PreviewPrincipalArn:       strings.TrimSpace(r.str("previewPrincipalArn", "")),
+		EndpointPrivateAccess:     r.boolean("endpointPrivateAccess", defaultEndpointPrivateAccess),
+		EndpointPublicAccess:      r.boolean("endpointPublicAccess", defaultEndpointPublicAccess),
+		EndpointPublicAccessCidrs: r.list("endpointPublicAccessCidrs"),
+		UpgradePolicy:             r.str("upgradePolicy", defaultUpgradePolicy),
+		Kubeconfig:                r.str("kubeconfig", ""),
+		KubeContext:               r.str("kubeContext", ""),
+		RuntimeClassMode:          r.str("runtimeClassMode", components.ModeRequire),
+		RuntimeClassHandler:       r.str("runtimeClassHandler", ""),
+		AgentSandboxMode:          r.str("agentSandboxMode", components.ModeInstall),
+		AgentSandboxVersion:       r.str("agentSandboxVersion", contract.AgentSandboxRelease),
+		KedaMode:                  r.str("kedaMode", components.ModeInstall),
+		KedaChartVersion:          r.str("kedaChartVersion", contract.KedaChartVersion),
+		Namespace:                 r.str("namespace", contract.DefaultNamespace),
+		PoolName:                  r.str("poolName", contract.DefaultPoolName),
+		TemplateName:              r.str("templateName", contract.DefaultTemplateName),
+		MinReplicas:               r.int("minReplicas", contract.DefaultMinReplicas),
+		MaxReplicas:               r.int("maxReplicas", contract.DefaultMaxReplicas),
+		TargetValue:               r.str("targetValue", contract.DefaultTargetValue),
+		ActivationTargetValue:     r.str("activationTargetValue", ""),
+		LoadCap:                   r.int("loadCap", contract.DefaultLoadCap),
+		PollingInterval:           r.int("pollingInterval", contract.DefaultPollingInterval),
+		FallbackReplicas:          r.int("fallbackReplicas", contract.DefaultFallbackReplicas),
+		Headroom:                  r.int("headroom", contract.DefaultHeadroom),
+		ExporterImage:             r.str("exporterImage", ""),
+		ExporterReplicas:          r.int("exporterReplicas", contract.DefaultExporterReplicas),
+		ExporterURL:               r.str("exporterUrl", ""),
+		ClaimSelector:             r.str("claimSelector", ""),
+		Isolation:                 r.str("isolation", contract.IsolationVM),
 	}
 	c.readStructured(r)
+	c.createModeKeysSet = createModeKeysSet(r)
 	if c.ClusterName == "" {
 		if c.ClusterMode == components.ModeExisting {
 			c.ClusterName = c.KubeContext
@@ -162,6 +178,7 @@ func (c *Config) readStructured(r *configReader) {
 			c.Agent = readAgent(o)
 		}
 	}
+	c.readTags(r)
 	if raw, err := r.cfg.Try("keda"); err == nil && strings.Join(strings.Fields(raw), "") != "{}" {
 		// "{}" is Pulumi.yaml's default, which the CLI hands over like a set value.
 		if o, ok := decodeObject(raw, "keda.", &r.errs); ok {
@@ -171,6 +188,12 @@ func (c *Config) readStructured(r *configReader) {
 	if raw, err := r.cfg.Try("sizing"); err == nil {
 		if o, ok := decodeObject(raw, "sizing.", &r.errs); ok {
 			c.Sizing = readSizing(o)
+		}
+	}
+	c.ScaleDown = components.DefaultScaleDown()
+	if raw, err := r.cfg.Try("scaleDown"); err == nil {
+		if o, ok := decodeObject(raw, "scaleDown.", &r.errs); ok {
+			c.ScaleDown = readScaleDown(o, c.ScaleDown)
 		}
 	}
 	raw, err := r.cfg.Try("pools")
@@ -211,6 +234,19 @@ func (r *configReader) str(key, def string) string {
 		return def
 	}
 	return v
+}
+
+func (r *configReader) boolean(key string, def bool) bool {
+	raw, err := r.cfg.Try(key)
+	if err != nil {
+		return def
+	}
+	b, convErr := strconv.ParseBool(strings.TrimSpace(raw))
+	if convErr != nil {
+		r.errs = append(r.errs, fmt.Sprintf("%s is %q; it must be true or false (`pulumi config set %s true`)", key, raw, key))
+		return def
+	}
+	return b
 }
 
 func (r *configReader) int(key string, def int) int {
@@ -305,6 +341,7 @@ func (c *Config) Validate(earlier ...string) error {
 			add("publicSubnetIds is no longer used: the cluster gets only privateSubnetIds, because Auto Mode launches nodes in the cluster's subnets; remove it (`pulumi config rm publicSubnetIds`); internet-facing load balancers find public subnets by their kubernetes.io/role/elb tag")
 		}
 		c.validateAccess(add)
+		c.validateCreateMode(add)
 		if c.VpcID != "" && len(c.PrivateSubnetIDs) < 2 {
 			add("vpcId is set but privateSubnetIds has %d subnet(s); EKS needs private subnets in at least two availability zones, so list at least two", len(c.PrivateSubnetIDs))
 		}
@@ -318,6 +355,7 @@ func (c *Config) Validate(earlier ...string) error {
 		if c.VpcID != "" || len(c.PrivateSubnetIDs) > 0 || len(c.publicSubnetIDs) > 0 {
 			add("vpcId/privateSubnetIds/publicSubnetIds are only used with clusterMode=create; remove them for clusterMode=existing")
 		}
+		c.refuseCreateModeKeys(add)
 		if len(c.AdminPrincipalArns) > 0 || c.PreviewPrincipalArn != "" {
 			add("adminPrincipalArns/previewPrincipalArn create EKS access entries with a cluster the stack creates; with clusterMode=existing, grant access on that cluster yourself and remove them")
 		}

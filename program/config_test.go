@@ -98,6 +98,8 @@ func validConfig() Config {
 		KedaChartVersion: contract.KedaChartVersion, Namespace: contract.DefaultNamespace, PoolName: contract.DefaultPoolName,
 		TemplateName: contract.DefaultTemplateName, MinReplicas: 1, MaxReplicas: 3, TargetValue: "1", LoadCap: 3,
 		PollingInterval: 15, Isolation: contract.IsolationVM, ExporterReplicas: 2,
+		// Create mode's endpoint and upgrade policy as LoadConfig's defaults give them.
+		EndpointPrivateAccess: true, EndpointPublicAccess: true, UpgradePolicy: components.UpgradePolicyStandard,
 	}
 }
 

@@ -101,9 +101,11 @@ func TestAccessEntriesAreCreatedWithTheCluster(t *testing.T) {
 	eks := mustFind(t, rec, typeEksCluster, "cluster")
 	entries, ok := eks.Path("accessEntries")
 	require.True(t, ok)
+	// Each entry carries the stack's tags, like every AWS resource of the stack.
+	stackTags := map[string]any{contract.StackLabel: testProject + "." + testStack}
 	adminEntry := func(arn string) map[string]any {
 		return map[string]any{
-			"principalArn": arn,
+			"principalArn": arn, "tags": stackTags,
 			"accessPolicies": map[string]any{"cluster-admin": map[string]any{
 				"policyArn": clusterAdminPolicy, "accessScope": map[string]any{"type": "cluster"},
 			}},
@@ -114,7 +116,7 @@ func TestAccessEntriesAreCreatedWithTheCluster(t *testing.T) {
 		"admin-123456789012-user-alice":         adminEntry(adminUser),
 		// The preview principal: no EKS access policy, only the group the stack's RBAC binds.
 		"preview-123456789012-role-github-preview": map[string]any{
-			"principalArn": previewRole, "kubernetesGroups": []any{components.PreviewGroup},
+			"principalArn": previewRole, "kubernetesGroups": []any{components.PreviewGroup}, "tags": stackTags,
 		},
 	}, plainValue(entries))
 }

@@ -39,6 +39,8 @@ type Pool struct {
 	// ExporterURL overrides the URL KEDA reads for this pool (empty: the exporter's Service).
 	ExporterURL string
 	Sizing      components.Sizing
+	// ScaleDown is how the HPA lets the pool shrink (the top-level scaleDown unless set).
+	ScaleDown components.ScaleDown
 
 	// prefix is how messages name this pool's keys: "" for the shorthand, "pools[i]." in the list.
 	prefix string
@@ -86,7 +88,7 @@ func (c *Config) shorthandPool() *Pool {
 		Agent: agent, MinReplicas: c.MinReplicas, MaxReplicas: c.MaxReplicas, TargetValue: c.TargetValue,
 		ActivationTargetValue: c.ActivationTargetValue, LoadCap: c.LoadCap, PollingInterval: c.PollingInterval,
 		FallbackReplicas: c.FallbackReplicas, Headroom: c.Headroom, ClaimSelector: c.ClaimSelector,
-		ExporterURL: c.ExporterURL, Sizing: sizing,
+		ExporterURL: c.ExporterURL, Sizing: sizing, ScaleDown: c.ScaleDown,
 	}
 }
 
@@ -357,12 +359,16 @@ func (c *Config) readPools(raw string, errs *[]string) {
 			ExporterURL:           o.str("exporterUrl", ""),
 			Agent:                 components.DefaultAgent(),
 			Sizing:                components.DefaultSizing(),
+			ScaleDown:             c.ScaleDown,
 		}
 		if t, ok := o.object("template"); ok {
 			p.Agent = readAgent(t)
 		}
 		if s, ok := o.object("sizing"); ok {
 			p.Sizing = readSizing(s)
+		}
+		if s, ok := o.object("scaleDown"); ok {
+			p.ScaleDown = readScaleDown(s, c.ScaleDown)
 		}
 		o.done(o.keysRead())
 		c.PoolList = append(c.PoolList, p)
@@ -435,6 +441,7 @@ func (c *Config) validatePool(p *Pool, add func(string, ...any)) {
 	}
 	validateAgent("template.", p.Agent, padd)
 	validateSizing(p, padd)
+	validateScaleDown(p, padd)
 }
 
 // validateAcrossPools checks what pools must not share.

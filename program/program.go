@@ -63,6 +63,8 @@ func newPlatform(ctx *pulumi.Context, cfg *Config) (*platform, error) {
 		Mode: cfg.ClusterMode, Name: cfg.ClusterName, KubernetesVersion: cfg.KubernetesVersion,
 		VpcID: cfg.VpcID, PrivateSubnetIDs: cfg.PrivateSubnetIDs,
 		AdminPrincipalArns: cfg.AdminPrincipalArns, PreviewPrincipalArn: cfg.PreviewPrincipalArn,
+		EndpointPrivateAccess: cfg.EndpointPrivateAccess, EndpointPublicAccess: cfg.EndpointPublicAccess,
+		PublicAccessCidrs: cfg.EndpointPublicAccessCidrs, Tags: cfg.AWSTags(), UpgradePolicy: cfg.UpgradePolicy,
 		Kubeconfig: cfg.Kubeconfig,
 	})
 	if err != nil {
@@ -191,7 +193,7 @@ func newAutoscalers(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool
 			MinReplicas: pc.MinReplicas, MaxReplicas: pc.MaxReplicas,
 			TargetValue: pc.TargetValue, ActivationTargetValue: pc.ActivationTargetValue,
 			PollingInterval: pc.PollingInterval, URL: exporterURL, FallbackReplicas: pc.FallbackReplicas,
-			Headroom: pc.Headroom, Sizing: pc.Sizing,
+			Headroom: pc.Headroom, Sizing: pc.Sizing, ScaleDown: pc.ScaleDown,
 			DependsOn: append([]pulumi.Resource{pool.Namespace, pool.Pool, exp.claimExporter.Deployment, exp.claimExporter.Service}, p.keda.Installed...),
 		}, p.inCluster)
 		if err != nil {

@@ -116,6 +116,8 @@ func TestPulumiYamlMatchesTheProgram(t *testing.T) {
 		"clusterMode": cfg.ClusterMode, "kubernetesVersion": cfg.KubernetesVersion, "vpcId": cfg.VpcID,
 		"privateSubnetIds":   len(cfg.PrivateSubnetIDs),
 		"adminPrincipalArns": len(cfg.AdminPrincipalArns), "previewPrincipalArn": cfg.PreviewPrincipalArn,
+		"endpointPrivateAccess": cfg.EndpointPrivateAccess, "endpointPublicAccess": cfg.EndpointPublicAccess,
+		"endpointPublicAccessCidrs": len(cfg.EndpointPublicAccessCidrs), "tags": map[string]any{}, "upgradePolicy": cfg.UpgradePolicy,
 		// Declared only so that setting it reaches the program's explanation; any value is refused.
 		"publicSubnetIds": 0,
 		"kubeconfig":      cfg.Kubeconfig, "kubeContext": cfg.KubeContext,
@@ -134,6 +136,8 @@ func TestPulumiYamlMatchesTheProgram(t *testing.T) {
 		"template": map[string]any{}, "sizing": map[string]any{}, "pools": 0,
 		// Empty: the program's production defaults for KEDA's install (program/keda.go).
 		"keda": map[string]any{},
+		// Empty: the production scale-down behaviour (components.DefaultScaleDown).
+		"scaleDown": map[string]any{},
 	}
 	for key, want := range goDefaults {
 		declared, ok := proj.Config[key]

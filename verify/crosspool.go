@@ -299,7 +299,7 @@ func (r *Runner) settleAtFloor(ctx context.Context, floor int64) (int64, string,
 		return o.spec, fmt.Sprintf(", the formula's answer on %s", formatInputs(o.matched.Inputs)), nil
 	}
 	u, _, err := waitObject(ctx, r.rep, r.dyn.Resource(gvr.SandboxWarmPool).Namespace(r.cfg.Namespace), r.cfg.Pool,
-		fmt.Sprintf("%s spec.replicas=%d", r.cfg.Pool, floor), r.cfg.StepTimeout+r.downWindow, r.cfg.Poll, specIs(floor, nil))
+		fmt.Sprintf("%s spec.replicas=%d", r.cfg.Pool, floor), r.cfg.StepTimeout+r.downPace.total(), r.cfg.Poll, specIs(floor, nil))
 	if err != nil {
 		return 0, "", err
 	}

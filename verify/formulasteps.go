@@ -207,7 +207,7 @@ func (r *Runner) awaitFormulaStep(ctx context.Context, dir string, n int, change
 	prev := r.lastExpected
 	timeout := r.cfg.StepTimeout
 	if dir == "down" {
-		timeout += r.downWindow
+		timeout += r.downPace.total()
 	}
 	o := r.formulaWait(ctx, n, changedAt, timeout, nil, false, dir == "up", false)
 	step := report.Step{Claims: n, SpecReplicas: i64(o.spec), Seen: o.seen, FormulaReadings: o.readings}

@@ -134,10 +134,7 @@ func (r *Runner) readBounds(ctx context.Context, ph string, h *autoscalingv2.Hor
 		hpaMin = int64(*h.Spec.MinReplicas)
 	}
 	r.rep.Printf("%s; its HPA has minReplicas=%d maxReplicas=%d (KEDA sets the HPA's minimum to at least 1)", bev, hpaMin, h.Spec.MaxReplicas)
-	r.downWindow = defaultDownStabilization
-	if b := h.Spec.Behavior; b != nil && b.ScaleDown != nil && b.ScaleDown.StabilizationWindowSeconds != nil {
-		r.downWindow = time.Duration(*b.ScaleDown.StabilizationWindowSeconds) * time.Second
-	}
+	r.downPace = readScaleDownPace(h.Spec.Behavior, soMax, soMin)
 	r.pollingInterval = r.scaledObjectPollingInterval(so)
 	return so, nil
 }
@@ -178,8 +175,8 @@ func (r *Runner) judgeLoad(ph string, mapped bool) bool {
 	if r.cfg.OutputsMin != 0 || r.cfg.OutputsMax != 0 {
 		outs = fmt.Sprintf("; stack outputs minReplicas=%d maxReplicas=%d", r.cfg.OutputsMin, r.cfg.OutputsMax)
 	}
-	r.rep.Printf("ScaledObject bounds: minReplicaCount=%d maxReplicaCount=%d, scale-down stabilization %s, pollingInterval %s (load generator cap: %d claims%s)",
-		r.min, r.max, r.downWindow, r.pollingInterval, r.cfg.LoadCap, outs)
+	r.rep.Printf("ScaledObject bounds: minReplicaCount=%d maxReplicaCount=%d, %s, pollingInterval %s (load generator cap: %d claims%s)",
+		r.min, r.max, r.downPace.how, r.pollingInterval, r.cfg.LoadCap, outs)
 	if r.min == 0 {
 		r.rep.Printf("minReplicaCount is 0: with no claims the pool scales to zero, so there is no warm sandbox at rest and the first claim is a cold start by design; the adoption checks are N/A unless that claim is adopted warm anyway")
 	}

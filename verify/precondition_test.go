@@ -101,8 +101,8 @@ func TestPrecondition(t *testing.T) {
 				if tc.soMutate != nil {
 					wantMax = 100
 				}
-				if r.min != tc.wantMin || r.max != wantMax || r.target != 1 || r.downWindow != 0 {
-					t.Fatalf("bounds read wrong: min %d max %d target %g window %s", r.min, r.max, r.target, r.downWindow)
+				if r.min != tc.wantMin || r.max != wantMax || r.target != 1 || r.downPace.window != 0 {
+					t.Fatalf("bounds read wrong: min %d max %d target %g window %s", r.min, r.max, r.target, r.downPace.window)
 				}
 				return
 			}

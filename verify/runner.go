@@ -37,7 +37,7 @@ type Runner struct {
 	pollingInterval time.Duration
 	// mapped: the precondition read a mapping every step can be held to.
 	mapped       bool
-	downWindow   time.Duration // the HPA's scale-down stabilization window
+	downPace     scaleDownPace // what the HPA's scale-down behaviour lets a drop take
 	claimedPod   *corev1.Pod
 	upDecision   time.Duration // slowest up step whose expected value changed
 	lastExpected int64

@@ -25,7 +25,7 @@ func (r *Runner) awaitStep(ctx context.Context, dir string, n int, changedAt tim
 	timeout := r.cfg.StepTimeout
 	if dir == "down" {
 		// The HPA holds the highest recommendation of its stabilization window.
-		timeout += r.downWindow
+		timeout += r.downPace.total()
 	}
 	var seen []int64
 	u, at, err := waitObject(ctx, r.rep, r.dyn.Resource(gvr.SandboxWarmPool).Namespace(r.cfg.Namespace), r.cfg.Pool,

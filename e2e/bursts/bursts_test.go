@@ -207,6 +207,8 @@ func runTrace(b *testing.B, ctx context.Context, c *localcluster.Cluster, rec *R
 		"clusterMode": "existing", "kubeconfig": c.Kubeconfig, "runtimeClassMode": "require",
 		"agentSandboxMode": "adopt", "kedaMode": "adopt",
 		"minReplicas": "1", "maxReplicas": strconv.Itoa(run.bound), "loadCap": "1",
+		// The drop every figure of docs/bursts.md was measured with, and the model's zero ScaleDown.
+		"scaleDown": framework.ImmediateScaleDown,
 	}
 	type rendered struct {
 		p    Policy

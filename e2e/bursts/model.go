@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/components"
 )
 
 // The model replays a trace against a pool in simulated time: the
@@ -55,6 +57,9 @@ type ModelPolicy struct {
 	Floor, Max   int
 	Short, Long  time.Duration // the arrival windows Desired reads
 	InitialScale int           // spec.replicas when the trace starts (Floor when 0)
+	// ScaleDown is the HPA's scale-down behaviour as the program renders it; the zero value
+	// drops in one sync (the behaviour every figure before it was measured with).
+	ScaleDown components.ScaleDown
 }
 
 // ModelResult is one policy's outcome on one trace.
@@ -98,6 +103,7 @@ func Simulate(tr *Trace, p ModelPolicy, loop ModelLoop, rngSeed uint64) ModelRes
 	var booting []time.Duration // ready-at of each unclaimed booting sandbox, ascending
 	next := 0
 	var deletes []time.Duration
+	var hpa modelHPA
 	end := max(tr.Duration, tr.End()) + step // the arrivals, then the last claim's lifetime
 	for t := time.Duration(0); t < end; t += step {
 		// Sandboxes finish booting.
@@ -123,14 +129,10 @@ func Simulate(tr *Trace, p ModelPolicy, loop ModelLoop, rngSeed uint64) ModelRes
 		// The HPA syncs.
 		if p.Fixed == 0 && t > 0 && t%loop.HPASync == 0 {
 			d := Demand{Held: held(deletes, t), ArrivalsShort: arrivedWithin(tr, t, p.Short), ArrivalsLong: arrivedWithin(tr, t, p.Long)}
-			// The HPA compares the metric itself, not its ceiling, with the size.
-			value := p.Desired(d)
-			want := int(math.Ceil(value - 1e-9))
-			if ratio := value / float64(max(replicas, 1)); math.Abs(ratio-1) > loop.Tolerance || replicas == 0 {
-				if n := min(max(want, p.Floor), p.Max); n != replicas {
-					replicas = n
-					res.Sizes = append(res.Sizes, SizeAt{t, n})
-				}
+			if n := hpa.sync(t, replicas, p.Desired(d), p, loop.Tolerance); n != replicas {
+				hpa.scaled(t, n-replicas)
+				replicas = n
+				res.Sizes = append(res.Sizes, SizeAt{t, n})
 			}
 		}
 		// The controller keeps ready + booting at spec.replicas: it boots the
@@ -182,4 +184,65 @@ func insertSorted(s []time.Duration, v time.Duration) []time.Duration {
 	copy(s[i+1:], s[i:])
 	s[i] = v
 	return s
+}
+
+// modelHPA is the HPA controller's memory of one pool: its recent recommendations (for the
+// stabilization window) and its recent scale events (for the rate policy), as
+// kube-controller-manager v1.36 keeps them (pkg/controller/podautoscaler/horizontal.go:
+// stabilizeRecommendationWithBehaviors, calculateScaleDownLimitWithBehaviors).
+type modelHPA struct {
+	recs   []modelEvent // recommendation per sync
+	events []modelEvent // replica change per scale
+}
+
+type modelEvent struct {
+	at time.Duration
+	n  int
+}
+
+// sync is one HPA sync: the metric's value to a recommendation (the current size within the
+// tolerance), stabilized by the highest recommendation within the scale-down window, limited by
+// the rate policy, then bounded by [Floor, Max].
+func (h *modelHPA) sync(t time.Duration, replicas int, value float64, p ModelPolicy, tolerance float64) int {
+	// The HPA compares the metric itself, not its ceiling, with the size.
+	rec := replicas
+	if ratio := value / float64(max(replicas, 1)); math.Abs(ratio-1) > tolerance || replicas == 0 {
+		rec = int(math.Ceil(value - 1e-9))
+	}
+	if replicas == 0 {
+		// KEDA activates a pool at 0 itself; the HPA (minimum 1) is not in that path.
+		h.recs = append(h.recs, modelEvent{t, rec})
+		return min(max(rec, p.Floor), p.Max)
+	}
+	sd := p.ScaleDown.Resolved(p.Max)
+	window := time.Duration(sd.StabilizationWindowSeconds) * time.Second
+	stabilized := rec
+	for _, r := range h.recs {
+		if r.at > t-window {
+			stabilized = max(stabilized, r.n)
+		}
+	}
+	h.recs = append(h.recs, modelEvent{t, rec})
+	stabilized = min(stabilized, max(rec, replicas)) // the window only holds a drop back
+	want := stabilized
+	if want < replicas {
+		// The rate policy: from the size at the period's start, at most Value pods (or percent).
+		period := time.Duration(sd.PeriodSeconds) * time.Second
+		start := replicas
+		for _, e := range h.events {
+			if e.at > t-period {
+				start -= e.n
+			}
+		}
+		limit := start - sd.Value
+		if sd.Policy == components.ScaleDownPercent {
+			limit = int(float64(start) * (1 - float64(sd.Value)/100))
+		}
+		want = max(want, min(limit, replicas))
+	}
+	return min(max(want, p.Floor), p.Max)
+}
+
+func (h *modelHPA) scaled(t time.Duration, change int) {
+	h.events = append(h.events, modelEvent{t, change})
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +22,22 @@ import (
 //
 // BURSTS_MODEL_SEEDS=N (default 30) seeds from BURSTS_MODEL_FIRST (default 1).
 func BenchmarkModel(b *testing.B) {
+	seeds, first := modelSeeds(b)
+	for i := 0; i < b.N; i++ {
+		for _, name := range []string{TraceBurst, TraceDay} {
+			rows := modelAcrossSeeds(name, first, seeds, ModelPolicies)
+			fmt.Printf("\nmodel, %s trace, seeds %d..%d (idle: over the cheapest fixed pool reaching 99%% on the same seed)\n", name, first, first+uint64(seeds)-1)
+			fmt.Println("| policy | warm hits mean | min | idle / cheapest fixed >= 99% | no fixed size dominates | goal met |")
+			fmt.Println("|---|---|---|---|---|---|")
+			for _, r := range rows {
+				fmt.Printf("| %s | %.1f%% | %.1f%% | %.2f | %d/%d | %d/%d |\n", r.name, 100*r.warmMean, 100*r.warmMin, r.idleRatio, r.undominated, seeds, r.goalMet, seeds)
+			}
+		}
+	}
+}
+
+// modelSeeds reads BURSTS_MODEL_SEEDS (default 30) and BURSTS_MODEL_FIRST (default 1).
+func modelSeeds(b *testing.B) (int, uint64) {
 	seeds, first := 30, uint64(1)
 	if v := os.Getenv("BURSTS_MODEL_SEEDS"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -36,14 +53,51 @@ func BenchmarkModel(b *testing.B) {
 		}
 		first = n
 	}
+	return seeds, first
+}
+
+// BenchmarkScaleDown replays both traces on many seeds in the model with the demand-following
+// policies under scale-down windows from none to ten minutes: the figures behind the program's
+// default window (components.DefaultScaleDownWindowSeconds).
+//
+//	go test -run '^$' -bench ScaleDown -benchtime 1x ./e2e/bursts
+func BenchmarkScaleDown(b *testing.B) {
+	seeds, first := modelSeeds(b)
+	windows := []int{0, 15, 30, 60, 120, 300, 600}
 	for i := 0; i < b.N; i++ {
 		for _, name := range []string{TraceBurst, TraceDay} {
-			rows := modelAcrossSeeds(name, first, seeds)
-			fmt.Printf("\nmodel, %s trace, seeds %d..%d (idle: over the cheapest fixed pool reaching 99%% on the same seed)\n", name, first, first+uint64(seeds)-1)
-			fmt.Println("| policy | warm hits mean | min | idle / cheapest fixed >= 99% | no fixed size dominates | goal met |")
-			fmt.Println("|---|---|---|---|---|---|")
-			for _, r := range rows {
-				fmt.Printf("| %s | %.1f%% | %.1f%% | %.2f | %d/%d | %d/%d |\n", r.name, 100*r.warmMean, 100*r.warmMin, r.idleRatio, r.undominated, seeds, r.goalMet, seeds)
+			fmt.Printf("\nmodel, %s trace, seeds %d..%d: warm hits mean (min) and idle over the cheapest fixed pool reaching 99%%, per scale-down window\n", name, first, first+uint64(seeds)-1)
+			fmt.Print("| policy |")
+			for _, w := range windows {
+				fmt.Printf(" %d s |", w)
+			}
+			fmt.Print("\n|---|")
+			for range windows {
+				fmt.Print("---|")
+			}
+			fmt.Println()
+			var cells [][]string
+			for _, w := range windows {
+				rows := modelAcrossSeeds(name, first, seeds, func(maxReplicas int) []ModelPolicy {
+					var ps []ModelPolicy
+					for _, p := range ModelPolicies(maxReplicas) {
+						if p.Name == "arrivals, L = boot+poll+sync (before)" {
+							continue
+						}
+						p.ScaleDown = components.ScaleDown{StabilizationWindowSeconds: w}
+						ps = append(ps, p)
+					}
+					return ps
+				})
+				for r, row := range rows {
+					if len(cells) <= r {
+						cells = append(cells, []string{row.name})
+					}
+					cells[r] = append(cells[r], fmt.Sprintf("%.1f%% (%.1f%%), %.2f", 100*row.warmMean, 100*row.warmMin, row.idleRatio))
+				}
+			}
+			for _, c := range cells {
+				fmt.Printf("| %s |\n", strings.Join(c, " | "))
 			}
 		}
 	}
@@ -92,7 +146,7 @@ type modelRow struct {
 
 // modelAcrossSeeds runs the fixed sweep 1..the trace's bound and every
 // ModelPolicies policy on each seed, and summarises each autoscaled policy.
-func modelAcrossSeeds(trace string, first uint64, seeds int) []modelRow {
+func modelAcrossSeeds(trace string, first uint64, seeds int, policies func(maxReplicas int) []ModelPolicy) []modelRow {
 	loop := DefaultModelLoop()
 	var rows []modelRow
 	for n := uint64(0); n < uint64(seeds); n++ {
@@ -105,7 +159,7 @@ func modelAcrossSeeds(trace string, first uint64, seeds int) []modelRow {
 			fixed = append(fixed, Point{Name: fmt.Sprintf("fixed-%d", size), Fixed: size, Warm: 100 * r.WarmShare(), Idle: r.IdleWarmPodSeconds})
 		}
 		cheapest, found := CheapestFixedReaching(fixed, 99)
-		for i, p := range ModelPolicies(bound) {
+		for i, p := range policies(bound) {
 			r := Simulate(tr, p, loop, seed)
 			pt := Point{Name: p.Name, Warm: 100 * r.WarmShare(), Idle: r.IdleWarmPodSeconds}
 			if n == 0 {

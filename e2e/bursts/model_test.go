@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/components"
 )
 
 func handTrace(end time.Duration, at ...time.Duration) *Trace {
@@ -75,4 +77,33 @@ func TestModelIsRepeatable(t *testing.T) {
 	b := Simulate(tr, ModelPolicy{Fixed: 8}, DefaultModelLoop(), 7)
 	assert.Equal(t, a, b)
 	assert.Equal(t, len(tr.Arrivals), a.Claims)
+}
+
+// The scale-down window holds the highest size the HPA recommended within it, and the rate
+// policy lets the pool drop at most its value per period, as kube-controller-manager does.
+func TestModelScaleDownWindowAndRate(t *testing.T) {
+	loop := DefaultModelLoop()
+	// 3 claims at 1-3 s, each for 20 s: held until 21-23 s.
+	tr := handTrace(150*time.Second, 1*time.Second, 2*time.Second, 3*time.Second)
+	p := ModelPolicy{Floor: 1, Max: 4, Desired: func(d Demand) float64 { return float64(d.Held + 1) }}
+	// No window (the zero value): up to 4 at 15 s, back to 1 at the first sync after the
+	// claims are gone (30 s).
+	assert.Equal(t, []SizeAt{{0, 1}, {15 * time.Second, 4}, {30 * time.Second, 1}}, Simulate(tr, p, loop, 1).Sizes)
+	// A 60 s window: the recommendation of 4 at 15 s holds the pool until a sync no longer
+	// sees it within 60 s (75 s).
+	p.ScaleDown = components.ScaleDown{StabilizationWindowSeconds: 60}
+	assert.Equal(t, []SizeAt{{0, 1}, {15 * time.Second, 4}, {75 * time.Second, 1}}, Simulate(tr, p, loop, 1).Sizes)
+	// One pod per 30 s and no window, on claims held for 50 s: the period's start counts the
+	// scale-up at 15 s too (periodStartReplicas = current - added + deleted), so the first drop
+	// waits for a sync whose period holds no change: 4 -> 3 at 60 s, 2 at 90 s, 1 at 120 s.
+	long := &Trace{Name: "hand", Duration: 150 * time.Second}
+	for _, at := range []time.Duration{1 * time.Second, 2 * time.Second, 3 * time.Second} {
+		long.Arrivals = append(long.Arrivals, Arrival{At: at, Lifetime: 50 * time.Second})
+	}
+	p.ScaleDown = components.ScaleDown{Policy: components.ScaleDownPods, Value: 1, PeriodSeconds: 30}
+	assert.Equal(t, []SizeAt{{0, 1}, {15 * time.Second, 4}, {60 * time.Second, 3}, {90 * time.Second, 2}, {120 * time.Second, 1}},
+		Simulate(long, p, loop, 1).Sizes)
+	// 50 % per sync: 4 -> 2 -> 1 (int(2 x 0.5) = 1).
+	p.ScaleDown = components.ScaleDown{Policy: components.ScaleDownPercent, Value: 50}
+	assert.Equal(t, []SizeAt{{0, 1}, {15 * time.Second, 4}, {30 * time.Second, 2}, {45 * time.Second, 1}}, Simulate(tr, p, loop, 1).Sizes)
 }

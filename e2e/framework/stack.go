@@ -41,7 +41,8 @@ func RealNodeStackConfig(kubeconfig []byte) map[string]string {
 }
 
 // existingClusterConfig is what both local configs share: an existing cluster, the
-// isolated-sandbox RuntimeClass required, KEDA and agent-sandbox adopted, KEDA polling every 5 s.
+// isolated-sandbox RuntimeClass required, KEDA and agent-sandbox adopted, KEDA polling every 5 s,
+// and the demo's scale-down (ImmediateScaleDown).
 func existingClusterConfig(kubeconfig []byte) map[string]string {
 	return map[string]string{
 		"clusterMode":      "existing",
@@ -50,8 +51,15 @@ func existingClusterConfig(kubeconfig []byte) map[string]string {
 		"agentSandboxMode": "adopt",
 		"kedaMode":         "adopt",
 		"pollingInterval":  "5",
+		"scaleDown":        ImmediateScaleDown,
 	}
 }
+
+// ImmediateScaleDown is the `scaleDown` of the demo, the tests and the burst benchmark: no
+// stabilization window, so a drop in demand reaches spec.replicas at the next HPA sync and
+// verify's down steps take seconds, not the production window (verify reads the window the
+// HPA carries and waits for it either way).
+const ImmediateScaleDown = `{"stabilizationWindowSeconds":0}`
 
 // NewStack is a local stack of the program (program.Run, run inline) with the repository's
 // Pulumi.yaml, its state and PULUMI_HOME under workDir.

@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -248,6 +249,19 @@ func printPulumiCLI(config map[string]string, kubeconfigPath string) {
 	sort.Strings(keys)
 	fmt.Printf("  pulumi config set --secret kubeconfig %s\n", kubeconfigPath)
 	for _, k := range keys {
+		var fields map[string]any
+		if json.Unmarshal([]byte(config[k]), &fields) == nil {
+			// An object key is set field by field, so the CLI stores an object, not a string.
+			names := make([]string, 0, len(fields))
+			for f := range fields {
+				names = append(names, f)
+			}
+			sort.Strings(names)
+			for _, f := range names {
+				fmt.Printf("  pulumi config set --path '%s.%s' %v\n", k, f, fields[f])
+			}
+			continue
+		}
 		fmt.Printf("  pulumi config set %s %q\n", k, config[k])
 	}
 	fmt.Printf("  pulumi config set namespace warm-pool-cli     # beside the demo's own stack\n")

@@ -1,0 +1,62 @@
+package components
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+// EKS's upgrade policies (UpgradePolicyRequest.supportType). Without one EKS applies EXTENDED:
+// a version past its 14 months of standard support moves into extended support, billed at
+// $0.60 per cluster-hour instead of $0.10 (Amazon EKS pricing), with nothing in the stack
+// saying so. STANDARD upgrades the control plane to the next version at the end of standard
+// support instead.
+const (
+	UpgradePolicyStandard = "STANDARD"
+	UpgradePolicyExtended = "EXTENDED"
+)
+
+// MaxPublicAccessCidrs is EKS's quota of CIDR blocks on the public endpoint ("Public endpoint
+// access CIDR ranges per cluster", Amazon EKS service quotas).
+const MaxPublicAccessCidrs = 40
+
+// eksClusterType is the resource pulumi-eks creates for the control plane.
+const eksClusterType = "aws:eks/cluster:Cluster"
+
+// UpgradePolicyTransform sets supportType on the aws:eks Cluster that pulumi-eks creates, which
+// its own inputs cannot (pulumi/pulumi-eks#1776); every other resource passes unchanged.
+func UpgradePolicyTransform(supportType string) pulumi.ResourceTransform {
+	return func(_ context.Context, args *pulumi.ResourceTransformArgs) *pulumi.ResourceTransformResult {
+		if args.Type != eksClusterType {
+			return nil
+		}
+		props := pulumi.Map{}
+		for k, v := range args.Props {
+			props[k] = v
+		}
+		props["upgradePolicy"] = pulumi.Map{"supportType": pulumi.String(supportType)}
+		return &pulumi.ResourceTransformResult{Props: props, Opts: args.Opts}
+	}
+}
+
+// CheckPublicAccessCidr says what is wrong with one entry of the public endpoint's allow list,
+// or "" when EKS takes it: an IPv4 network in canonical form that a client on the internet can
+// come from (EKS matches the public endpoint against the caller's public address, so a private
+// range never matches anyone).
+func CheckPublicAccessCidr(key, cidr string) string {
+	p, err := netip.ParsePrefix(cidr)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%s has %q, which is not a CIDR block; write it as an IPv4 network such as 203.0.113.0/24 (a single address: 203.0.113.7/32)", key, cidr)
+	case !p.Addr().Is4():
+		return fmt.Sprintf("%s has %q; EKS's public endpoint takes IPv4 CIDR blocks only", key, cidr)
+	case p.Masked() != p:
+		return fmt.Sprintf("%s has %q, whose address has bits beyond its /%d; write the network, %s", key, cidr, p.Bits(), p.Masked())
+	case p.Addr().IsPrivate() || p.Addr().IsLoopback() || p.Addr().IsLinkLocalUnicast():
+		return fmt.Sprintf("%s has %q, a private range: the public endpoint sees a client's public address, so it never matches; list the public address your runners leave from, "+
+			"or reach the private endpoint from inside the VPC (endpointPrivateAccess)", key, cidr)
+	}
+	return ""
+}

@@ -1,0 +1,129 @@
+package program
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/components"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+)
+
+// Create mode's defaults: the private endpoint on (nodes and anything in the VPC reach the API
+// server without leaving it), the public one on so that `up` from a laptop or a hosted CI runner
+// works the first time (narrow it with endpointPublicAccessCidrs, or turn it off), and the
+// standard-support upgrade policy.
+const (
+	defaultEndpointPrivateAccess = true
+	defaultEndpointPublicAccess  = true
+	defaultUpgradePolicy         = components.UpgradePolicyStandard
+)
+
+// AWS's rules for tags (Tagging AWS resources, "Tag naming limits and requirements").
+const (
+	maxTagKey   = 128
+	maxTagValue = 256
+	// maxUserTags leaves room under AWS's 50 tags per resource for the program's own (Name, the
+	// cluster's, the load-balancer role and the stack's).
+	maxUserTags = 45
+)
+
+// AWSTags are the tags on every AWS resource the stack creates: the team's `tags`, and the
+// stack's own, which says which stack made it.
+func (c *Config) AWSTags() map[string]string {
+	m := map[string]string{}
+	for k, v := range c.Tags {
+		m[k] = v
+	}
+	m[contract.StackLabel] = c.StackLabelValue()
+	return m
+}
+
+// readTags reads the `tags` object, a map of tag keys to values.
+func (c *Config) readTags(r *configReader) {
+	raw, err := r.cfg.Try("tags")
+	if err != nil || strings.Join(strings.Fields(raw), "") == "{}" {
+		return
+	}
+	if o, ok := decodeObject(raw, "tags.", &r.errs); ok {
+		// Read as the one field of an object around it, so messages name tags.<key>.
+		outer := configObject{m: map[string]any{"tags": o.m}, errs: o.errs, used: map[string]bool{}}
+		c.Tags = outer.stringMap("tags")
+	}
+}
+
+// validateCreateMode checks the endpoint, tag and upgrade-policy keys of create mode.
+func (c *Config) validateCreateMode(add func(string, ...any)) {
+	if !c.EndpointPrivateAccess && !c.EndpointPublicAccess {
+		add("endpointPrivateAccess and endpointPublicAccess are both false; EKS needs at least one endpoint: keep the private one (reach it from inside the VPC) or the public one")
+	}
+	if !c.EndpointPublicAccess && len(c.EndpointPublicAccessCidrs) > 0 {
+		add("endpointPublicAccessCidrs is set but endpointPublicAccess is false, so it would allow nothing; remove it (`pulumi config rm endpointPublicAccessCidrs`) or turn the public endpoint on")
+	}
+	if len(c.EndpointPublicAccessCidrs) > components.MaxPublicAccessCidrs {
+		add("endpointPublicAccessCidrs has %d blocks; EKS allows %d per cluster", len(c.EndpointPublicAccessCidrs), components.MaxPublicAccessCidrs)
+	}
+	seen := map[string]bool{}
+	for _, cidr := range c.EndpointPublicAccessCidrs {
+		if msg := components.CheckPublicAccessCidr("endpointPublicAccessCidrs", cidr); msg != "" {
+			add("%s", msg)
+		}
+		if seen[cidr] {
+			add("endpointPublicAccessCidrs lists %q twice; list it once", cidr)
+		}
+		seen[cidr] = true
+	}
+	if c.UpgradePolicy != components.UpgradePolicyStandard && c.UpgradePolicy != components.UpgradePolicyExtended {
+		add("upgradePolicy is %q; it must be %s (the default: upgraded at the end of standard support, no extended-support charge) or %s (stays on its version into paid extended support)",
+			c.UpgradePolicy, components.UpgradePolicyStandard, components.UpgradePolicyExtended)
+	}
+	if len(c.Tags) > maxUserTags {
+		add("tags has %d tags; AWS allows 50 per resource and the program adds up to 5 of its own, so give at most %d", len(c.Tags), maxUserTags)
+	}
+	for k, v := range c.Tags {
+		switch {
+		case k == "" || len(k) > maxTagKey:
+			add("tags has a key of %d characters; AWS tag keys are 1..%d", len(k), maxTagKey)
+		case strings.HasPrefix(strings.ToLower(k), "aws:"):
+			add("tags.%s: the aws: prefix is reserved for AWS's own tags; choose another key", k)
+		case k == "Name" || k == contract.StackLabel || strings.HasPrefix(k, "kubernetes.io/"):
+			add("tags.%s is a tag the program sets itself (Name, %s, kubernetes.io/*: EKS and load balancers read them); choose another key", k, contract.StackLabel)
+		case len(v) > maxTagValue:
+			add("tags.%s has a value of %d characters; AWS tag values are at most %d", k, len(v), maxTagValue)
+		}
+	}
+}
+
+// createModeKeysSet are the create-mode keys the stack sets away from their defaults (the CLI
+// hands the defaults over like set values, so only a different value tells).
+func createModeKeysSet(r *configReader) []string {
+	var set []string
+	for _, k := range []struct{ key, def string }{
+		{"endpointPrivateAccess", strconv.FormatBool(defaultEndpointPrivateAccess)},
+		{"endpointPublicAccess", strconv.FormatBool(defaultEndpointPublicAccess)},
+		{"endpointPublicAccessCidrs", "[]"},
+		{"tags", "{}"},
+		{"upgradePolicy", defaultUpgradePolicy},
+	} {
+		if v, err := r.cfg.Try(k.key); err == nil && strings.Join(strings.Fields(v), "") != k.def && strings.TrimSpace(v) != "" {
+			set = append(set, k.key)
+		}
+	}
+	return set
+}
+
+// refuseCreateModeKeys refuses, in existing mode, the create-mode keys the stack set.
+func (c *Config) refuseCreateModeKeys(add func(string, ...any)) {
+	if len(c.createModeKeysSet) > 0 {
+		add("%s only apply to a cluster the stack creates (clusterMode=create); an existing cluster keeps its endpoint, tags and upgrade policy, so remove them (%s)",
+			strings.Join(c.createModeKeysSet, ", "), rmCommands(c.createModeKeysSet))
+	}
+}
+
+func rmCommands(keys []string) string {
+	cmds := make([]string, len(keys))
+	for i, k := range keys {
+		cmds[i] = fmt.Sprintf("`pulumi config rm %s`", k)
+	}
+	return strings.Join(cmds, ", ")
+}
