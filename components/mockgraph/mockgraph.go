@@ -29,6 +29,9 @@ type Resource struct {
 	Remote        bool
 	Read          bool
 	ID            string
+	// Transforms is how many resource transforms the registration carries (the engine applies
+	// them to the resource and its children, a remote component's included).
+	Transforms int
 }
 
 // Recorder implements pulumi.MockResourceMonitor.
@@ -90,6 +93,7 @@ func (r *Recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.P
 	if rpc := args.RegisterRPC; rpc != nil {
 		rec.Parent, rec.Dependencies, rec.IgnoreChanges, rec.Remote = rpc.GetParent(), rpc.GetDependencies(), rpc.GetIgnoreChanges(), rpc.GetRemote()
 		rec.Providers = rpc.GetProviders()
+		rec.Transforms = len(rpc.GetTransforms())
 	}
 	if rpc := args.ReadRPC; rpc != nil {
 		rec.Read, rec.ID, rec.Parent, rec.Dependencies = true, rpc.GetId(), rpc.GetParent(), rpc.GetDependencies()
