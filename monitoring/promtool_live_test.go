@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -64,12 +65,15 @@ func promtoolCases(rules monitoring.RuleFile) []promtoolTest {
 			annotations[g.Name+"/"+r.Alert] = r.Annotations
 		}
 	}
-	pool := func(alert, severity string) expAlert {
+	poolAlert := func(name, namespace, alert, severity string) expAlert {
 		return expAlert{
-			ExpLabels:      map[string]string{"severity": severity, "pool": "code", "namespace": "agents-code"},
-			ExpAnnotations: annotations[monitoring.PoolGroupName("code")+"/"+alert],
+			ExpLabels:      map[string]string{"severity": severity, "pool": name, "namespace": namespace},
+			ExpAnnotations: annotations[monitoring.PoolGroupName(name)+"/"+alert],
 		}
 	}
+	pool := func(alert, severity string) expAlert { return poolAlert("code", "agents-code", alert, severity) }
+	// The browser pool's series are broken all along in some tests: its alert fires, on its own.
+	browser := func(alert, severity string) expAlert { return poolAlert("browser", "agents-browser", alert, severity) }
 	exporter := func(alert, severity string) expAlert {
 		return expAlert{
 			ExpLabels:      map[string]string{"severity": severity, "namespace": "agents"},
@@ -95,6 +99,7 @@ func promtoolCases(rules monitoring.RuleFile) []promtoolTest {
 		refusedB = `warmpool_exporter_refused_pools{job="claim-exporter",namespace="agents",instance="198.18.0.11:8080",pod="claim-exporter-b"}`
 	)
 	none := []expAlert{}
+	frozen, otherFrozen := pool(monitoring.AlertPoolFrozen, "critical"), browser(monitoring.AlertPoolFrozen, "critical")
 	return []promtoolTest{
 		{
 			// Scrapes every 30 s (index i is i*30 s). Healthy for 10 min: 8 good reads a minute
@@ -110,11 +115,11 @@ func promtoolCases(rules monitoring.RuleFile) []promtoolTest {
 				{otherFailed, "0+4x83"},
 			},
 			AlertRuleTests: []alertTest{
-				{"9m", monitoring.AlertPoolFrozen, none},                                                      // healthy
-				{"12m", monitoring.AlertPoolFrozen, none},                                                     // broken, not for 2 min yet
-				{"15m", monitoring.AlertPoolFrozen, []expAlert{pool(monitoring.AlertPoolFrozen, "critical")}}, // the errors
+				{"9m", monitoring.AlertPoolFrozen, []expAlert{otherFrozen}},  // code is healthy
+				{"12m", monitoring.AlertPoolFrozen, []expAlert{otherFrozen}}, // code broken, not for 2 min yet
+				{"15m", monitoring.AlertPoolFrozen, []expAlert{frozen, otherFrozen}},
 				// 20 min after the last error counted: only the failed requests still show it.
-				{"35m", monitoring.AlertPoolFrozen, []expAlert{pool(monitoring.AlertPoolFrozen, "critical")}},
+				{"35m", monitoring.AlertPoolFrozen, []expAlert{frozen, otherFrozen}},
 			},
 		},
 		{
@@ -144,7 +149,7 @@ func promtoolCases(rules monitoring.RuleFile) []promtoolTest {
 			Name: "cold launches: a tenth, and another pool's", Interval: "1m",
 			InputSeries: []series{{warm, "0+9x60"}, {cold, "0+1x60"}, {otherCold, "0+5x60"}},
 			AlertRuleTests: []alertTest{
-				{"40m", monitoring.AlertColdLaunches, none},
+				{"40m", monitoring.AlertColdLaunches, []expAlert{browser(monitoring.AlertColdLaunches, "warning")}},
 			},
 		},
 		{
@@ -247,15 +252,18 @@ func TestLivePromtoolRulesFireAndStayQuiet(t *testing.T) {
 // depends on are refused by promtool, naming the alert.
 func TestLivePromtoolRejectsBrokenRules(t *testing.T) {
 	promtool := ensurePromtool(t)
-	for name, breakIt := range map[string]func(*monitoring.Rule){
+	for name, c := range map[string]struct {
+		breakIt func(*monitoring.Rule)
+		failsAt string // the evaluation promtool must then report as wrong
+	}{
 		// Without the failed requests' branch, the frozen pool goes quiet once the fallback holds it.
-		monitoring.AlertPoolFrozen: func(r *monitoring.Rule) { r.Expr, _, _ = strings.Cut(r.Expr, "\nor\n") },
+		monitoring.AlertPoolFrozen: {func(r *monitoring.Rule) { r.Expr, _, _ = strings.Cut(r.Expr, "\nor\n") }, "time: 35m"},
 		// Without the minimum, six claims are enough to fire.
-		monitoring.AlertColdLaunches: func(r *monitoring.Rule) { r.Expr, _, _ = strings.Cut(r.Expr, "\nand\n") },
+		monitoring.AlertColdLaunches: {func(r *monitoring.Rule) { r.Expr, _, _ = strings.Cut(r.Expr, "\nand\n") }, "time: 1h"},
 		// Counting any target up, the other stack's exporter hides ours.
-		monitoring.AlertExporterDown: func(r *monitoring.Rule) { r.Expr = `absent(up{job="claim-exporter"} == 1)` },
+		monitoring.AlertExporterDown: {func(r *monitoring.Rule) { r.Expr = `absent(up{job="claim-exporter"} == 1)` }, "time: 14m"},
 		// Without for:, a refusal fires at once.
-		monitoring.AlertExporterRefusing: func(r *monitoring.Rule) { r.For = "" },
+		monitoring.AlertExporterRefusing: {func(r *monitoring.Rule) { r.For = "" }, "time: 13m"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			rules := monitoring.Rules(testSpec)
@@ -263,7 +271,7 @@ func TestLivePromtoolRejectsBrokenRules(t *testing.T) {
 			for gi := range rules.Groups {
 				for ri := range rules.Groups[gi].Rules {
 					if r := &rules.Groups[gi].Rules[ri]; r.Alert == name {
-						breakIt(r)
+						c.breakIt(r)
 						broken++
 					}
 				}
@@ -275,8 +283,9 @@ func TestLivePromtoolRejectsBrokenRules(t *testing.T) {
 			if err == nil {
 				t.Fatalf("promtool passed rules with %s broken:\n%s", name, out)
 			}
-			if !strings.Contains(out, name) {
-				t.Errorf("promtool failed, but not naming %s:\n%s", name, out)
+			t.Logf("failing evaluations: %q", regexp.MustCompile(`alertname: [A-Za-z]+, time: [0-9hms]+`).FindAllString(out, -1))
+			if !strings.Contains(out, "alertname: "+name+", "+c.failsAt) {
+				t.Errorf("promtool failed, but not on %s at %s:\n%s", name, c.failsAt, out)
 			}
 		})
 	}

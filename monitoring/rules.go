@@ -186,6 +186,11 @@ func Rules(s Spec) RuleFile {
 	return f
 }
 
+// frozenRule: KEDA counted failureThreshold errors within FrozenWindow (its fallback is taking
+// over, or the scaler errors without an HTTP failure, e.g. a 200 without the count), or at least
+// ReadFailureRatio of its requests to the exporter failed. The first branch alone would resolve a
+// few minutes into an outage (the errors stop once the fallback holds; promtool shows it at the
+// 15 and 35 minute evaluations when the second branch is cut); the second keeps it firing.
 func frozenRule(s Spec, p Pool) Rule {
 	errs := selector(map[string]string{s.NamespaceLabel: p.Namespace, scaledObjectLabel: p.ScaledObject})
 	reqs := selector(map[string]string{s.NamespaceLabel: p.Namespace, scaledResourceLabel: p.ScaledObject})
