@@ -134,6 +134,8 @@ func TestPulumiYamlMatchesTheProgram(t *testing.T) {
 		"template": map[string]any{}, "sizing": map[string]any{}, "pools": 0,
 		// Empty: the program's production defaults for KEDA's install (program/keda.go).
 		"keda": map[string]any{},
+		// Empty: no ServiceMonitor, no rules (program/monitoring.go).
+		"monitoring": map[string]any{},
 	}
 	for key, want := range goDefaults {
 		declared, ok := proj.Config[key]
