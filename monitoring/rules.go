@@ -37,7 +37,9 @@ import (
 //   - agent_sandbox_claim_creation_total{namespace, sandbox_template, launch_type, warmpool_name,
 //     pod_condition, created_by}: launch_type "warm" when a claim adopted a warm sandbox, "cold"
 //     when the controller had to create one (sandboxclaim_controller.go); warmpool_name is the
-//     claim's spec.warmPoolRef.name.
+//     claim's spec.warmPoolRef.name. The same labels at the newest commit of its repository
+//     (August 2026); the v1.0.10 release the program installs is neither tagged there nor on
+//     the module proxy, so it could not be read.
 //
 // The exporter (exporter/server.go): warmpool_exporter_refused_pools, and the scrape's own up.
 const (
