@@ -38,6 +38,11 @@ const (
 	GVisorModule     = "v0.0.0-20260905035102-160fafc42237"
 	// CoreDNSModule is the local real nodes' cluster DNS (EKS runs its own CoreDNS add-on).
 	CoreDNSModule = "v1.15.0"
+	// PrometheusModule is the Prometheus module promtool is built from, to test the stack's
+	// alerting rules; PrometheusRelease is the release it is (the module's v0.3MM.P tags
+	// are Prometheus v3.MM.P). The newest whose go.mod asks for no newer Go than ours (go 1.26.7).
+	PrometheusModule  = "v0.316.0"
+	PrometheusRelease = "3.16.0"
 
 	// WarmPodImage is what a warm sandbox runs (it only has to stay up).
 	WarmPodImage = "public.ecr.aws/docker/library/busybox:1.36.1"
@@ -128,6 +133,10 @@ var Pins = []Pin{
 	{
 		Name: "gVisor", LocalControlPlane: GVisorModule, LocalModule: "gvisor.dev/gvisor", LocalToolDir: "gvisor",
 		Why: "the local stand-in for Auto Mode's VM-isolated runtime (no VM can run on the test machines)",
+	},
+	{
+		Name: "promtool", LocalControlPlane: PrometheusModule, LocalModule: "github.com/prometheus/prometheus", LocalToolDir: "prometheus",
+		Why: "only tests the alerting rules (promtool test rules); the program renders the rules for the team's own Prometheus",
 	},
 }
 

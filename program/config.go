@@ -92,6 +92,8 @@ type Config struct {
 	// Keda is KEDA's install values (the `keda` key, install mode); kedaSet: the key was set.
 	Keda    components.KedaValues
 	kedaSet bool
+	// Monitoring is the exporter's ServiceMonitor and the alerting rules (the `monitoring` key).
+	Monitoring Monitoring
 	// PoolList is the `pools` list; empty: the one pool the top-level keys describe (see Pools).
 	PoolList []*Pool
 }
@@ -183,6 +185,11 @@ func (c *Config) readStructured(r *configReader) {
 		// "{}" is Pulumi.yaml's default, which the CLI hands over like a set value.
 		if o, ok := decodeObject(raw, "keda.", &r.errs); ok {
 			c.Keda, c.kedaSet = readKeda(o), true
+		}
+	}
+	if raw, err := r.cfg.Try("monitoring"); err == nil && strings.Join(strings.Fields(raw), "") != "{}" {
+		if o, ok := decodeObject(raw, "monitoring.", &r.errs); ok {
+			c.Monitoring = readMonitoring(o)
 		}
 	}
 	if raw, err := r.cfg.Try("sizing"); err == nil {
@@ -381,6 +388,8 @@ func (c *Config) Validate(earlier ...string) error {
 	} else if c.KedaMode == components.ModeInstall && c.kedaSet {
 		validateKeda(c.Keda, add)
 	}
+
+	validateMonitoring(c.Monitoring, add)
 
 	checkNamespace("namespace", c.Namespace, add)
 	pools := c.Pools()

@@ -35,6 +35,14 @@ func Run(ctx *pulumi.Context) error {
 	if err != nil {
 		return err
 	}
+	if p.monitoring != nil {
+		if err := p.monitoring.Create(ctx, &components.MonitoringTargets{
+			Namespace: exp.stackNamespaceName, RuleFile: cfg.ruleFile(),
+			DependsOn: []pulumi.Resource{exp.stackNamespace, exp.claimExporter.Service},
+		}); err != nil {
+			return err
+		}
+	}
 	ctx.Export("clusterName", p.cluster.Name)
 	ctx.Export("kubeconfig", p.cluster.Kubeconfig)
 	ctx.Export("stackNamespace", exp.stackNamespaceName)
@@ -52,6 +60,8 @@ type platform struct {
 	cluster   *components.Cluster
 	inCluster pulumi.ResourceOption
 	keda      *components.Keda
+	// monitoring is the exporter's ServiceMonitor and the alerting rules; nil when both are off.
+	monitoring *components.Monitoring
 	// installs are the installed resources themselves, not the components: destroy deletes the
 	// namespaces (and the claims, sandboxes and ScaledObjects in them, whose finalizers these
 	// controllers remove) before agent-sandbox and KEDA. See components.Keda.Installed.
@@ -73,6 +83,14 @@ func newPlatform(ctx *pulumi.Context, cfg *Config) (*platform, error) {
 	// Every in-cluster resource goes through the cluster's provider (default providers are disabled).
 	inCluster := pulumi.Providers(cluster.Provider)
 
+	// The Prometheus Operator's CRDs are read first: without them the preview fails before
+	// anything in the cluster is registered.
+	var mon *components.Monitoring
+	if cfg.Monitoring.on() {
+		if mon, err = components.NewMonitoring(ctx, "monitoring", cfg.monitoringArgs(), inCluster); err != nil {
+			return nil, err
+		}
+	}
 	runtime, err := components.NewSandboxRuntime(ctx, "sandbox-runtime", &components.SandboxRuntimeArgs{
 		Mode: cfg.RuntimeClassMode, Name: contract.RuntimeClassName, Handler: cfg.RuntimeClassHandler,
 	}, inCluster)
@@ -91,7 +109,7 @@ func newPlatform(ctx *pulumi.Context, cfg *Config) (*platform, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &platform{cluster: cluster, inCluster: inCluster, keda: keda,
+	return &platform{cluster: cluster, inCluster: inCluster, keda: keda, monitoring: mon,
 		installs: slices.Concat(runtime.Installed, agentSandbox.Installed, keda.Installed)}, nil
 }
 

@@ -44,6 +44,7 @@ const (
 	containerdVersion = contract.ContainerdModule
 	gvisorVersion     = contract.GVisorModule
 	corednsVersion    = contract.CoreDNSModule
+	prometheusVersion = contract.PrometheusModule
 	// ProviderVersion is the version the Kubernetes provider reports, and the
 	// one the Pulumi program's SDK (pulumi-kubernetes/sdk/v4 v4.32.0) asks for.
 	ProviderVersion = contract.PulumiKubernetesProvider
@@ -137,6 +138,16 @@ func tools() []tool {
 			ldflags:  []string{"-X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=" + ProviderVersion},
 			prepare:  writeProviderSchema,
 		},
+		{
+			// promtool only: it unit-tests the stack's alerting rules (`promtool test rules`).
+			// Module v0.316.0 is Prometheus 3.16.0 (the module's v0.3MM.P tags mirror v3.MM.P).
+			dir: "prometheus", module: "github.com/prometheus/prometheus", version: prometheusVersion,
+			commands: []command{{"github.com/prometheus/prometheus/cmd/promtool", "promtool"}},
+			ldflags: []string{
+				"-X github.com/prometheus/common/version.Version=" + contract.PrometheusRelease,
+				"-X github.com/prometheus/common/version.Branch=" + contract.PrometheusModule,
+			},
+		},
 	}
 }
 
@@ -148,4 +159,6 @@ var (
 	Node = []string{"kubernetes-node", "containerd", "gvisor", "coredns"}
 	// Pulumi is the Pulumi CLI and the Kubernetes provider, which only the Pulumi runs need.
 	Pulumi = []string{"pulumi", "pulumi-kubernetes"}
+	// Monitoring is promtool, which the alerting rules' tests run.
+	Monitoring = []string{"prometheus"}
 )

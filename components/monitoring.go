@@ -1,0 +1,179 @@
+package components
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
+	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/apiextensions"
+	metav1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/meta/v1"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"github.com/warmpool/warm-pool-autoscaling-keda/monitoring"
+)
+
+// The Prometheus Operator's resources the stack's monitoring creates.
+const (
+	// PrometheusRuleCRD holds the alerting rules; ServiceMonitorCRD (keda.go) the exporter's scrape.
+	PrometheusRuleCRD      = "prometheusrules.monitoring.coreos.com"
+	prometheusOperatorAPI  = "monitoring.coreos.com/v1"
+	prometheusOperatorCRDV = "v1"
+	serviceMonitorKind     = "ServiceMonitor"
+	prometheusRuleKind     = "PrometheusRule"
+	MonitoringType         = "warmpool:index:Monitoring"
+	serviceMonitorName     = contract.ExporterName
+	prometheusRuleName     = contract.ProjectName
+)
+
+// MonitoringArgs says what the stack's monitoring is made of.
+type MonitoringArgs struct {
+	// ServiceMonitor scrapes the exporter through its Service: every ready replica is a target
+	// of job claim-exporter (the Service's name).
+	ServiceMonitor bool
+	// ScrapeInterval is the ServiceMonitor's interval (a Prometheus duration).
+	ScrapeInterval string
+	// Rules makes a PrometheusRule of the rules given to Create.
+	Rules bool
+	// Labels go on both objects, for the Prometheus' serviceMonitorSelector and ruleSelector
+	// (kube-prometheus-stack selects on release: <its release> by default).
+	Labels map[string]string
+}
+
+// MonitoringTargets is what the objects watch, known once the exporter exists.
+type MonitoringTargets struct {
+	// Namespace is the exporter's (its Service's) namespace; both objects live there.
+	Namespace pulumi.StringInput
+	// RuleFile is the rules the PrometheusRule holds (monitoring.Rules).
+	RuleFile monitoring.RuleFile
+	// DependsOn: at least the namespace and the exporter's Service.
+	DependsOn []pulumi.Resource
+}
+
+// Monitoring is the exporter's ServiceMonitor and the stack's PrometheusRule.
+type Monitoring struct {
+	pulumi.ResourceState
+
+	args           MonitoringArgs
+	ServiceMonitor *apiextensions.CustomResource
+	PrometheusRule *apiextensions.CustomResource
+}
+
+// NewMonitoring registers the component and reads the Prometheus Operator's CRDs it needs
+// (servicemonitors, and prometheusrules with Rules), failing when one is missing or does not
+// serve v1. Call it before anything else in the cluster is registered: a cluster without the
+// operator then fails the preview with nothing created. Create makes the objects.
+func NewMonitoring(ctx *pulumi.Context, name string, args *MonitoringArgs, opts ...pulumi.ResourceOption) (*Monitoring, error) {
+	m := &Monitoring{args: *args}
+	if err := ctx.RegisterComponentResource(MonitoringType, name, m, opts...); err != nil {
+		return nil, err
+	}
+	if args.Rules && !args.ServiceMonitor {
+		// The exporter-down rule reads the targets this ServiceMonitor makes.
+		return nil, fmt.Errorf("the alerting rules need the exporter's ServiceMonitor: ClaimExporterDown reads its targets (job %s)", contract.ExporterName)
+	}
+	var crds []RequiredCRD
+	if args.ServiceMonitor {
+		crds = append(crds, RequiredCRD{Name: ServiceMonitorCRD, Version: prometheusOperatorCRDV})
+	}
+	if args.Rules {
+		crds = append(crds, RequiredCRD{Name: PrometheusRuleCRD, Version: prometheusOperatorCRDV})
+	}
+	how := "install the Prometheus Operator (or kube-prometheus-stack) first, or turn monitoring.serviceMonitor and monitoring.rules off"
+	if _, err := requireCRDs(ctx, m, "the Prometheus Operator", how, crds...); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Create makes the ServiceMonitor and the PrometheusRule and registers the component's outputs.
+func (m *Monitoring) Create(ctx *pulumi.Context, t *MonitoringTargets) error {
+	labels := pulumi.StringMap{contract.PartOfLabel: pulumi.String(contract.ManagedByValue)}
+	for k, v := range m.args.Labels {
+		labels[k] = pulumi.String(v)
+	}
+	meta := func(name string) *metav1.ObjectMetaArgs {
+		return &metav1.ObjectMetaArgs{Name: pulumi.String(name), Namespace: t.Namespace.ToStringOutput(), Labels: labels}
+	}
+	opts := []pulumi.ResourceOption{pulumi.Parent(m), pulumi.DependsOn(t.DependsOn)}
+	outputs := pulumi.Map{}
+	if m.args.ServiceMonitor {
+		endpoint := pulumi.Map{"port": pulumi.String("http"), "path": pulumi.String("/metrics")}
+		if m.args.ScrapeInterval != "" {
+			endpoint["interval"] = pulumi.String(m.args.ScrapeInterval)
+		}
+		sm, err := apiextensions.NewCustomResource(ctx, serviceMonitorName, &apiextensions.CustomResourceArgs{
+			ApiVersion: pulumi.String(prometheusOperatorAPI),
+			Kind:       pulumi.String(serviceMonitorKind),
+			Metadata:   meta(serviceMonitorName),
+			OtherFields: kubernetes.UntypedArgs{"spec": pulumi.Map{
+				// The exporter's Service (its own namespace, the ServiceMonitor's default): the
+				// targets are the endpoints KEDA's reads go to. No honorLabels: the exporter's
+				// namespace label (a pool's) becomes exported_namespace, as the KEDA chart's does.
+				"selector":  pulumi.Map{"matchLabels": exporterLabels},
+				"endpoints": pulumi.Array{endpoint},
+			}},
+		}, opts...)
+		if err != nil {
+			return err
+		}
+		m.ServiceMonitor = sm
+		outputs["serviceMonitor"] = sm.Metadata.Name()
+	}
+	if m.args.Rules {
+		groups, err := plainInput(t.RuleFile.Groups)
+		if err != nil {
+			return err
+		}
+		rule, err := apiextensions.NewCustomResource(ctx, prometheusRuleName, &apiextensions.CustomResourceArgs{
+			ApiVersion:  pulumi.String(prometheusOperatorAPI),
+			Kind:        pulumi.String(prometheusRuleKind),
+			Metadata:    meta(prometheusRuleName),
+			OtherFields: kubernetes.UntypedArgs{"spec": pulumi.Map{"groups": groups}},
+		}, opts...)
+		if err != nil {
+			return err
+		}
+		m.PrometheusRule = rule
+		outputs["prometheusRule"] = rule.Metadata.Name()
+	}
+	return ctx.RegisterResourceOutputs(m, outputs)
+}
+
+// plainInput turns a value with JSON tags (the rule file) into a Pulumi input of the same shape,
+// so the PrometheusRule holds exactly what monitoring.Rules rendered.
+func plainInput(v any) (pulumi.Input, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var plain any
+	if err := json.Unmarshal(b, &plain); err != nil {
+		return nil, err
+	}
+	return toInput(plain), nil
+}
+
+func toInput(v any) pulumi.Input {
+	switch x := v.(type) {
+	case map[string]any:
+		m := pulumi.Map{}
+		for k, e := range x {
+			m[k] = toInput(e)
+		}
+		return m
+	case []any:
+		a := pulumi.Array{}
+		for _, e := range x {
+			a = append(a, toInput(e))
+		}
+		return a
+	case string:
+		return pulumi.String(x)
+	case float64:
+		return pulumi.Float64(x)
+	case bool:
+		return pulumi.Bool(x)
+	}
+	return nil
+}

@@ -1,0 +1,292 @@
+package monitoring_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
+	"github.com/warmpool/warm-pool-autoscaling-keda/monitoring"
+)
+
+// A promtool unit-test file (prometheus docs, "Unit testing for rules").
+type promtoolTests struct {
+	RuleFiles          []string       `json:"rule_files"`
+	EvaluationInterval string         `json:"evaluation_interval"`
+	Tests              []promtoolTest `json:"tests"`
+}
+
+type promtoolTest struct {
+	Name           string      `json:"name"`
+	Interval       string      `json:"interval"`
+	InputSeries    []series    `json:"input_series"`
+	AlertRuleTests []alertTest `json:"alert_rule_test"`
+}
+
+type series struct {
+	Series string `json:"series"`
+	Values string `json:"values"`
+}
+
+type alertTest struct {
+	EvalTime  string     `json:"eval_time"`
+	Alertname string     `json:"alertname"`
+	ExpAlerts []expAlert `json:"exp_alerts"`
+}
+
+type expAlert struct {
+	ExpLabels      map[string]string `json:"exp_labels"`
+	ExpAnnotations map[string]string `json:"exp_annotations"`
+}
+
+// testSpec is two pools, so each test also shows that one pool's series never fire the other's rule.
+var testSpec = monitoring.Spec{
+	Pools: []monitoring.Pool{
+		{Name: "code", Namespace: "agents-code", ScaledObject: "code"},
+		{Name: "browser", Namespace: "agents-browser", ScaledObject: "browser"},
+	},
+	ExporterNamespace: "agents", ExporterJob: "claim-exporter",
+	NamespaceLabel: "exported_namespace", FallbackFailureThreshold: 3,
+	Thresholds: monitoring.DefaultThresholds(),
+}
+
+// promtoolCases are each alert firing and not firing, on the series the upstreams export.
+func promtoolCases(rules monitoring.RuleFile) []promtoolTest {
+	annotations := map[string]map[string]string{} // group/alert -> annotations
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			annotations[g.Name+"/"+r.Alert] = r.Annotations
+		}
+	}
+	poolAlert := func(name, namespace, alert, severity string) expAlert {
+		return expAlert{
+			ExpLabels:      map[string]string{"severity": severity, "pool": name, "namespace": namespace},
+			ExpAnnotations: annotations[monitoring.PoolGroupName(name)+"/"+alert],
+		}
+	}
+	pool := func(alert, severity string) expAlert { return poolAlert("code", "agents-code", alert, severity) }
+	// The browser pool's series are broken all along in some tests: its alert fires, on its own.
+	browser := func(alert, severity string) expAlert { return poolAlert("browser", "agents-browser", alert, severity) }
+	exporter := func(alert, severity string) expAlert {
+		return expAlert{
+			ExpLabels:      map[string]string{"severity": severity, "namespace": "agents"},
+			ExpAnnotations: annotations[monitoring.ExporterGroupName+"/"+alert],
+		}
+	}
+	const (
+		errs   = `keda_scaler_detail_errors_total{exported_namespace="agents-code",namespace="keda",scaledObject="code",scaler="metrics-api",triggerIndex="0",metric="s0-metric-api-active_claims",type="scaledobject"}`
+		ok     = `keda_scaler_http_requests_total{exported_namespace="agents-code",namespace="keda",scaled_resource="code",scaler="metrics-api",trigger_name="",metric_name="s0-metric-api-active_claims",status_code="200"}`
+		failed = `keda_scaler_http_requests_total{exported_namespace="agents-code",namespace="keda",scaled_resource="code",scaler="metrics-api",trigger_name="",metric_name="s0-metric-api-active_claims",status_code="error"}`
+		// The other pool's ScaledObject failing all along: never the code pool's alert.
+		otherErrs   = `keda_scaler_detail_errors_total{exported_namespace="agents-browser",namespace="keda",scaledObject="browser",scaler="metrics-api",triggerIndex="0",metric="s0-metric-api-active_claims",type="scaledobject"}`
+		otherFailed = `keda_scaler_http_requests_total{exported_namespace="agents-browser",namespace="keda",scaled_resource="browser",scaler="metrics-api",trigger_name="",metric_name="s0-metric-api-active_claims",status_code="error"}`
+
+		warm      = `agent_sandbox_claim_creation_total{exported_namespace="agents-code",namespace="agent-sandbox-system",sandbox_template="code-agent",launch_type="warm",warmpool_name="code",pod_condition="ready",created_by="go-client"}`
+		cold      = `agent_sandbox_claim_creation_total{exported_namespace="agents-code",namespace="agent-sandbox-system",sandbox_template="code-agent",launch_type="cold",warmpool_name="code",pod_condition="not_ready",created_by="go-client"}`
+		otherCold = `agent_sandbox_claim_creation_total{exported_namespace="agents-browser",namespace="agent-sandbox-system",sandbox_template="browser-agent",launch_type="cold",warmpool_name="browser",pod_condition="not_ready",created_by="go-client"}`
+
+		upA      = `up{job="claim-exporter",namespace="agents",instance="198.18.0.10:8080",pod="claim-exporter-a"}`
+		upB      = `up{job="claim-exporter",namespace="agents",instance="198.18.0.11:8080",pod="claim-exporter-b"}`
+		otherUp  = `up{job="claim-exporter",namespace="someone-else",instance="198.18.0.12:8080",pod="claim-exporter-c"}`
+		refusedA = `warmpool_exporter_refused_pools{job="claim-exporter",namespace="agents",instance="198.18.0.10:8080",pod="claim-exporter-a"}`
+		refusedB = `warmpool_exporter_refused_pools{job="claim-exporter",namespace="agents",instance="198.18.0.11:8080",pod="claim-exporter-b"}`
+	)
+	none := []expAlert{}
+	frozen, otherFrozen := pool(monitoring.AlertPoolFrozen, "critical"), browser(monitoring.AlertPoolFrozen, "critical")
+	return []promtoolTest{
+		{
+			// Scrapes every 30 s (index i is i*30 s). Healthy for 10 min: 8 good reads a minute
+			// (the scale loop and the HPA, 15 s each). Then the exporter goes: three errors and
+			// KEDA's fallback takes over, after which KEDA counts no more errors (see rules.go)
+			// while its requests keep failing.
+			Name: "frozen: an outage the fallback holds", Interval: "30s",
+			InputSeries: []series{
+				{errs, "0x20 1 2 3 3x60"},
+				{ok, "0+4x20 80x63"},
+				{failed, "_x21 4+4x62"},
+				{otherErrs, "0+1x83"},
+				{otherFailed, "0+4x83"},
+			},
+			AlertRuleTests: []alertTest{
+				{"9m", monitoring.AlertPoolFrozen, []expAlert{otherFrozen}},  // code is healthy
+				{"12m", monitoring.AlertPoolFrozen, []expAlert{otherFrozen}}, // code broken, not for 2 min yet
+				{"15m", monitoring.AlertPoolFrozen, []expAlert{frozen, otherFrozen}},
+				// 20 min after the last error counted: only the failed requests still show it.
+				{"35m", monitoring.AlertPoolFrozen, []expAlert{frozen, otherFrozen}},
+			},
+		},
+		{
+			// One failed read among healthy ones (a rollout's blip): the fallback never comes near.
+			Name: "frozen: a blip is not", Interval: "30s",
+			InputSeries: []series{
+				{errs, "0x20 1x40"},
+				{ok, "0+4x20 84+4x40"},
+				{failed, "_x20 1x40"},
+			},
+			AlertRuleTests: []alertTest{
+				{"11m", monitoring.AlertPoolFrozen, none},
+				{"14m", monitoring.AlertPoolFrozen, none},
+				{"25m", monitoring.AlertPoolFrozen, none},
+			},
+		},
+		{
+			// One claim a minute warm and one cold: half the claims waited.
+			Name: "cold launches: half the claims", Interval: "1m",
+			InputSeries: []series{{warm, "0+1x60"}, {cold, "0+1x60"}},
+			AlertRuleTests: []alertTest{
+				{"40m", monitoring.AlertColdLaunches, []expAlert{pool(monitoring.AlertColdLaunches, "warning")}},
+			},
+		},
+		{
+			// 10% cold is below the 25% threshold; the other pool's claims, all cold, are its own.
+			Name: "cold launches: a tenth, and another pool's", Interval: "1m",
+			InputSeries: []series{{warm, "0+9x60"}, {cold, "0+1x60"}, {otherCold, "0+5x60"}},
+			AlertRuleTests: []alertTest{
+				{"40m", monitoring.AlertColdLaunches, []expAlert{browser(monitoring.AlertColdLaunches, "warning")}},
+			},
+		},
+		{
+			// Half cold, but 6 claims in 30 min: too few to judge (ColdMinClaims 20).
+			Name: "cold launches: too few claims", Interval: "10m",
+			InputSeries: []series{{warm, "0+1x6"}, {cold, "0+1x6"}},
+			AlertRuleTests: []alertTest{
+				{"60m", monitoring.AlertColdLaunches, none},
+			},
+		},
+		{
+			Name: "exporter down: both replicas", Interval: "30s",
+			InputSeries: []series{{upA, "1x20 0x20"}, {upB, "1x20 0x20"}, {otherUp, "1x40"}},
+			AlertRuleTests: []alertTest{
+				{"9m", monitoring.AlertExporterDown, none},
+				{"11m", monitoring.AlertExporterDown, none}, // down, not for 2 min yet
+				{"14m", monitoring.AlertExporterDown, []expAlert{exporter(monitoring.AlertExporterDown, "critical")}},
+			},
+		},
+		{
+			Name: "exporter down: one replica of two is not", Interval: "30s",
+			InputSeries: []series{{upA, "1x40"}, {upB, "1x20 0x20"}},
+			AlertRuleTests: []alertTest{
+				{"15m", monitoring.AlertExporterDown, none},
+			},
+		},
+		{
+			// The targets vanish (the Service lost its endpoints): no up series at all.
+			Name: "exporter down: no target left", Interval: "30s",
+			InputSeries: []series{{upA, "1x20"}, {upB, "1x20"}, {otherUp, "1x60"}},
+			AlertRuleTests: []alertTest{
+				{"12m", monitoring.AlertExporterDown, none}, // the last samples are still within the lookback
+				{"25m", monitoring.AlertExporterDown, []expAlert{exporter(monitoring.AlertExporterDown, "critical")}},
+			},
+		},
+		{
+			Name: "exporter refusing an entry", Interval: "1m",
+			InputSeries: []series{{refusedA, "0x10 1x20"}, {refusedB, "0x30"}},
+			AlertRuleTests: []alertTest{
+				{"10m", monitoring.AlertExporterRefusing, none},
+				{"13m", monitoring.AlertExporterRefusing, none}, // not for 5 min yet
+				{"20m", monitoring.AlertExporterRefusing, []expAlert{exporter(monitoring.AlertExporterRefusing, "warning")}},
+			},
+		},
+	}
+}
+
+// runPromtool writes the rules and the tests to a directory of the test's and runs
+// `promtool test rules`, returning its exit error and output.
+func runPromtool(t *testing.T, promtool string, rules monitoring.RuleFile) (string, error) {
+	t.Helper()
+	dir := t.TempDir()
+	rulesYAML, err := rules.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testsYAML, err := yaml.Marshal(promtoolTests{RuleFiles: []string{"rules.yaml"}, EvaluationInterval: "1m", Tests: promtoolCases(rules)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"rules.yaml": rulesYAML, "tests.yaml": testsYAML} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, promtool, "test", "rules", "tests.yaml")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func ensurePromtool(t *testing.T) string {
+	t.Helper()
+	start := time.Now()
+	bins, err := toolcache.Ensure(context.Background(), os.Stderr, toolcache.Monitoring...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("promtool ready after %s", time.Since(start).Round(time.Second))
+	return bins.Path("promtool")
+}
+
+// TestLivePromtoolRulesFireAndStayQuiet runs the real promtool on the rules the program renders:
+// each alert fires where it must and stays quiet where it must not.
+func TestLivePromtoolRulesFireAndStayQuiet(t *testing.T) {
+	promtool := ensurePromtool(t)
+	out, err := runPromtool(t, promtool, monitoring.Rules(testSpec))
+	t.Logf("promtool test rules:\n%s", out)
+	if err != nil {
+		t.Fatalf("promtool test rules failed: %v", err)
+	}
+	if !strings.Contains(out, "SUCCESS") {
+		t.Fatalf("promtool did not report SUCCESS")
+	}
+}
+
+// TestLivePromtoolRejectsBrokenRules shows the tests can fail: rules missing what each case
+// depends on are refused by promtool, naming the alert.
+func TestLivePromtoolRejectsBrokenRules(t *testing.T) {
+	promtool := ensurePromtool(t)
+	for name, c := range map[string]struct {
+		breakIt func(*monitoring.Rule)
+		failsAt string // the evaluation promtool must then report as wrong
+	}{
+		// Without the failed requests' branch, the frozen pool goes quiet once the fallback holds it.
+		monitoring.AlertPoolFrozen: {func(r *monitoring.Rule) { r.Expr, _, _ = strings.Cut(r.Expr, "\nor\n") }, "time: 35m"},
+		// Without the minimum, six claims are enough to fire.
+		monitoring.AlertColdLaunches: {func(r *monitoring.Rule) { r.Expr, _, _ = strings.Cut(r.Expr, "\nand\n") }, "time: 1h"},
+		// Counting any target up, the other stack's exporter hides ours.
+		monitoring.AlertExporterDown: {func(r *monitoring.Rule) { r.Expr = `absent(up{job="claim-exporter"} == 1)` }, "time: 14m"},
+		// Without for:, a refusal fires at once.
+		monitoring.AlertExporterRefusing: {func(r *monitoring.Rule) { r.For = "" }, "time: 13m"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rules := monitoring.Rules(testSpec)
+			broken := 0
+			for gi := range rules.Groups {
+				for ri := range rules.Groups[gi].Rules {
+					if r := &rules.Groups[gi].Rules[ri]; r.Alert == name {
+						c.breakIt(r)
+						broken++
+					}
+				}
+			}
+			if broken == 0 {
+				t.Fatalf("no rule %s to break", name)
+			}
+			out, err := runPromtool(t, promtool, rules)
+			if err == nil {
+				t.Fatalf("promtool passed rules with %s broken:\n%s", name, out)
+			}
+			t.Logf("failing evaluations: %q", regexp.MustCompile(`alertname: [A-Za-z]+, time: [0-9hms]+`).FindAllString(out, -1))
+			if !strings.Contains(out, "alertname: "+name+", "+c.failsAt) {
+				t.Errorf("promtool failed, but not on %s at %s:\n%s", name, c.failsAt, out)
+			}
+		})
+	}
+}

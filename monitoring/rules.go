@@ -1,0 +1,265 @@
+// Package monitoring renders the stack's Prometheus alerting rules: the one source for the
+// PrometheusRule the program creates (components.Monitoring) and for the rule file
+// `promtool test rules` checks (promtool_live_test.go). It imports nothing of Pulumi.
+package monitoring
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// The metrics the rules read, as the pinned upstreams name them.
+//
+// KEDA v2.21.0 (pkg/metricscollector/prommetrics.go), served by the operator:
+//   - keda_scaler_detail_errors_total{namespace, metric, scaledObject, scaler, triggerIndex, type}
+//   - keda_scaled_object_errors_total{namespace, scaledObject}
+//   - keda_scaler_http_requests_total{namespace, scaled_resource, scaler, trigger_name, metric_name,
+//     status_code}: every request a scaler sends while collecting a metric (the metrics-api scaler's
+//     client is util.CreateHTTPClient, whose transport is InstrumentedRoundTripper), with the
+//     HTTP status, or "error" for a transport failure (http_roundtripper.go).
+//
+// KEDA 2.21 has no metric for the fallback: the Fallback condition lives only in the
+// ScaledObject's status. Worse, once the fallback takes over the errors stop being counted:
+// fallback.GetMetricsWithFallback returns the fallback's metrics with a nil error once
+// NumberOfFailures exceeds failureThreshold, and scale_handler.go records that nil as the
+// scaler's error (RecordScalerError only initialises the series then). So
+// keda_scaler_detail_errors_total rises by about failureThreshold and then stays flat for the
+// whole of a long outage. The frozen rule therefore also reads the share of the scaler's HTTP
+// requests that failed, which keeps counting while the fallback holds the pool.
+//
+// agent-sandbox v0.5.6 (internal/metrics/metrics.go), served by its controller (:8080):
+//   - agent_sandbox_claim_creation_total{namespace, sandbox_template, launch_type, warmpool_name,
+//     pod_condition, created_by}: launch_type "warm" when a claim adopted a warm sandbox, "cold"
+//     when the controller had to create one (sandboxclaim_controller.go); warmpool_name is the
+//     claim's spec.warmPoolRef.name. The same labels at the newest commit of its repository
+//     (August 2026); the v1.0.10 release the program installs is neither tagged there nor on
+//     the module proxy, so it could not be read.
+//
+// The exporter (exporter/server.go): warmpool_exporter_refused_pools, and the scrape's own up.
+const (
+	metricScalerErrors    = "keda_scaler_detail_errors_total"
+	metricScalerRequests  = "keda_scaler_http_requests_total"
+	metricClaimsCreated   = "agent_sandbox_claim_creation_total"
+	metricRefusedPools    = "warmpool_exporter_refused_pools"
+	metricUp              = "up"
+	launchTypeLabel       = "launch_type"
+	launchTypeCold        = "cold"
+	warmPoolNameLabel     = "warmpool_name"
+	scaledObjectLabel     = "scaledObject"    // keda_scaler_detail_errors_total
+	scaledResourceLabel   = "scaled_resource" // keda_scaler_http_requests_total
+	statusCodeLabel       = "status_code"
+	exporterTargetNSLabel = "namespace" // the exporter's own target: no label of its own clashes
+)
+
+// FrozenWindow is the range the frozen rule reads KEDA's counters over: long enough to hold
+// failureThreshold errors and a few requests at a 15 s polling interval and a 30-60 s scrape.
+const FrozenWindow = "5m"
+
+// Alert names.
+const (
+	AlertPoolFrozen       = "WarmPoolFrozen"
+	AlertColdLaunches     = "WarmPoolColdLaunchesHigh"
+	AlertExporterDown     = "ClaimExporterDown"
+	AlertExporterRefusing = "ClaimExporterRefusedPools"
+)
+
+// Pool is one warm pool the rules watch.
+type Pool struct {
+	Name         string // the SandboxWarmPool (agent-sandbox's warmpool_name)
+	Namespace    string // where its claims and its ScaledObject live
+	ScaledObject string // the ScaledObject's name
+}
+
+// Thresholds are the rules' settings (monitoring.* in the stack config). Durations are
+// Prometheus durations: a whole number and one unit, s, m or h.
+type Thresholds struct {
+	// FrozenFor: how long the read path must look broken before WarmPoolFrozen fires.
+	FrozenFor string
+	// ReadFailureRatio: the share of KEDA's requests to the exporter that failed over
+	// FrozenWindow at which the read path counts as broken (0 < r <= 1).
+	ReadFailureRatio float64
+	// ColdRatio: the share of a pool's claims that had to wait for a cold sandbox over ColdWindow
+	// at which WarmPoolColdLaunchesHigh fires (0 < r < 1); only once ColdMinClaims claims came.
+	ColdRatio     float64
+	ColdWindow    string
+	ColdMinClaims int
+	ColdFor       string
+	// ExporterDownFor: no exporter target up for this long.
+	ExporterDownFor string
+	// RefusedPoolsFor: the exporter refusing an entry for this long.
+	RefusedPoolsFor string
+}
+
+// DefaultThresholds are the defaults docs/configuration.md justifies.
+func DefaultThresholds() Thresholds {
+	return Thresholds{
+		FrozenFor: "2m", ReadFailureRatio: 0.5,
+		ColdRatio: 0.25, ColdWindow: "30m", ColdMinClaims: 20, ColdFor: "5m",
+		ExporterDownFor: "2m", RefusedPoolsFor: "5m",
+	}
+}
+
+// Spec is everything the rules depend on.
+type Spec struct {
+	Pools []Pool
+	// ExporterNamespace and ExporterJob select the exporter's scrape targets: the namespace of its
+	// Service and the job the ServiceMonitor gives them (the Service's name).
+	ExporterNamespace string
+	ExporterJob       string
+	// NamespaceLabel is the label holding KEDA's and agent-sandbox's own namespace label after
+	// the scrape: exported_namespace when they are scraped without honorLabels (the KEDA chart's
+	// ServiceMonitor, the Prometheus Operator's default), namespace with honorLabels.
+	NamespaceLabel string
+	// FallbackFailureThreshold is the ScaledObjects' fallback.failureThreshold: that many scaler
+	// errors within FrozenWindow is a fallback taking over.
+	FallbackFailureThreshold int
+	Thresholds
+}
+
+// RuleFile is a Prometheus rule file; its groups are also a PrometheusRule's spec.groups.
+type RuleFile struct {
+	Groups []Group `json:"groups"`
+}
+
+// Group is a rule group.
+type Group struct {
+	Name  string `json:"name"`
+	Rules []Rule `json:"rules"`
+}
+
+// Rule is an alerting rule.
+type Rule struct {
+	Alert       string            `json:"alert"`
+	Expr        string            `json:"expr"`
+	For         string            `json:"for,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// YAML is the rule file as promtool and Prometheus read it.
+func (f RuleFile) YAML() ([]byte, error) { return yaml.Marshal(f) }
+
+// PoolGroupName and ExporterGroupName name the groups: one per pool, one for the exporter.
+func PoolGroupName(pool string) string { return "warmpool.pool." + pool }
+
+// ExporterGroupName is the exporter's group.
+const ExporterGroupName = "warmpool.exporter"
+
+// Rules renders the alerting rules: a group per pool (frozen, cold launches) and one for the
+// exporter that serves them all (down, refusing an entry).
+func Rules(s Spec) RuleFile {
+	var f RuleFile
+	for _, p := range s.Pools {
+		f.Groups = append(f.Groups, Group{Name: PoolGroupName(p.Name), Rules: []Rule{frozenRule(s, p), coldRule(s, p)}})
+	}
+	exporter := selector(map[string]string{"job": s.ExporterJob, exporterTargetNSLabel: s.ExporterNamespace})
+	f.Groups = append(f.Groups, Group{Name: ExporterGroupName, Rules: []Rule{
+		{
+			Alert: AlertExporterDown,
+			// No target up: every replica down, unready or gone from the Service. KEDA then
+			// reads nothing for any pool, and every pool holds its size on the fallback.
+			Expr:   fmt.Sprintf("absent(%s%s == 1)", metricUp, exporter),
+			For:    s.ExporterDownFor,
+			Labels: map[string]string{"severity": "critical", "namespace": s.ExporterNamespace},
+			Annotations: map[string]string{
+				"summary": "No claim exporter replica answers its scrape",
+				"description": fmt.Sprintf("No target of job %s in namespace %s has been up for %s: KEDA cannot read any pool's demand, "+
+					"so every pool holds its size and stops following demand. Check the claim-exporter pods and the Service's endpoints.", s.ExporterJob, s.ExporterNamespace, s.ExporterDownFor),
+			},
+		},
+		{
+			Alert:  AlertExporterRefusing,
+			Expr:   fmt.Sprintf("max(%s%s) > 0", metricRefusedPools, exporter),
+			For:    s.RefusedPoolsFor,
+			Labels: map[string]string{"severity": "warning", "namespace": s.ExporterNamespace},
+			Annotations: map[string]string{
+				"summary": "The claim exporter refuses a pool entry",
+				"description": "The exporter refuses entries of EXPORTER_POOLS and does not serve them: their ScaledObjects fall back. " +
+					"warmpool_exporter_refused_pool_info and /healthz name them, its log says why.",
+			},
+		},
+	}})
+	return f
+}
+
+// frozenRule: KEDA counted failureThreshold errors within FrozenWindow (its fallback is taking
+// over, or the scaler errors without an HTTP failure, e.g. a 200 without the count), or at least
+// ReadFailureRatio of its requests to the exporter failed. The first branch alone would resolve a
+// few minutes into an outage (the errors stop once the fallback holds; promtool shows it at the
+// 15 and 35 minute evaluations when the second branch is cut); the second keeps it firing.
+func frozenRule(s Spec, p Pool) Rule {
+	errs := selector(map[string]string{s.NamespaceLabel: p.Namespace, scaledObjectLabel: p.ScaledObject})
+	reqs := selector(map[string]string{s.NamespaceLabel: p.Namespace, scaledResourceLabel: p.ScaledObject})
+	failed := strings.TrimSuffix(reqs, "}") + fmt.Sprintf(`,%s!~"2.."}`, statusCodeLabel)
+	expr := fmt.Sprintf("(sum(increase(%s%s[%s])) >= %d)\nor\n(sum(rate(%s%s[%s])) / sum(rate(%s%s[%s])) >= %s)",
+		metricScalerErrors, errs, FrozenWindow, s.FallbackFailureThreshold,
+		metricScalerRequests, failed, FrozenWindow, metricScalerRequests, reqs, FrozenWindow, num(s.ReadFailureRatio))
+	return Rule{
+		Alert: AlertPoolFrozen, Expr: expr, For: s.FrozenFor,
+		Labels: map[string]string{"severity": "critical", "pool": p.Name, "namespace": p.Namespace},
+		Annotations: map[string]string{
+			"summary": fmt.Sprintf("Warm pool %s/%s is frozen: KEDA cannot read its demand", p.Namespace, p.Name),
+			"description": fmt.Sprintf("KEDA counted at least %d scaler errors in %s (its fallback takes over at that many), or at least %s of its requests "+
+				"to the exporter failed, for ScaledObject %s/%s. The pool holds its size but no longer follows demand: "+
+				"kubectl get scaledobject -n %s %s shows the Fallback condition and the triggers' health.",
+				s.FallbackFailureThreshold, FrozenWindow, percent(s.ReadFailureRatio), p.Namespace, p.ScaledObject, p.Namespace, p.ScaledObject),
+		},
+	}
+}
+
+func coldRule(s Spec, p Pool) Rule {
+	all := selector(map[string]string{s.NamespaceLabel: p.Namespace, warmPoolNameLabel: p.Name})
+	cold := strings.TrimSuffix(all, "}") + fmt.Sprintf(`,%s=%q}`, launchTypeLabel, launchTypeCold)
+	total := fmt.Sprintf("sum(increase(%s%s[%s]))", metricClaimsCreated, all, s.ColdWindow)
+	expr := fmt.Sprintf("(sum(increase(%s%s[%s])) / %s > %s)\nand\n(%s >= %d)",
+		metricClaimsCreated, cold, s.ColdWindow, total, num(s.ColdRatio), total, s.ColdMinClaims)
+	return Rule{
+		Alert: AlertColdLaunches, Expr: expr, For: s.ColdFor,
+		Labels: map[string]string{"severity": "warning", "pool": p.Name, "namespace": p.Namespace},
+		Annotations: map[string]string{
+			"summary": fmt.Sprintf("Warm pool %s/%s: more than %s of claims waited for a cold sandbox", p.Namespace, p.Name, percent(s.ColdRatio)),
+			"description": fmt.Sprintf("More than %s of the claims (and at least %d) on pool %s in the last %s found no warm sandbox (launch_type=cold). "+
+				"The pool is too small for its bursts (maxReplicas, headroom, sizing), frozen, or slow to refill.", percent(s.ColdRatio), s.ColdMinClaims, p.Name, s.ColdWindow),
+		},
+	}
+}
+
+// selector renders {k="v",...} in key order.
+func selector(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%q", k, m[k])
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+func num(f float64) string     { return strconv.FormatFloat(f, 'f', -1, 64) }
+func percent(f float64) string { return strconv.FormatFloat(f*100, 'f', -1, 64) + "%" }
+
+// duration is a Prometheus duration the rules accept: a whole number and one unit.
+var duration = regexp.MustCompile(`^([1-9][0-9]*)(s|m|h)$`)
+
+// ParseDuration reads a rule duration ("90s", "5m", "1h"); ok is false for anything else.
+func ParseDuration(s string) (time.Duration, bool) {
+	m := duration.FindStringSubmatch(s)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0, false
+	}
+	unit := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour}[m[2]]
+	return time.Duration(n) * unit, true
+}
