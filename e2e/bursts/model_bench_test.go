@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -65,8 +66,11 @@ func BenchmarkScaleDown(b *testing.B) {
 	seeds, first := modelSeeds(b)
 	// 15 s is left out: the HPA syncs every 15 s, so a window of one sync holds nothing back.
 	windows := []int{0, 30, 60, 90, 120, 300, 600}
+	traces := []string{TraceBurst, TraceDay}
+	series := map[string][]WindowSeries{}
 	for i := 0; i < b.N; i++ {
-		for _, name := range []string{TraceBurst, TraceDay} {
+		for _, name := range traces {
+			series[name] = nil
 			fmt.Printf("\nmodel, %s trace, seeds %d..%d, per scale-down window: warm hits mean (min), idle over the cheapest fixed pool reaching 99%%, seeds on which no fixed size dominates\n", name, first, first+uint64(seeds)-1)
 			fmt.Print("| policy |")
 			for _, w := range windows {
@@ -93,7 +97,9 @@ func BenchmarkScaleDown(b *testing.B) {
 				for r, row := range rows {
 					if len(cells) <= r {
 						cells = append(cells, []string{row.name})
+						series[name] = append(series[name], WindowSeries{Policy: row.name})
 					}
+					series[name][r].Points = append(series[name][r].Points, WindowPoint{WindowSeconds: w, Warm: 100 * row.warmMean, IdleRatio: row.idleRatio})
 					cells[r] = append(cells[r], fmt.Sprintf("%.1f%% (%.1f%%), %.2f, %d/%d", 100*row.warmMean, 100*row.warmMin, row.idleRatio, row.undominated, seeds))
 				}
 			}
@@ -102,6 +108,19 @@ func BenchmarkScaleDown(b *testing.B) {
 			}
 		}
 	}
+	// The picture of the published seeds only: another seed range is a check, not the figure.
+	dir := os.Getenv("BURSTS_PLOTS")
+	if dir == "off" || (dir == "" && (seeds != 30 || first != 1)) {
+		return
+	}
+	if dir == "" {
+		dir = filepath.Join("..", "..", "docs") // go test runs in the package's directory
+	}
+	path := filepath.Join(dir, "bursts-scaledown.png")
+	if err := WindowPlot(path, traces, series); err != nil {
+		b.Fatal(err)
+	}
+	fmt.Println("wrote", path)
 }
 
 // ModelPolicies are the autoscaled policies the model compares with the fixed

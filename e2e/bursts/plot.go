@@ -280,3 +280,80 @@ func saveTiles(path string, w, h vg.Length, plots ...*plot.Plot) error {
 	}
 	return f.Close()
 }
+
+// WindowSeries is one policy's points across scale-down windows: warm hits against idle over the
+// cheapest fixed pool reaching 99%, each point labelled with its window.
+type WindowSeries struct {
+	Policy string
+	Points []WindowPoint
+}
+
+// WindowPoint is one window's mean over the seeds.
+type WindowPoint struct {
+	WindowSeconds int
+	Warm          float64 // % of claims
+	IdleRatio     float64 // idle over the cheapest fixed pool reaching 99%
+}
+
+var windowColors = []color.RGBA{
+	{R: 31, G: 119, B: 180, A: 255}, {R: 255, G: 127, B: 14, A: 255}, {R: 44, G: 160, B: 44, A: 255},
+	{R: 214, G: 39, B: 40, A: 255}, {R: 148, G: 103, B: 189, A: 255}, {R: 140, G: 86, B: 75, A: 255},
+}
+
+// WindowPlot writes, per trace, each policy as a line through its windows (labelled in seconds)
+// on the plane of warm hits against idle cost relative to the cheapest fixed pool reaching 99%:
+// a line that climbs steeply buys warm hits cheaply; one that runs right pays for them.
+func WindowPlot(path string, traces []string, series map[string][]WindowSeries) error {
+	if err := checkFormat(path); err != nil {
+		return err
+	}
+	var panels []*plot.Plot
+	for _, tr := range traces {
+		p := plot.New()
+		p.Title.Text = tr + " trace: scale-down window (s) per policy, model, mean over seeds"
+		p.X.Label.Text = "idle / cheapest fixed pool reaching 99% warm hits"
+		p.Y.Label.Text = "warm hits (% of claims)"
+		p.Add(plotter.NewGrid())
+		p.Legend.Top, p.Legend.Left = false, false
+		if len(series[tr]) == 0 {
+			return fmt.Errorf("window plot: no series for the %s trace", tr)
+		}
+		for i, s := range series[tr] {
+			var xys plotter.XYs
+			var labels []string
+			for _, pt := range s.Points {
+				xys = append(xys, plotter.XY{X: pt.IdleRatio, Y: pt.Warm})
+				labels = append(labels, fmt.Sprint(pt.WindowSeconds))
+			}
+			c := windowColors[i%len(windowColors)]
+			l, pts, err := plotter.NewLinePoints(xys)
+			if err != nil {
+				return err
+			}
+			l.Color, pts.Color, pts.Shape = c, c, draw.CircleGlyph{}
+			p.Add(l, pts)
+			p.Legend.Add(s.Policy, l, pts)
+			lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+			if err != nil {
+				return err
+			}
+			for j := range lb.TextStyle {
+				lb.TextStyle[j].Color = c
+			}
+			lb.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(-10)}
+			p.Add(lb)
+		}
+		one, err := plotter.NewLine(plotter.XYs{{X: 1, Y: p.Y.Min}, {X: 1, Y: 100}})
+		if err != nil {
+			return err
+		}
+		one.Color, one.Dashes = colorFixed, []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(one)
+		p.Legend.Add("the cheapest fixed pool reaching 99%", one)
+		panels = append(panels, p)
+	}
+	for _, p := range panels[1:] {
+		p.Legend = plot.NewLegend() // the first panel's legend serves all
+	}
+	return saveTiles(path, vg.Length(len(panels))*plotWidth, plotHeight, panels...)
+}

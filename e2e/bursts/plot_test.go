@@ -114,3 +114,22 @@ func TestPlottingStaysOutOfTheProductsImportGraph(t *testing.T) {
 		t.Fatal("e2e/bursts does not import gonum.org/v1/plot: the check above proves nothing")
 	}
 }
+
+// The window plot draws every trace it is given and refuses a trace without series.
+func TestWindowPlotWritesEachTrace(t *testing.T) {
+	dir := t.TempDir()
+	s := map[string][]WindowSeries{"burst": {{Policy: "blueprint", Points: []WindowPoint{{0, 80, 0.5}, {30, 82, 0.6}}}}}
+	path := filepath.Join(dir, "w.png")
+	if err := WindowPlot(path, []string{"burst"}, s); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		t.Fatalf("no picture written: %v", err)
+	}
+	if err := WindowPlot(filepath.Join(dir, "x.png"), []string{"burst", "day"}, s); err == nil || !strings.Contains(err.Error(), "day") {
+		t.Fatalf("a trace without series must be refused naming it, got %v", err)
+	}
+	if err := WindowPlot(filepath.Join(dir, "x.gif"), []string{"burst"}, s); err == nil {
+		t.Fatal("a .gif must be refused")
+	}
+}
