@@ -2,6 +2,7 @@ package program
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -18,6 +19,11 @@ const (
 	defaultEndpointPublicAccess  = true
 	defaultUpgradePolicy         = components.UpgradePolicyStandard
 )
+
+// awsTagText is the characters IAM allows in a tag key or value ([\p{L}\p{Z}\p{N}_.:/=+\-@]*, IAM
+// API reference, Tag), the narrowest of the services the stack tags (EC2 and EKS take more):
+// pulumi-eks tags the cluster's IAM role, so a tag IAM refuses fails `up` after the network exists.
+var awsTagText = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$`)
 
 // AWS's rules for tags (Tagging AWS resources, "Tag naming limits and requirements").
 const (
@@ -90,6 +96,8 @@ func (c *Config) validateCreateMode(add func(string, ...any)) {
 			add("tags.%s is a tag the program sets itself (Name, %s, kubernetes.io/*: EKS and load balancers read them); choose another key", k, contract.StackLabel)
 		case len(v) > maxTagValue:
 			add("tags.%s has a value of %d characters; AWS tag values are at most %d", k, len(v), maxTagValue)
+		case !awsTagText.MatchString(k) || !awsTagText.MatchString(v):
+			add("tags.%s = %q has a character IAM refuses in tags (the cluster's IAM role carries them); use letters, digits, spaces and _ . : / = + - @", k, v)
 		}
 	}
 }

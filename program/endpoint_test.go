@@ -40,7 +40,7 @@ func TestCreateModeEndpointTagsAndUpgradePolicyDefaults(t *testing.T) {
 func TestCreateModeEndpointTagsAndUpgradePolicyFromConfig(t *testing.T) {
 	rec := mustRunProgram(t, map[string]string{
 		"endpointPublicAccessCidrs": `["203.0.113.0/24", "198.51.100.7/32"]`,
-		"tags":                      `{"team": "agents", "cost-center": "4711"}`,
+		"tags":                      `{"team": "agents", "cost-center": "4711", "owner": "Zoë Müller @ platform/agents"}`,
 		"upgradePolicy":             components.UpgradePolicyExtended,
 		"adminPrincipalArns":        `["` + adminRole + `"]`,
 	})
@@ -88,20 +88,21 @@ func TestCreateModeEndpointTagsAndUpgradePolicyRejected(t *testing.T) {
 		cfg  map[string]string
 		want string
 	}{
-		"no endpoint":          {map[string]string{"endpointPrivateAccess": "false", "endpointPublicAccess": "false"}, "endpointPrivateAccess and endpointPublicAccess are both false"},
-		"a list with it off":   {map[string]string{"endpointPublicAccess": "false", "endpointPublicAccessCidrs": `["203.0.113.0/24"]`}, "endpointPublicAccessCidrs is set but endpointPublicAccess is false"},
-		"not a CIDR":           {map[string]string{"endpointPublicAccessCidrs": `["203.0.113.7"]`}, `endpointPublicAccessCidrs has "203.0.113.7", which is not a CIDR block`},
-		"host bits":            {map[string]string{"endpointPublicAccessCidrs": `["203.0.113.7/24"]`}, "write the network, 203.0.113.0/24"},
-		"a private range":      {map[string]string{"endpointPublicAccessCidrs": `["10.0.0.0/8"]`}, `"10.0.0.0/8", a private range`},
-		"IPv6":                 {map[string]string{"endpointPublicAccessCidrs": `["2001:db8::/32"]`}, "IPv4 CIDR blocks only"},
-		"twice":                {map[string]string{"endpointPublicAccessCidrs": `["203.0.113.0/24", "203.0.113.0/24"]`}, `lists "203.0.113.0/24" twice`},
-		"over EKS's quota":     {map[string]string{"endpointPublicAccessCidrs": "[" + strings.Join(many, ",") + "]"}, "endpointPublicAccessCidrs has 41 blocks; EKS allows 40"},
-		"not a boolean":        {map[string]string{"endpointPrivateAccess": "yes please"}, `endpointPrivateAccess is "yes please"; it must be true or false`},
-		"an aws: tag":          {map[string]string{"tags": `{"aws:owner": "x"}`}, "tags.aws:owner: the aws: prefix is reserved"},
-		"the program's Name":   {map[string]string{"tags": `{"Name": "x"}`}, "tags.Name is a tag the program sets itself"},
-		"a long tag value":     {map[string]string{"tags": `{"team": "` + strings.Repeat("x", 257) + `"}`}, "tags.team has a value of 257 characters"},
-		"a tag that is a list": {map[string]string{"tags": `{"team": ["a"]}`}, "tags.team is [a], which is not a string"},
-		"an unknown policy":    {map[string]string{"upgradePolicy": "LTS"}, `upgradePolicy is "LTS"; it must be STANDARD`},
+		"no endpoint":             {map[string]string{"endpointPrivateAccess": "false", "endpointPublicAccess": "false"}, "endpointPrivateAccess and endpointPublicAccess are both false"},
+		"a list with it off":      {map[string]string{"endpointPublicAccess": "false", "endpointPublicAccessCidrs": `["203.0.113.0/24"]`}, "endpointPublicAccessCidrs is set but endpointPublicAccess is false"},
+		"not a CIDR":              {map[string]string{"endpointPublicAccessCidrs": `["203.0.113.7"]`}, `endpointPublicAccessCidrs has "203.0.113.7", which is not a CIDR block`},
+		"host bits":               {map[string]string{"endpointPublicAccessCidrs": `["203.0.113.7/24"]`}, "write the network, 203.0.113.0/24"},
+		"a private range":         {map[string]string{"endpointPublicAccessCidrs": `["10.0.0.0/8"]`}, `"10.0.0.0/8", a private range`},
+		"IPv6":                    {map[string]string{"endpointPublicAccessCidrs": `["2001:db8::/32"]`}, "IPv4 CIDR blocks only"},
+		"twice":                   {map[string]string{"endpointPublicAccessCidrs": `["203.0.113.0/24", "203.0.113.0/24"]`}, `lists "203.0.113.0/24" twice`},
+		"over EKS's quota":        {map[string]string{"endpointPublicAccessCidrs": "[" + strings.Join(many, ",") + "]"}, "endpointPublicAccessCidrs has 41 blocks; EKS allows 40"},
+		"not a boolean":           {map[string]string{"endpointPrivateAccess": "yes please"}, `endpointPrivateAccess is "yes please"; it must be true or false`},
+		"an aws: tag":             {map[string]string{"tags": `{"aws:owner": "x"}`}, "tags.aws:owner: the aws: prefix is reserved"},
+		"the program's Name":      {map[string]string{"tags": `{"Name": "x"}`}, "tags.Name is a tag the program sets itself"},
+		"a long tag value":        {map[string]string{"tags": `{"team": "` + strings.Repeat("x", 257) + `"}`}, "tags.team has a value of 257 characters"},
+		"a tag that is a list":    {map[string]string{"tags": `{"team": ["a"]}`}, "tags.team is [a], which is not a string"},
+		"a character IAM refuses": {map[string]string{"tags": `{"team": "agents#1"}`}, `tags.team = "agents#1" has a character IAM refuses`},
+		"an unknown policy":       {map[string]string{"upgradePolicy": "LTS"}, `upgradePolicy is "LTS"; it must be STANDARD`},
 		"in existing mode": {withConfig(map[string]string{"endpointPublicAccessCidrs": `["203.0.113.0/24"]`, "tags": `{"team": "agents"}`, "upgradePolicy": "EXTENDED"}),
 			"endpointPublicAccessCidrs, tags, upgradePolicy only apply to a cluster the stack creates"},
 	} {
