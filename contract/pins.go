@@ -38,6 +38,10 @@ const (
 	GVisorModule     = "v0.0.0-20260905035102-160fafc42237"
 	// CoreDNSModule is the local real nodes' cluster DNS (EKS runs its own CoreDNS add-on).
 	CoreDNSModule = "v1.15.0"
+	// KarpenterModule is the node autoscaler of the local control plane (its KWOK cloud
+	// provider). The newest release this machine's Go (1.26.8) builds: v1.15.0's go.mod says
+	// go 1.26.9 and v1.14.3's go 1.26.10; v1.14.1's says go 1.26.6.
+	KarpenterModule = "v1.14.1"
 
 	// WarmPodImage is what a warm sandbox runs (it only has to stay up).
 	WarmPodImage = "public.ecr.aws/docker/library/busybox:1.36.1"
@@ -124,6 +128,10 @@ var Pins = []Pin{
 	{
 		Name: "CoreDNS", LocalControlPlane: CoreDNSModule, LocalModule: "github.com/coredns/coredns", LocalToolDir: "coredns",
 		Why: "EKS runs CoreDNS as its own add-on; the program deploys none",
+	},
+	{
+		Name: "Karpenter", LocalControlPlane: KarpenterModule, LocalModule: "sigs.k8s.io/karpenter", LocalToolDir: "karpenter",
+		Why: "EKS Auto Mode runs and upgrades Karpenter itself; the program deploys none. Locally: its KWOK cloud provider",
 	},
 	{
 		Name: "gVisor", LocalControlPlane: GVisorModule, LocalModule: "gvisor.dev/gvisor", LocalToolDir: "gvisor",
