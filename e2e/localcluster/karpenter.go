@@ -74,13 +74,63 @@ var DefaultInstanceTypes = []InstanceType{
 	{Name: "m6a.xlarge", CPU: "4", Memory: "16Gi", PricePerHour: 0.1728},
 }
 
+// KarpenterOptions turn on Karpenter (Options.Karpenter): the control plane
+// runs it with its KWOK cloud provider and applies a KWOKNodeClass
+// (KarpenterNodeClass) and a NodePool (KarpenterNodePool) of it, so that a
+// pod no node fits makes Karpenter launch a simulated node, which KWOK runs.
+type KarpenterOptions struct {
+	// LaunchDelay is the time from a NodeClaim to its Node (the node
+	// class's nodeRegistrationDelay), in whole seconds; default 30 s, the
+	// upper end of the c6a.large launch-to-Ready figures in issue 29
+	// (24-30 s, awslabs/node-latency-for-k8s; about 30 s per a Karpenter
+	// maintainer in aws/karpenter-provider-aws#4548). Karpenter's batching
+	// (1-10 s) comes on top, as on EKS.
+	LaunchDelay time.Duration
+	// ConsolidateAfter is the node pool's consolidateAfter, in whole seconds;
+	// default 30 s.
+	ConsolidateAfter time.Duration
+	// InstanceTypes are what Karpenter may launch; default DefaultInstanceTypes.
+	InstanceTypes []InstanceType
+}
+
+// The names of the objects Options.Karpenter applies.
+const (
+	KarpenterNodeClass = "default"
+	KarpenterNodePool  = "general-purpose"
+)
+
+// withDefaults fills what o leaves unset and refuses what Karpenter or its
+// CRDs would refuse later (durations in whole seconds, instance types it
+// cannot size or price).
+func (o KarpenterOptions) withDefaults() (KarpenterOptions, error) {
+	if o.LaunchDelay == 0 {
+		o.LaunchDelay = 30 * time.Second
+	}
+	if o.ConsolidateAfter == 0 {
+		o.ConsolidateAfter = 30 * time.Second
+	}
+	if o.InstanceTypes == nil {
+		o.InstanceTypes = DefaultInstanceTypes
+	}
+	for name, d := range map[string]time.Duration{"LaunchDelay": o.LaunchDelay, "ConsolidateAfter": o.ConsolidateAfter} {
+		if d < 0 || d%time.Second != 0 {
+			return o, fmt.Errorf("Karpenter.%s is %s: want whole seconds (the CRDs' pattern)", name, d)
+		}
+	}
+	if len(o.InstanceTypes) == 0 {
+		return o, fmt.Errorf("Karpenter.InstanceTypes is empty: Karpenter could launch nothing")
+	}
+	for _, t := range o.InstanceTypes {
+		if t.Name == "" || t.CPU == "" || t.Memory == "" || t.PricePerHour <= 0 {
+			return o, fmt.Errorf("Karpenter.InstanceTypes: %+v: want a name, CPU, memory and a price above 0", t)
+		}
+	}
+	return o, nil
+}
+
 // karpenterProgram is Karpenter with its KWOK cloud provider; ready when its
 // /readyz answers.
-func karpenterProgram(s karpenterSettings) (program, error) {
-	types, err := instanceTypesJSON(s.InstanceTypes)
-	if err != nil {
-		return program{}, err
-	}
+func karpenterProgram(s karpenterSettings) program {
 	args := []string{
 		"--disable-leader-election=true",
 		"--metrics-port=" + strconv.Itoa(s.MetricsPort),
@@ -96,9 +146,9 @@ func karpenterProgram(s karpenterSettings) (program, error) {
 	return program{
 		name: "karpenter", binary: s.Binary, args: args,
 		env:   []string{"KUBECONFIG=" + s.Kubeconfig},
-		files: []file{{path: s.InstanceTypesFile, data: types}},
+		files: []file{{path: s.InstanceTypesFile, data: instanceTypesJSON(s.InstanceTypes)}},
 		ready: readiness{url: "http://127.0.0.1:" + strconv.Itoa(s.HealthPort) + "/readyz", timeout: 90 * time.Second},
-	}, nil
+	}
 }
 
 // instanceTypesJSON is the instance-types file Karpenter's KWOK provider reads
@@ -108,15 +158,9 @@ func karpenterProgram(s karpenterSettings) (program, error) {
 // and whose Requirements the KWOK offering's node selector requirements
 // replace. (Upstream's kwok/examples/instance_types.json writes "zone" and
 // "capacityType" instead: no such fields, silently ignored.)
-func instanceTypesJSON(types []InstanceType) (string, error) {
-	if len(types) == 0 {
-		return "", fmt.Errorf("no instance types for Karpenter")
-	}
-	var out []map[string]any
+func instanceTypesJSON(types []InstanceType) string {
+	out := []map[string]any{}
 	for _, t := range types {
-		if t.Name == "" || t.CPU == "" || t.Memory == "" || t.PricePerHour <= 0 {
-			return "", fmt.Errorf("instance type %+v: want a name, CPU, memory and a price above 0", t)
-		}
 		resources := map[string]any{"cpu": t.CPU, "memory": t.Memory}
 		if t.Pods > 0 {
 			resources["pods"] = strconv.Itoa(t.Pods)
@@ -133,8 +177,8 @@ func instanceTypesJSON(types []InstanceType) (string, error) {
 			}},
 		})
 	}
-	b, err := json.MarshalIndent(out, "", "  ")
-	return string(b), err
+	b, _ := json.MarshalIndent(out, "", "  ") // strings, numbers and lists: never fails
+	return string(b)
 }
 
 // karpenterNodeClass is the KWOKNodeClass the node pool launches with: the

@@ -21,10 +21,7 @@ func testKarpenterSettings() karpenterSettings {
 // reads the instance types it writes.
 func TestKarpenterProgram(t *testing.T) {
 	s := testKarpenterSettings()
-	g, err := karpenterProgram(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := karpenterProgram(s)
 	f := flagMap(t, g.args)
 	if g.name != "karpenter" || g.binary != s.Binary || !slices.Contains(g.env, "KUBECONFIG=/state/kubeconfig") {
 		t.Errorf("%s (%s) env %v", g.name, g.binary, g.env)
@@ -47,7 +44,7 @@ func TestKarpenterProgram(t *testing.T) {
 		}
 	}
 	s.BatchIdle, s.BatchMax = 2*time.Second, 20*time.Second
-	g2, _ := karpenterProgram(s)
+	g2 := karpenterProgram(s)
 	if f2 := flagMap(t, g2.args); f2["--batch-idle-duration"] != "2s" || f2["--batch-max-duration"] != "20s" {
 		t.Errorf("batch window flags %v", f2)
 	}
@@ -97,17 +94,23 @@ func TestKarpenterProgram(t *testing.T) {
 	}
 }
 
-// An instance type Karpenter cannot price or size is refused before start.
-func TestKarpenterRefusesUnusableInstanceTypes(t *testing.T) {
-	for name, types := range map[string][]InstanceType{
-		"none":     nil,
-		"no price": {{Name: "x", CPU: "2", Memory: "4Gi"}},
-		"no size":  {{Name: "x", PricePerHour: 1}},
+// Unset options take the defaults; what Karpenter or its CRDs would refuse
+// later (an instance type it cannot size or price, none at all, a duration
+// that is not whole seconds) is refused before start.
+func TestKarpenterOptionsDefaultsAndRefusals(t *testing.T) {
+	o, err := KarpenterOptions{}.withDefaults()
+	if err != nil || o.LaunchDelay != 30*time.Second || o.ConsolidateAfter != 30*time.Second || len(o.InstanceTypes) != len(DefaultInstanceTypes) {
+		t.Errorf("defaults %+v, %v", o, err)
+	}
+	for name, bad := range map[string]KarpenterOptions{
+		"no instance types": {InstanceTypes: []InstanceType{}},
+		"no price":          {InstanceTypes: []InstanceType{{Name: "x", CPU: "2", Memory: "4Gi"}}},
+		"no size":           {InstanceTypes: []InstanceType{{Name: "x", PricePerHour: 1}}},
+		"sub-second delay":  {LaunchDelay: 1500 * time.Millisecond},
+		"negative":          {ConsolidateAfter: -time.Second},
 	} {
-		s := testKarpenterSettings()
-		s.InstanceTypes = types
-		if _, err := karpenterProgram(s); err == nil {
-			t.Errorf("%s: accepted %+v", name, types)
+		if _, err := bad.withDefaults(); err == nil {
+			t.Errorf("%s: accepted %+v", name, bad)
 		}
 	}
 }
