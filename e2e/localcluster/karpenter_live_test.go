@@ -3,6 +3,9 @@ package localcluster
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -20,7 +23,9 @@ import (
 // node pool's nodes) makes Karpenter create a NodeClaim of the cheapest
 // instance type that fits; after the launch delay the Node appears, KWOK makes
 // it Ready, Karpenter registers and initializes it, and the pod runs there.
-// Deleted, the pod leaves the node empty, and consolidation removes it.
+// Karpenter listens on loopback only, and killed and restarted by its record
+// it goes on: deleted, the pod leaves the node empty, and consolidation
+// removes it.
 func TestLiveKarpenter(t *testing.T) {
 	const launchDelay = 5 * time.Second
 	c := startCluster(t, Options{
@@ -134,6 +139,48 @@ func TestLiveKarpenter(t *testing.T) {
 		return false, nil
 	})
 	t.Logf("pod Ready on %s %s after it was created", nodeName, time.Since(start).Round(100*time.Millisecond))
+
+	// Its servers listen on loopback only (the tool's loopback-bind.patch).
+	health := net.JoinHostPort("127.0.0.1", strconv.Itoa(c.plane.ports.karpenterHealth))
+	if conn, err := net.DialTimeout("tcp", health, time.Second); err != nil {
+		t.Errorf("Karpenter's health port on loopback: %v", err)
+	} else {
+		conn.Close()
+	}
+	addrs, _ := net.InterfaceAddrs()
+	var others []string
+	for _, a := range addrs {
+		ip, ok := a.(*net.IPNet)
+		if !ok || ip.IP.IsLoopback() || ip.IP.To4() == nil {
+			continue
+		}
+		others = append(others, ip.IP.String())
+		for _, port := range []int{c.plane.ports.karpenterHealth, c.plane.ports.karpenterMetrics} {
+			if conn, err := net.DialTimeout("tcp", net.JoinHostPort(ip.IP.String(), strconv.Itoa(port)), time.Second); err == nil {
+				conn.Close()
+				t.Errorf("Karpenter answers on %s:%d: it must listen on loopback only", ip.IP, port)
+			}
+		}
+	}
+
+	t.Logf("Karpenter's health and metrics ports answer on loopback, not on %v", others)
+
+	// Killed and restarted by its record, Karpenter picks up its NodeClaim
+	// (the consolidation below is the restarted one's).
+	if err := c.Kill("karpenter"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Restart("karpenter"); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, ctx, "the restarted Karpenter's /readyz", 90*time.Second, func(ctx context.Context) (bool, error) {
+		resp, err := http.Get("http://" + health + "/readyz")
+		if err != nil {
+			return false, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
 
 	// Empty, the node goes: consolidation (WhenEmptyOrUnderutilized, after
 	// ConsolidateAfter) deletes the NodeClaim and Karpenter's termination the Node.
