@@ -43,6 +43,10 @@ const (
 	// are Prometheus v3.MM.P). The newest whose go.mod asks for no newer Go than ours (go 1.26.7).
 	PrometheusModule  = "v0.316.0"
 	PrometheusRelease = "3.16.0"
+	// KarpenterModule is the node autoscaler of the local control plane (its KWOK cloud
+	// provider). The newest release this machine's Go (1.26.8) builds: v1.15.0's go.mod says
+	// go 1.26.9 and v1.14.3's go 1.26.10; v1.14.1's says go 1.26.6.
+	KarpenterModule = "v1.14.1"
 
 	// WarmPodImage is what a warm sandbox runs (it only has to stay up).
 	WarmPodImage = "public.ecr.aws/docker/library/busybox:1.36.1"
@@ -129,6 +133,10 @@ var Pins = []Pin{
 	{
 		Name: "CoreDNS", LocalControlPlane: CoreDNSModule, LocalModule: "github.com/coredns/coredns", LocalToolDir: "coredns",
 		Why: "EKS runs CoreDNS as its own add-on; the program deploys none",
+	},
+	{
+		Name: "Karpenter", LocalControlPlane: KarpenterModule, LocalModule: "sigs.k8s.io/karpenter", LocalToolDir: "karpenter",
+		Why: "EKS Auto Mode runs and upgrades Karpenter itself; the program deploys none. Locally: its KWOK cloud provider",
 	},
 	{
 		Name: "gVisor", LocalControlPlane: GVisorModule, LocalModule: "gvisor.dev/gvisor", LocalToolDir: "gvisor",

@@ -18,9 +18,12 @@ import (
 type addon struct {
 	name string // as Options.Without names it
 	// crdTool is the tool whose run-time data holds the add-on's CRDs ("" for none).
-	crdTool  string
-	objects  func(p *pki) ([]map[string]any, error)
-	programs []program
+	crdTool string
+	objects func(p *pki) ([]map[string]any, error)
+	// customResources are objects of the add-on's own CRDs, applied once
+	// those are Established (Karpenter's node class and pool).
+	customResources []map[string]any
+	programs        []program
 	// readyAtStart: its processes are ready before the next add-on starts
 	// (the cluster DNS, which KEDA and the nodes' pods resolve with);
 	// otherwise they are waited for once the nodes run.
@@ -30,8 +33,8 @@ type addon struct {
 
 // addons are the add-ons this cluster runs, in start order: agent-sandbox's
 // controller, the cluster DNS (only for real nodes, whose pods resolve names),
-// and KEDA; Options.Without leaves out the first and the last. The ports must
-// be chosen.
+// KEDA, and Karpenter (only with Options.Karpenter); Options.Without leaves
+// out agent-sandbox's controller and KEDA. The ports must be chosen.
 func (pl *plane) addons() []addon {
 	kedaSet := kedaSettings{
 		OperatorBinary: pl.bins.Path("keda-operator"), AdapterBinary: pl.bins.Path("keda-adapter"),
@@ -68,6 +71,21 @@ func (pl *plane) addons() []addon {
 			HealthPort: pl.ports.corednsHealth, ReadyPort: pl.ports.corednsReady,
 		})}}
 		all = []addon{all[0], dns, all[1]}
+	}
+	if k := pl.karpenter; k != nil {
+		all = append(all, addon{
+			name: "karpenter", crdTool: "karpenter",
+			programs: []program{karpenterProgram(karpenterSettings{
+				Binary: pl.bins.Path("karpenter"), Kubeconfig: pl.kubeconfig,
+				MetricsPort: pl.ports.karpenterMetrics, HealthPort: pl.ports.karpenterHealth,
+				InstanceTypesFile: filepath.Join(pl.stateDir, "karpenter", "instance-types.json"), InstanceTypes: k.InstanceTypes,
+			})},
+			customResources: []map[string]any{
+				karpenterNodeClass(KarpenterNodeClass, k.LaunchDelay),
+				karpenterNodePool(KarpenterNodePool, KarpenterNodeClass, k.ConsolidateAfter),
+			},
+			ready: pl.karpenterNodePoolReady,
+		})
 	}
 	var on []addon
 	for _, a := range all {
@@ -137,6 +155,33 @@ func (pl *plane) kedaAPIServiceAvailable(ctx context.Context) error {
 		}
 		return true, nil
 	})
+}
+
+// karpenterNodePoolReady waits for Karpenter to call its node pool Ready:
+// the node class Ready (its CRD's default status), the pool validated.
+func (pl *plane) karpenterNodePoolReady(ctx context.Context) error {
+	return pl.waitFor(ctx, "NodePool "+KarpenterNodePool+" to be Ready (Karpenter)", 60*time.Second, func(ctx context.Context) (bool, error) {
+		if p := pl.procs.Get("karpenter"); p != nil && p.Exited() {
+			return false, poll.Stop(p.ExitedError())
+		}
+		np, err := pl.dynamic.Resource(NodePoolGVR).Get(ctx, KarpenterNodePool, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if !ConditionTrue(np, "Ready") {
+			return false, fmt.Errorf("NodePool not Ready: %v", np.Object["status"])
+		}
+		return true, nil
+	})
+}
+
+// addonCustomResources are the add-ons' objects of their own CRDs.
+func (pl *plane) addonCustomResources() []map[string]any {
+	var objs []map[string]any
+	for _, a := range pl.addons() {
+		objs = append(objs, a.customResources...)
+	}
+	return objs
 }
 
 // addonObjectsAndCRDs are what the add-ons need applied before they start.

@@ -3,6 +3,7 @@ package localcluster
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 // The add-ons run are the list less Options.Without, in start order, with the
@@ -37,5 +38,45 @@ func TestAddonsFollowTheNodesAndWithout(t *testing.T) {
 		if slices.Contains(tc.without, "keda") == slices.Contains(crds, "keda") {
 			t.Errorf("%s: CRDs from %v with Without %v: KEDA's CRDs go with KEDA", name, crds, tc.without)
 		}
+	}
+}
+
+// With Options.Karpenter, Karpenter is the last add-on: its CRDs from its
+// tool, its process on the chosen ports, and its node class and pool (applied
+// once the CRDs are Established) with the launch delay and consolidation asked.
+func TestKarpenterAddonWhenAsked(t *testing.T) {
+	k, err := KarpenterOptions{LaunchDelay: 5 * time.Second}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := &plane{stateDir: "/state", without: map[string]bool{}, pki: &pki{dir: "/state/pki"}, karpenter: &k}
+	pl.ports.karpenterMetrics, pl.ports.karpenterHealth = 21, 22
+	as := pl.addons()
+	last := as[len(as)-1]
+	if last.name != "karpenter" || last.crdTool != "karpenter" || len(last.programs) != 1 || last.programs[0].name != "karpenter" || last.ready == nil {
+		t.Fatalf("last add-on %+v", last)
+	}
+	if f := flagMap(t, last.programs[0].args); f["--health-probe-port"] != "22" || f["--metrics-port"] != "21" {
+		t.Errorf("karpenter's ports %v", f)
+	}
+	crs := pl.addonCustomResources()
+	if len(crs) != 2 || crs[0]["kind"] != "KWOKNodeClass" || crs[1]["kind"] != "NodePool" {
+		t.Fatalf("custom resources %v", crs)
+	}
+	if d := crs[0]["spec"].(map[string]any)["nodeRegistrationDelay"]; d != "5s" {
+		t.Errorf("launch delay %v, want 5s", d)
+	}
+	if d := crs[1]["spec"].(map[string]any)["disruption"].(map[string]any)["consolidateAfter"]; d != "30s" {
+		t.Errorf("consolidateAfter %v, want the default 30s", d)
+	}
+
+	pl.karpenter = nil
+	for _, a := range pl.addons() {
+		if a.name == "karpenter" {
+			t.Error("Karpenter runs without Options.Karpenter")
+		}
+	}
+	if len(pl.addonCustomResources()) != 0 {
+		t.Error("custom resources without Karpenter")
 	}
 }

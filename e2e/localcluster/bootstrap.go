@@ -26,10 +26,15 @@ const fieldManager = "localcluster"
 var (
 	CRDGVR        = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	APIServiceGVR = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+	// Karpenter's (Options.Karpenter).
+	NodePoolGVR      = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodepools"}
+	NodeClaimGVR     = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
+	KWOKNodeClassGVR = schema.GroupVersionResource{Group: "karpenter.kwok.sh", Version: "v1alpha1", Resource: "kwoknodeclasses"}
 )
 
 // bootstrap applies what the nodes and the add-ons need before they start,
-// and waits for the CRDs to be Established.
+// waits for the CRDs to be Established, then applies the add-ons' objects of
+// those CRDs.
 func (pl *plane) bootstrap(ctx context.Context, kinds []nodeKind) error {
 	addonObjs, crdDirs, err := pl.addonObjectsAndCRDs()
 	if err != nil {
@@ -49,7 +54,15 @@ func (pl *plane) bootstrap(ctx context.Context, kinds []nodeKind) error {
 		}
 		crdNames = append(crdNames, names...)
 	}
-	return pl.waitCRDsEstablished(ctx, crdNames)
+	if err := pl.waitCRDsEstablished(ctx, crdNames); err != nil {
+		return err
+	}
+	for _, o := range pl.addonCustomResources() {
+		if err := pl.apply(ctx, &unstructured.Unstructured{Object: o}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // kedaAPIObjects are KEDA's namespace and how the aggregator reaches its

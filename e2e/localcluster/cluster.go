@@ -66,6 +66,11 @@ type Options struct {
 	// server), "keda" (operator and adapter, and then neither its CRDs nor
 	// its APIService, and its tool is not built).
 	Without []string
+	// Karpenter, when set, runs Karpenter with its KWOK cloud provider
+	// (karpenter.go) and applies its KWOKNodeClass and NodePool: a pod that
+	// no node fits makes it launch a simulated node, which KWOK runs beside
+	// the Nodes. Needs simulated nodes (KWOK runs with them).
+	Karpenter *KarpenterOptions
 	// OutliveCaller keeps the control plane's processes running when the
 	// program that started it exits (`localcluster up`, the demo; `localcluster
 	// down` stops them). Otherwise they get SIGKILL when it dies, however it
@@ -128,6 +133,17 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		}
 		without[w] = true
 	}
+	var karpenter *KarpenterOptions
+	if opts.Karpenter != nil {
+		if opts.Nodes == 0 {
+			return nil, errors.New("Options.Karpenter needs simulated nodes (Nodes > 0): its nodes are KWOK's, and KWOK runs with them")
+		}
+		k, err := opts.Karpenter.withDefaults()
+		if err != nil {
+			return nil, err
+		}
+		karpenter = &k
+	}
 	bins, err := toolcache.Ensure(ctx, opts.Progress, neededTools(opts)...)
 	if err != nil {
 		return nil, err
@@ -158,6 +174,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		stateDir: c.StateDir, bins: bins, procs: process.NewSet(c.StateDir, opts.OutliveCaller), progress: opts.Progress,
 		hpaSyncPeriod: opts.HPASyncPeriod, realNodes: opts.RealNodes, without: without,
 		isolatedRuntimeClass: opts.IsolatedRuntimeClass, warmPoolCheck: !opts.SkipWarmPoolCheck,
+		karpenter: karpenter,
 	}
 	c.kinds = nodeKinds(c.plane, opts.Nodes, opts.RealNodes, opts.KwokStages)
 	defer func() {

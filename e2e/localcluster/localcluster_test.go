@@ -359,7 +359,7 @@ func waitUntil(t *testing.T, ctx context.Context, what string, timeout time.Dura
 }
 
 func dumpLogs(t *testing.T, c *Cluster) {
-	for _, name := range []string{"kube-apiserver", "kube-controller-manager", "kwok", "agent-sandbox-controller", "keda-operator", "keda-adapter"} {
+	for _, name := range []string{"kube-apiserver", "kube-controller-manager", "kwok", "agent-sandbox-controller", "keda-operator", "keda-adapter", "karpenter"} {
 		b, err := os.ReadFile(c.Log(name))
 		if err != nil {
 			continue

@@ -53,6 +53,8 @@ func TestNeededToolsLeaveOutWhatIsNotStarted(t *testing.T) {
 		"simulated":         {Options{Nodes: 1}, []string{"etcd", "kubernetes", "kwok", "agent-sandbox", "keda"}, nil},
 		"real only":         {Options{RealNodes: 1}, []string{"etcd", "kubernetes", "agent-sandbox", "keda"}, []string{"kwok"}},
 		"real without KEDA": {Options{RealNodes: 1, Without: []string{"keda"}}, []string{"etcd", "kubernetes", "agent-sandbox"}, []string{"kwok", "keda"}},
+		"without Karpenter": {Options{Nodes: 1}, nil, []string{"karpenter"}},
+		"with Karpenter":    {Options{Nodes: 1, Karpenter: &KarpenterOptions{}}, []string{"kwok", "karpenter"}, nil},
 	}
 	for name, tc := range cases {
 		got := neededTools(tc.opts)

@@ -39,6 +39,8 @@ type plane struct {
 	without              map[string]bool
 	isolatedRuntimeClass string
 	warmPoolCheck        bool // Options.SkipWarmPoolCheck unset
+	// karpenter is Options.Karpenter with its defaults; nil: no Karpenter.
+	karpenter *KarpenterOptions
 
 	apiServerURL, kubeconfig string
 	config                   *rest.Config
@@ -54,6 +56,7 @@ type ports struct {
 	adapterSecure, adapterMetrics         int
 	kubeProxyHealth, kubeProxyMetrics     int
 	corednsHealth, corednsReady           int
+	karpenterMetrics, karpenterHealth     int
 	controllerManager, scheduler, profile int
 }
 
@@ -199,6 +202,7 @@ func (pl *plane) allocatePorts() error {
 		&pl.ports.kedaGRPC, &pl.ports.adapterSecure, &pl.ports.adapterMetrics,
 		&pl.ports.controllerManager, &pl.ports.scheduler, &pl.ports.profile,
 		&pl.ports.kubeProxyHealth, &pl.ports.kubeProxyMetrics, &pl.ports.corednsHealth, &pl.ports.corednsReady,
+		&pl.ports.karpenterMetrics, &pl.ports.karpenterHealth,
 	}
 	ports, err := freeport.Ports(len(targets))
 	if err != nil {

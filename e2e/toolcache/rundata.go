@@ -75,6 +75,19 @@ func copyKwokStages(moduleDir, dataDir string) error {
 	return os.WriteFile(filepath.Join(dataDir, "kwok-stages.yaml"), all.Bytes(), 0o644)
 }
 
+// copyGlobs copies every file of each pattern into one folder of the data dir;
+// each pattern must match.
+func copyGlobs(into string, patterns ...string) func(moduleDir, dataDir string) error {
+	return func(moduleDir, dataDir string) error {
+		for _, p := range patterns {
+			if err := copyGlob(p, into)(moduleDir, dataDir); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
 func copyGlob(pattern, into string) func(moduleDir, dataDir string) error {
 	return func(moduleDir, dataDir string) error {
 		files, err := filepath.Glob(filepath.Join(moduleDir, pattern))

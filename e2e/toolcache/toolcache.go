@@ -1,6 +1,6 @@
 // Package toolcache builds the upstream programs the local control plane and
-// the Pulumi runs use (etcd, Kubernetes, KWOK, agent-sandbox, KEDA, containerd,
-// gVisor, CoreDNS, the Pulumi CLI and its Kubernetes provider) from the Go
+// the Pulumi runs use (etcd, Kubernetes, KWOK, agent-sandbox, KEDA, Karpenter,
+// containerd, gVisor, CoreDNS, the Pulumi CLI and its Kubernetes provider) from the Go
 // module proxy, each from its own pinned module under tools/, and keeps them
 // in a cache outside the repository. It knows nothing of a running cluster:
 // pulumirun uses it without a control plane.

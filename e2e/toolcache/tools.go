@@ -45,6 +45,7 @@ const (
 	gvisorVersion     = contract.GVisorModule
 	corednsVersion    = contract.CoreDNSModule
 	prometheusVersion = contract.PrometheusModule
+	karpenterVersion  = contract.KarpenterModule
 	// ProviderVersion is the version the Kubernetes provider reports, and the
 	// one the Pulumi program's SDK (pulumi-kubernetes/sdk/v4 v4.32.0) asks for.
 	ProviderVersion = contract.PulumiKubernetesProvider
@@ -127,6 +128,21 @@ func tools() []tool {
 			commands: []command{{".", "coredns"}},
 		},
 		{
+			// Karpenter's core controllers over its KWOK cloud provider
+			// (sigs.k8s.io/karpenter kwok/main.go): it creates the Node of each
+			// NodeClaim itself, and our KWOK plays its kubelet. Its CRDs are
+			// kwok/charts/crds (pkg/apis/crds plus hack/kwok/requirements.sh's
+			// rule admitting the karpenter.kwok.sh labels: the Makefile's
+			// "cp -r pkg/apis/crds kwok/charts") and KWOKNodeClass's
+			// (kwok/apis/crds). The patch binds its metrics and health servers
+			// to loopback (upstream: every interface, no flag for the host).
+			dir: "karpenter", module: "sigs.k8s.io/karpenter", version: karpenterVersion,
+			commands: []command{{"sigs.k8s.io/karpenter/kwok", "karpenter"}},
+			ldflags:  []string{"-X sigs.k8s.io/karpenter/pkg/operator.Version=" + karpenterVersion},
+			data:     copyGlobs("crds", "kwok/charts/crds/*.yaml", "kwok/apis/crds/*.yaml"),
+			patches:  []string{"loopback-bind.patch"},
+		},
+		{
 			dir: "pulumi", module: "github.com/pulumi/pulumi/pkg/v3", version: pulumiVersion,
 			commands: []command{{"github.com/pulumi/pulumi/pkg/v3/cmd/pulumi", "pulumi"}},
 			ldflags:  []string{"-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=" + pulumiVersion},
@@ -157,6 +173,10 @@ var (
 	ControlPlane = []string{"etcd", "kubernetes", "kwok", "agent-sandbox", "keda"}
 	// Node is what a real node runs (localcluster.Options.RealNodes).
 	Node = []string{"kubernetes-node", "containerd", "gvisor", "coredns"}
+	// NodeAutoscaler is what launches simulated nodes on demand
+	// (localcluster.Options.Karpenter): Karpenter with its KWOK cloud
+	// provider, whose nodes KWOK plays.
+	NodeAutoscaler = []string{"karpenter"}
 	// Pulumi is the Pulumi CLI and the Kubernetes provider, which only the Pulumi runs need.
 	Pulumi = []string{"pulumi", "pulumi-kubernetes"}
 	// Monitoring is promtool, which the alerting rules' tests run.

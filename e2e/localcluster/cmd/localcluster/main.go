@@ -7,6 +7,8 @@
 //	go run ./e2e/localcluster/cmd/localcluster prereqs  # install the Debian packages real nodes need (root, apt-get)
 //
 // `up --real-nodes 1` adds a real node: kubelet, containerd, runc, gVisor.
+// `up --karpenter` adds Karpenter (its KWOK cloud provider), which launches
+// simulated nodes for pods no node fits.
 package main
 
 import (
@@ -36,6 +38,8 @@ func main() {
 	nodes := fs.Int("nodes", 0, "number of simulated (KWOK) nodes (default 1, or 0 with real nodes)")
 	realNodes := fs.Int("real-nodes", 0, "number of real nodes (kubelet, containerd, runc, gVisor; needs root)")
 	isolated := fs.String("isolated-runtime-class", contract.RuntimeClassName, "the RuntimeClass that runs pods in gVisor on real nodes (empty: none)")
+	karpenter := fs.Bool("karpenter", false, "run Karpenter with its KWOK cloud provider and a NodePool "+localcluster.KarpenterNodePool)
+	launchDelay := fs.Duration("karpenter-launch-delay", 0, "Karpenter's launch delay, NodeClaim to Node (default 30s)")
 	hpaSync := fs.Duration("hpa-sync-period", 15*time.Second, "kube-controller-manager --horizontal-pod-autoscaler-sync-period (EKS uses 15s)")
 	_ = fs.Parse(os.Args[2:])
 	if *state == "" {
@@ -60,7 +64,11 @@ func main() {
 		}
 		fmt.Println("real nodes' packages are installed:", strings.Join(localcluster.NodePrereqPackages(), " "))
 	case "up":
-		c, err := localcluster.Start(ctx, localcluster.Options{StateDir: *state, Nodes: *nodes, RealNodes: *realNodes, HPASyncPeriod: *hpaSync, IsolatedRuntimeClass: *isolated, OutliveCaller: true})
+		opts := localcluster.Options{StateDir: *state, Nodes: *nodes, RealNodes: *realNodes, HPASyncPeriod: *hpaSync, IsolatedRuntimeClass: *isolated, OutliveCaller: true}
+		if *karpenter {
+			opts.Karpenter = &localcluster.KarpenterOptions{LaunchDelay: *launchDelay}
+		}
+		c, err := localcluster.Start(ctx, opts)
 		if err != nil {
 			fail(err)
 		}
@@ -95,7 +103,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: localcluster up|env|down|build|prereqs [--state DIR] [--nodes N] [--real-nodes N] [--hpa-sync-period 15s] [tool...]")
+	fmt.Fprintln(os.Stderr, "usage: localcluster up|env|down|build|prereqs [--state DIR] [--nodes N] [--real-nodes N] [--hpa-sync-period 15s] [--karpenter [--karpenter-launch-delay 30s]] [tool...]")
 }
 
 func fail(err error) {
