@@ -33,6 +33,10 @@ type DayParams struct {
 	// BurstSpread of the burst's start.
 	BurstMin, BurstMax int
 	BurstSpread        time.Duration
+	// PeakBurstMax > 0 makes the burst size grow with the day: a burst's
+	// maximum is BurstMax at the trough and rises with Shape to PeakBurstMax
+	// at the peak (the load-scaled day, loadday.go); 0 keeps BurstMax all day.
+	PeakBurstMax int
 
 	// Lifetimes as in TraceParams: log-normal, clipped.
 	LifetimeMedian           time.Duration
@@ -95,6 +99,9 @@ func (p DayParams) Validate() error {
 	if p.BurstMin < 1 || p.BurstMax < p.BurstMin {
 		add("burst size %d..%d; it needs 1 <= BurstMin <= BurstMax", p.BurstMin, p.BurstMax)
 	}
+	if p.PeakBurstMax != 0 && p.PeakBurstMax < p.BurstMax {
+		add("PeakBurstMax %d is below BurstMax %d: bursts must not shrink at the peak (0: BurstMax all day)", p.PeakBurstMax, p.BurstMax)
+	}
 	if p.LifetimeMin > p.LifetimeMax || p.LifetimeMedian < p.LifetimeMin || p.LifetimeMedian > p.LifetimeMax {
 		add("lifetimes: median %s must lie in [LifetimeMin %s, LifetimeMax %s]", p.LifetimeMedian, p.LifetimeMin, p.LifetimeMax)
 	}
@@ -132,10 +139,19 @@ func (p DayParams) BurstRate(d time.Duration) float64 {
 	return between(1/p.TroughBurstGapMean.Seconds(), 1/p.PeakBurstGapMean.Seconds(), p.Shape(d))
 }
 
+// BurstMaxAt is the largest burst at d: BurstMax, or with PeakBurstMax set,
+// BurstMax at the trough rising with Shape(d) to PeakBurstMax at the peak.
+func (p DayParams) BurstMaxAt(d time.Duration) int {
+	if p.PeakBurstMax == 0 {
+		return p.BurstMax
+	}
+	return p.BurstMax + int(math.Round(p.Shape(d)*float64(p.PeakBurstMax-p.BurstMax)))
+}
+
 // ClaimRate is the expected claims per second at d: singles plus bursts
 // times their mean size.
 func (p DayParams) ClaimRate(d time.Duration) float64 {
-	return p.SingleRate(d) + p.BurstRate(d)*float64(p.BurstMin+p.BurstMax)/2
+	return p.SingleRate(d) + p.BurstRate(d)*float64(p.BurstMin+p.BurstMaxAt(d))/2
 }
 
 // ExpectedClaims integrates ClaimRate over the trace (a claim of a burst cut
@@ -163,17 +179,23 @@ const (
 // non-homogeneous Poisson process drawn by thinning (Lewis and Shedler):
 // candidates at the peak rate, each kept with probability rate(t)/peak.
 func GenerateDay(p DayParams) (*Trace, error) {
+	// A stream of its own (the second word differs from the burst trace's),
+	// so BURSTS_SEED=N gives two unrelated traces.
+	return generateDay(p, TraceDay, 0x5851f42d4c957f2d)
+}
+
+// generateDay draws a day named name from the stream whose second word is
+// the seed xor stream.
+func generateDay(p DayParams, name string, stream uint64) (*Trace, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	// A stream of its own (the second word differs from the burst trace's),
-	// so BURSTS_SEED=N gives two unrelated traces.
-	rng := rand.New(rand.NewPCG(p.Seed, p.Seed^0x5851f42d4c957f2d))
+	rng := rand.New(rand.NewPCG(p.Seed, p.Seed^stream))
 	lifetime := func() time.Duration {
 		d := time.Duration(float64(p.LifetimeMedian) * math.Exp(p.LifetimeSigma*rng.NormFloat64()))
 		return min(max(d, p.LifetimeMin), p.LifetimeMax).Round(time.Millisecond)
 	}
-	t := &Trace{Name: TraceDay, Seed: p.Seed, Duration: p.Duration, Params: p}
+	t := &Trace{Name: name, Seed: p.Seed, Duration: p.Duration, Params: p}
 	// Draw in one pass over time, both processes interleaved through their
 	// own candidate clocks, so every random number's use is fixed by the seed.
 	singleMax, burstMax := 1/p.PeakGapMean.Seconds(), 1/min(p.PeakBurstGapMean, p.TroughBurstGapMean).Seconds()
@@ -194,7 +216,7 @@ func GenerateDay(p DayParams) (*Trace, error) {
 		at := nextBurst
 		if rng.Float64()*burstMax < p.BurstRate(at) {
 			burst++
-			n := p.BurstMin + rng.IntN(p.BurstMax-p.BurstMin+1)
+			n := p.BurstMin + rng.IntN(p.BurstMaxAt(at)-p.BurstMin+1)
 			for i := 0; i < n; i++ {
 				offset := time.Duration(0)
 				if i > 0 {

@@ -115,6 +115,9 @@ type Period struct {
 const (
 	TraceBurst = "burst" // quiet and busy periods of a few minutes (TraceParams)
 	TraceDay   = "day"   // a compressed day: trough, peak, trough, with bursts (DayParams)
+	// TraceLoadDay is the day whose bursts grow with the load (loadday.go), not one of the
+	// live benchmark's traces: the model's third family.
+	TraceLoadDay = "loadday"
 )
 
 // Trace is a generated arrival trace, sorted by At.
@@ -254,7 +257,7 @@ func (t *Trace) Summary() string {
 		mean = life / time.Duration(len(t.Arrivals))
 	}
 	what := "busy"
-	if t.Name == TraceDay {
+	if t.Name == TraceDay || t.Name == TraceLoadDay {
 		what = "day (not night)"
 	}
 	return fmt.Sprintf("%s trace, seed %d, %s, %d claims (%d in %d bursts, %d single), %s %s of %s, mean lifetime %s, peak %d concurrent claims, fingerprint %s",
