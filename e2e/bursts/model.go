@@ -3,6 +3,7 @@ package bursts
 import (
 	"math"
 	"math/rand/v2"
+	"sort"
 	"time"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/components"
@@ -29,6 +30,8 @@ type ModelLoop struct {
 	HPASync time.Duration
 	// Tolerance: the HPA leaves the size when desired/current is within it.
 	Tolerance float64
+	// Nodes the sandboxes run on; the zero value: always there (nodes.go).
+	Nodes ModelNodes
 }
 
 // DefaultModelLoop is the live benchmark's loop.
@@ -69,6 +72,18 @@ type ModelResult struct {
 	IdleWarmPodSeconds float64
 	// Sizes are the pool's spec.replicas over the trace, one entry per change.
 	Sizes []SizeAt
+
+	// Waits is each claim's wait for its sandbox, in arrival order: 0 for a Ready warm one, the
+	// rest of its boot for one adopted within the grace, a boot for a cold one, and before that
+	// the wait for a slot when no node had one (a node launch and the batch window). A claim
+	// deleted before its sandbox was Ready waited its whole lifetime; NeverReady counts those.
+	Waits      []time.Duration
+	NeverReady int
+	// NodeSeconds integrates the nodes that exist, launching ones included (what EKS bills);
+	// IdleNodeSeconds those beyond the ceil(held/K) nodes the claims held need. Both 0 when
+	// nodes are unbounded (ModelNodes.SlotsPerNode 0).
+	NodeSeconds, IdleNodeSeconds float64
+	NodesLaunched                int
 }
 
 // SizeAt is the pool's spec.replicas from At on.
@@ -93,37 +108,119 @@ func Simulate(tr *Trace, p ModelPolicy, loop ModelLoop, rngSeed uint64) ModelRes
 	boot := func() time.Duration {
 		return loop.Boot - time.Duration(rng.Float64()*float64(time.Second))
 	}
+	// Cold sandboxes draw their boots from a stream of their own, so the pool's boots are the
+	// same draws whatever the claims' waits are.
+	coldRng := rand.New(rand.NewPCG(rngSeed^0x9e3779b97f4a7c15, rngSeed))
+	coldBoot := func() time.Duration {
+		return loop.Boot - time.Duration(coldRng.Float64()*float64(time.Second))
+	}
+	cluster := &modelCluster{cfg: loop.Nodes}
 	replicas := p.Fixed
 	if p.Fixed == 0 {
 		replicas = max(p.Floor, p.InitialScale)
 	}
 	// The pool starts Ready at its size, as the benchmark waits for it.
-	ready := replicas
-	res := ModelResult{Sizes: []SizeAt{{0, replicas}}}
-	var booting []time.Duration // ready-at of each unclaimed booting sandbox, ascending
+	var ready []*modelNode // the node of each Ready unclaimed sandbox (nil: unbounded)
+	for range replicas {
+		ready = append(ready, cluster.initial())
+	}
+	res := ModelResult{Sizes: []SizeAt{{0, replicas}}, Waits: make([]time.Duration, len(tr.Arrivals))}
+	var booting []bootingSandbox // each unclaimed booting sandbox, by ready-at ascending
 	next := 0
 	var deletes []time.Duration
+	// The claims' sandboxes, and the claims by their deletion.
+	type claimSandbox struct {
+		node    *modelNode
+		pending bool
+	}
+	claims := make([]claimSandbox, len(tr.Arrivals))
+	byEnd := make([]int, len(tr.Arrivals))
+	for i := range byEnd {
+		byEnd[i] = i
+	}
+	sort.SliceStable(byEnd, func(i, j int) bool {
+		a, b := tr.Arrivals[byEnd[i]], tr.Arrivals[byEnd[j]]
+		return a.At+a.Lifetime < b.At+b.Lifetime
+	})
+	ended, heldNow := 0, 0
+	// bind gives pending sandboxes the free slots, first come first bound: a warm one starts its
+	// boot, a claim's cold one too (its claim's wait runs to its Ready).
+	bind := func(t time.Duration) {
+		for len(cluster.pending) > 0 {
+			n, ok := cluster.place(t)
+			if !ok {
+				return
+			}
+			pp := cluster.pending[0]
+			cluster.pending = cluster.pending[1:]
+			if pp.claim < 0 {
+				cluster.pendingWarm--
+				booting = insertSorted(booting, bootingSandbox{t + boot(), n})
+				continue
+			}
+			a := tr.Arrivals[pp.claim]
+			claims[pp.claim] = claimSandbox{node: n}
+			res.Waits[pp.claim] = max(t, a.At) + coldBoot() - a.At // bound in its arrival's step: a boot
+			if res.Waits[pp.claim] > a.Lifetime {
+				res.Waits[pp.claim] = a.Lifetime
+				res.NeverReady++
+			}
+		}
+	}
 	var hpa modelHPA
 	end := max(tr.Duration, tr.End()) + step // the arrivals, then the last claim's lifetime
 	for t := time.Duration(0); t < end; t += step {
-		// Sandboxes finish booting.
-		for len(booting) > 0 && booting[0] <= t {
-			booting = booting[1:]
-			ready++
+		// Claims are deleted: a claim's sandbox leaves its node; one still waiting for a slot
+		// leaves the queue, its claim never served.
+		for ended < len(byEnd) && tr.Arrivals[byEnd[ended]].At+tr.Arrivals[byEnd[ended]].Lifetime <= t {
+			c := byEnd[ended]
+			if c >= next {
+				break // not arrived yet (a lifetime shorter than a step): deleted once it has
+			}
+			ended++
+			heldNow--
+			if claims[c].pending {
+				cluster.unqueueClaim(c)
+				res.Waits[c] = tr.Arrivals[c].Lifetime
+				res.NeverReady++
+				continue
+			}
+			cluster.free(claims[c].node, t)
 		}
-		// Claims arrive and adopt a warm sandbox, Ready now or within the grace.
+		// Launched nodes that are Ready now, and slots freed, take pending sandboxes.
+		bind(t)
+		// Sandboxes finish booting.
+		for len(booting) > 0 && booting[0].at <= t {
+			ready = append(ready, booting[0].node)
+			booting = booting[1:]
+		}
+		// Claims arrive and adopt a warm sandbox, Ready now or within the grace; the rest start
+		// cold, on a free slot or, when none is left, on a node launched for them.
 		for next < len(tr.Arrivals) && tr.Arrivals[next].At < t+step {
 			a := tr.Arrivals[next]
+			c := next
 			next++
 			res.Claims++
+			heldNow++
 			deletes = append(deletes, a.At+a.Lifetime)
 			switch {
-			case ready > 0:
-				ready--
+			case len(ready) > 0:
+				claims[c].node = ready[len(ready)-1]
+				ready = ready[:len(ready)-1]
 				res.WarmHits++
-			case len(booting) > 0 && booting[0] <= a.At+loop.AdoptGrace:
+			case len(booting) > 0 && booting[0].at <= a.At+loop.AdoptGrace:
+				claims[c].node = booting[0].node
+				res.Waits[c] = max(booting[0].at-a.At, 0)
 				booting = booting[1:]
 				res.WarmHits++
+			default:
+				if n, ok := cluster.place(t); ok {
+					claims[c].node = n
+					res.Waits[c] = coldBoot()
+				} else {
+					claims[c].pending = true
+					cluster.enqueue(c)
+				}
 			}
 		}
 		// The HPA syncs.
@@ -135,21 +232,61 @@ func Simulate(tr *Trace, p ModelPolicy, loop ModelLoop, rngSeed uint64) ModelRes
 				res.Sizes = append(res.Sizes, SizeAt{t, n})
 			}
 		}
-		// The controller keeps ready + booting at spec.replicas: it boots the
-		// missing ones and deletes the surplus, booting ones first.
-		for ready+len(booting) < replicas {
-			booting = insertSorted(booting, t+boot())
-		}
-		for ready+len(booting) > replicas {
-			if len(booting) > 0 {
-				booting = booting[:len(booting)-1]
+		// The controller keeps ready + booting (+ pending, on no node yet) at spec.replicas: it
+		// creates the missing ones and deletes the surplus, pending ones first, then booting
+		// ones, then Ready ones from the emptiest node (so that nodes can empty).
+		for len(ready)+len(booting)+cluster.pendingWarm < replicas {
+			if n, ok := cluster.place(t); ok {
+				booting = insertSorted(booting, bootingSandbox{t + boot(), n})
 			} else {
-				ready--
+				cluster.enqueue(-1)
 			}
 		}
-		res.IdleWarmPodSeconds += float64(ready) * step.Seconds()
+		for len(ready)+len(booting)+cluster.pendingWarm > replicas {
+			switch {
+			case cluster.pendingWarm > 0:
+				cluster.unqueueWarm()
+			case len(booting) > 0:
+				cluster.free(booting[len(booting)-1].node, t)
+				booting = booting[:len(booting)-1]
+			default:
+				i := emptiest(ready)
+				cluster.free(ready[i], t)
+				ready = append(ready[:i], ready[i+1:]...)
+			}
+		}
+		// Karpenter launches for what is still pending; a node launched Ready at once (D = 0)
+		// takes it in this step; empty nodes go.
+		bind(t)
+		cluster.provision(t)
+		bind(t)
+		cluster.consolidate(t)
+		res.IdleWarmPodSeconds += float64(len(ready)) * step.Seconds()
+		if cluster.bounded() {
+			res.NodeSeconds += float64(len(cluster.nodes)) * step.Seconds()
+			res.IdleNodeSeconds += float64(max(len(cluster.nodes)-cluster.needed(heldNow), 0)) * step.Seconds()
+		}
 	}
+	res.NodesLaunched = cluster.launched
 	return res
+}
+
+// bootingSandbox is an unclaimed sandbox booting on node, Ready at at.
+type bootingSandbox struct {
+	at   time.Duration
+	node *modelNode
+}
+
+// emptiest is the index of the Ready sandbox on the node holding the fewest sandboxes (the first
+// such; any one when nodes are unbounded).
+func emptiest(ready []*modelNode) int {
+	best := 0
+	for i, n := range ready {
+		if n != nil && ready[best] != nil && n.used < ready[best].used {
+			best = i
+		}
+	}
+	return best
 }
 
 func held(deletes []time.Duration, t time.Duration) int {
@@ -175,12 +312,12 @@ func arrivedWithin(tr *Trace, t, window time.Duration) int {
 	return n
 }
 
-func insertSorted(s []time.Duration, v time.Duration) []time.Duration {
+func insertSorted(s []bootingSandbox, v bootingSandbox) []bootingSandbox {
 	i := len(s)
-	for i > 0 && s[i-1] > v {
+	for i > 0 && s[i-1].at > v.at {
 		i--
 	}
-	s = append(s, 0)
+	s = append(s, bootingSandbox{})
 	copy(s[i+1:], s[i:])
 	s[i] = v
 	return s

@@ -1,0 +1,195 @@
+package bursts
+
+import (
+	"math"
+	"time"
+)
+
+// ModelNodes are the nodes the model's sandboxes run on, as EKS Auto Mode's Karpenter provides
+// them: K sandbox slots per node, a node launched for sandboxes that find no free slot, Ready a
+// launch delay later, and empty nodes removed after consolidateAfter. The zero value is today's
+// model: nodes are always there.
+type ModelNodes struct {
+	// SlotsPerNode is K, the sandboxes one node holds. 0 is unbounded: every sandbox finds a slot
+	// at once, no node is launched or removed, and no node cost is counted (the model before
+	// nodes, figure for figure).
+	SlotsPerNode int
+	// LaunchDelay is D, a NodeClaim's launch to its node Ready: 24-30 s on a c6a.large
+	// (awslabs/node-latency-for-k8s), about 30 s (aws/karpenter-provider-aws#4548), 80-100 s in
+	// #3102; issue 29's Goal takes 45 s.
+	LaunchDelay time.Duration
+	// BatchIdle and BatchMax are Karpenter's provisioning batch window: it launches for the
+	// pending pods once no new one has come for BatchIdle, or BatchMax after the first
+	// (Karpenter's --batch-idle-duration, default 1s, and --batch-max-duration, default 10s).
+	BatchIdle, BatchMax time.Duration
+	// ConsolidateAfter: a Ready node that has held no sandbox for this long is removed (the
+	// NodePool's disruption.consolidateAfter; Auto Mode's general-purpose pool uses 30 s).
+	ConsolidateAfter time.Duration
+}
+
+// GoalModelNodes are issue 29's Goal settings: K = 8, D = 45 s, consolidateAfter 30 s, with
+// Karpenter's default batch window.
+func GoalModelNodes() ModelNodes {
+	return ModelNodes{SlotsPerNode: 8, LaunchDelay: 45 * time.Second, BatchIdle: time.Second, BatchMax: 10 * time.Second,
+		ConsolidateAfter: 30 * time.Second}
+}
+
+// modelNode is one node: launched, Ready at readyAt, holding used sandboxes (warm, booting or
+// claimed), empty since emptySince when used is 0.
+type modelNode struct {
+	launched, readyAt time.Duration
+	used              int
+	emptySince        time.Duration
+}
+
+// pendingPod is a sandbox that found no free slot: a warm one of the pool (claim < 0) or a
+// claim's cold one, waiting in the scheduler's queue (first come, first bound).
+type pendingPod struct {
+	claim int
+}
+
+// modelCluster is the nodes, the scheduler's queue and Karpenter's provisioning and
+// consolidation, in the model's time.
+type modelCluster struct {
+	cfg         ModelNodes
+	nodes       []*modelNode
+	pending     []pendingPod
+	pendingWarm int
+	// Karpenter's batch window: open since batchStart, last pod added at lastTrigger.
+	batching                bool
+	batchStart, lastTrigger time.Duration
+	triggered               bool // a pod became pending since the last provisioning pass
+	launched                int
+}
+
+func (c *modelCluster) bounded() bool { return c.cfg.SlotsPerNode > 0 }
+
+// place binds a new sandbox at t to the fullest Ready node with a free slot (bin-packing: the
+// choice Karpenter's scheduling simulation makes and a MostAllocated scoring does; the
+// scheduler's default LeastAllocated would spread sandboxes and empty fewer nodes, so this is
+// the case most favourable to consolidation). Ties go to the oldest node. Unbounded: always a
+// slot, on no node (nil).
+func (c *modelCluster) place(t time.Duration) (*modelNode, bool) {
+	if !c.bounded() {
+		return nil, true
+	}
+	var best *modelNode
+	for _, n := range c.nodes {
+		if n.readyAt <= t && n.used < c.cfg.SlotsPerNode && (best == nil || n.used > best.used) {
+			best = n
+		}
+	}
+	if best == nil {
+		return nil, false
+	}
+	best.used++
+	return best, true
+}
+
+// initial places one of the pool's sandboxes at the trace's start, on a node that is there
+// (the benchmark waits for the pool to be Ready, nodes included).
+func (c *modelCluster) initial() *modelNode {
+	if n, ok := c.place(0); ok {
+		return n
+	}
+	n := &modelNode{used: 1}
+	c.nodes = append(c.nodes, n)
+	return n
+}
+
+// free takes a sandbox off its node at t.
+func (c *modelCluster) free(n *modelNode, t time.Duration) {
+	if n == nil {
+		return
+	}
+	n.used--
+	if n.used == 0 {
+		n.emptySince = t
+	}
+}
+
+func (c *modelCluster) enqueue(claim int) {
+	c.pending = append(c.pending, pendingPod{claim: claim})
+	if claim < 0 {
+		c.pendingWarm++
+	}
+	c.triggered = true
+}
+
+// unqueueClaim drops a claim's pending sandbox (the claim was deleted before it had a slot).
+func (c *modelCluster) unqueueClaim(claim int) {
+	for i, p := range c.pending {
+		if p.claim == claim {
+			c.pending = append(c.pending[:i], c.pending[i+1:]...)
+			return
+		}
+	}
+}
+
+// unqueueWarm drops the newest pending warm sandbox (a scale-down deletes unscheduled pods
+// first, as a ReplicaSet does).
+func (c *modelCluster) unqueueWarm() {
+	for i := len(c.pending) - 1; i >= 0; i-- {
+		if c.pending[i].claim < 0 {
+			c.pending = append(c.pending[:i], c.pending[i+1:]...)
+			c.pendingWarm--
+			return
+		}
+	}
+}
+
+// provision is Karpenter's provisioner at t: pending pods that the launching nodes will not hold
+// open a batch window; when it closes (BatchIdle without a new pending pod, or BatchMax after
+// it opened) Karpenter launches the nodes they need, Ready LaunchDelay later.
+func (c *modelCluster) provision(t time.Duration) {
+	if !c.bounded() {
+		return
+	}
+	uncovered := len(c.pending)
+	for _, n := range c.nodes {
+		if n.readyAt > t {
+			uncovered -= c.cfg.SlotsPerNode - n.used
+		}
+	}
+	triggered := c.triggered
+	c.triggered = false
+	if uncovered <= 0 {
+		c.batching = false
+		return
+	}
+	switch {
+	case !c.batching:
+		c.batching, c.batchStart, c.lastTrigger = true, t, t
+	case triggered:
+		c.lastTrigger = t
+	}
+	if t-c.lastTrigger < c.cfg.BatchIdle && t-c.batchStart < c.cfg.BatchMax {
+		return
+	}
+	for i := 0; i < (uncovered+c.cfg.SlotsPerNode-1)/c.cfg.SlotsPerNode; i++ {
+		ready := t + c.cfg.LaunchDelay
+		c.nodes = append(c.nodes, &modelNode{launched: t, readyAt: ready, emptySince: ready})
+		c.launched++
+	}
+	c.batching = false
+}
+
+// consolidate removes the Ready nodes that have held no sandbox for ConsolidateAfter. Warm and
+// claimed sandboxes carry karpenter.sh/do-not-disrupt (the blueprint's template sets it), so
+// Karpenter never drains a node that holds one, not even to pack it onto another (consolidation
+// WhenEmptyOrUnderutilized may want to): only an empty node goes, and the model moves no sandbox.
+func (c *modelCluster) consolidate(t time.Duration) {
+	kept := c.nodes[:0]
+	for _, n := range c.nodes {
+		if n.readyAt <= t && n.used == 0 && t-n.emptySince >= c.cfg.ConsolidateAfter {
+			continue
+		}
+		kept = append(kept, n)
+	}
+	c.nodes = kept
+}
+
+// needed is the nodes held claims need: ceil(held/K).
+func (c *modelCluster) needed(held int) int {
+	return int(math.Ceil(float64(held) / float64(c.cfg.SlotsPerNode)))
+}
