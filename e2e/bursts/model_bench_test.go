@@ -211,11 +211,16 @@ func modelAcrossSeeds(trace string, first uint64, seeds int, policies func(maxRe
 func modelTrace(name string, seed uint64) *Trace {
 	var tr *Trace
 	var err error
-	if name == TraceDay {
+	switch name {
+	case TraceDay:
 		p := DefaultDayParams()
 		p.Seed = seed
 		tr, err = GenerateDay(p)
-	} else {
+	case TraceLoadDay:
+		p := DefaultLoadDayParams()
+		p.Seed = seed
+		tr, err = GenerateLoadDay(p)
+	default:
 		p := DefaultTraceParams()
 		p.Seed = seed
 		tr, err = GenerateTrace(p)

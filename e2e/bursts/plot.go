@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -356,4 +357,46 @@ func WindowPlot(path string, traces []string, series map[string][]WindowSeries) 
 		p.Legend = plot.NewLegend() // the first panel's legend serves all
 	}
 	return saveTiles(path, vg.Length(len(panels))*plotWidth, plotHeight, panels...)
+}
+
+// NodePlot writes, per trace, the model's plane with nodes: mean warm hits against mean
+// node-seconds over the seeds, one labelled point per policy, the fixed sizes' frontier as a line
+// and the 99% line dashed.
+func NodePlot(path string, traces []string, planes map[string][]Point) error {
+	if err := checkFormat(path); err != nil {
+		return err
+	}
+	var panels []*plot.Plot
+	for _, tr := range traces {
+		points := planes[tr]
+		if len(points) == 0 {
+			return fmt.Errorf("node plot: no points for the %s trace", tr)
+		}
+		// From just below the lowest autoscaled policy up (the smallest fixed pools drop out), and
+		// from just left of the cheapest point shown.
+		minWarm := GoalShare
+		for _, pt := range points {
+			if pt.Fixed == 0 {
+				minWarm = min(minWarm, pt.Warm)
+			}
+		}
+		yMin := math.Floor((minWarm-3)/5) * 5
+		minCost := math.Inf(1)
+		for _, pt := range points {
+			if pt.Warm >= yMin {
+				minCost = min(minCost, pt.Idle)
+			}
+		}
+		p, err := frontierPanel(tr+" trace, model with nodes K=8, D=45 s, consolidateAfter 30 s", points, yMin)
+		if err != nil {
+			return err
+		}
+		p.X.Label.Text = "node-seconds (mean over seeds; launching nodes included)"
+		p.X.Min = 0.9 * minCost
+		panels = append(panels, p)
+	}
+	for _, p := range panels[1:] {
+		p.Legend = plot.NewLegend() // the first panel's legend serves all
+	}
+	return saveTiles(path, vg.Length(len(panels))*plotWidth*2/3, plotHeight, panels...)
 }

@@ -1,0 +1,228 @@
+package bursts
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// BenchmarkNodes replays the three trace families on many seeds in the model with nodes (seconds,
+// no cluster) and prints, per policy, its warm hits, its claims' waits and its node cost against
+// the fixed pools', for issue 29's Goal settings (K = 8, D = 45 s, consolidateAfter 30 s,
+// Karpenter's 1 s / 10 s batch window) and for nodes always there (K unbounded, D = 0; cost is
+// then idle warm pod-seconds, as in BenchmarkModel). It draws the Goal setting's plane on seeds
+// 1..30 (docs/bursts-nodes.png; BURSTS_PLOTS=dir elsewhere, off for none).
+//
+//	go test -run '^$' -bench '^BenchmarkNodes$' -benchtime 1x ./e2e/bursts
+//
+// BURSTS_MODEL_SEEDS=N (default 30) seeds from BURSTS_MODEL_FIRST (default 1).
+func BenchmarkNodes(b *testing.B) {
+	seeds, first := modelSeeds(b)
+	traces := []string{TraceBurst, TraceDay, TraceLoadDay}
+	settings := []struct {
+		name  string
+		nodes ModelNodes
+	}{
+		{"K=8, D=45 s, consolidateAfter 30 s (issue 29's Goal)", GoalModelNodes()},
+		{"K unbounded, D=0 (nodes always there: today's model)", ModelNodes{}},
+	}
+	planes := map[string][]Point{}
+	for i := 0; i < b.N; i++ {
+		for si, s := range settings {
+			for _, name := range traces {
+				rows, cheapest := nodesAcrossSeeds(name, first, seeds, s.nodes)
+				cost := "node-s"
+				if s.nodes.SlotsPerNode == 0 {
+					cost = "idle warm pod-s"
+				}
+				fmt.Printf("\nnodes model, %s trace, seeds %d..%d, %s; cost: %s; the cheapest fixed pool reaching 99%% on a seed: size %s\n",
+					name, first, first+uint64(seeds)-1, s.name, cost, cheapest)
+				fmt.Printf("| policy | warm hits mean | min | seeds >= 99%% | claim wait p50 | p95 | p99 | node-s | idle node-s | idle warm pod-s | cost / cheapest fixed >= 99%% | idle node-s / its | no fixed size dominates |\n")
+				fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+				for _, r := range rows {
+					fmt.Printf("| %s | %.1f%% | %.1f%% | %d/%d | %s | %s | %s | %s | %s | %.0f | %s | %s | %s |\n", r.name, 100*r.warmMean, 100*r.warmMin,
+						r.reached, seeds, waitSecs(r.p50), waitSecs(r.p95), waitSecs(r.p99), nodeCell(r.nodeSeconds, s.nodes), nodeCell(r.idleNodeSeconds, s.nodes),
+						r.idleWarm, costRatioCell(r.costRatio), idleRatioCell(r.idleNodeRatio, s.nodes), dominanceCell(r))
+				}
+				if si == 0 {
+					for _, r := range rows[:len(nodesFixedRows)-1] { // the bound's row is many sizes: left out
+						planes[name] = append(planes[name], Point{Name: r.name, Fixed: r.fixed, Warm: 100 * r.warmMean, Idle: r.nodeSeconds})
+					}
+					for _, r := range rows[len(nodesFixedRows):] {
+						planes[name] = append(planes[name], Point{Name: r.name, Warm: 100 * r.warmMean, Idle: r.nodeSeconds})
+					}
+				}
+			}
+		}
+	}
+	dir := os.Getenv("BURSTS_PLOTS")
+	if dir == "off" || (dir == "" && (seeds != 30 || first != 1)) {
+		return
+	}
+	if dir == "" {
+		dir = filepath.Join("..", "..", "docs") // go test runs in the package's directory
+	}
+	path := filepath.Join(dir, "bursts-nodes.png")
+	if err := NodePlot(path, traces, planes); err != nil {
+		b.Fatal(err)
+	}
+	fmt.Println("wrote", path)
+}
+
+func waitSecs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+
+func nodeCell(v float64, n ModelNodes) string {
+	if n.SlotsPerNode == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func costRatioCell(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func idleRatioCell(v float64, n ModelNodes) string {
+	if n.SlotsPerNode == 0 {
+		return "-"
+	}
+	return costRatioCell(v)
+}
+
+func dominanceCell(r nodesRow) string {
+	if r.fixed > 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d", r.undominated, r.seeds)
+}
+
+// nodesFixedRows are the fixed sizes printed (every size from 1 to the trace's bound is
+// simulated, for the cheapest and the dominance); 0 is the bound itself.
+var nodesFixedRows = []int{1, 2, 4, 6, 8, 10, 12, 15, 20, 0}
+
+type nodesRow struct {
+	name                         string
+	fixed                        int // > 0 a fixed size (the bound's row: its mean)
+	seeds                        int
+	warmMean, warmMin            float64
+	reached                      int // seeds at >= 99% warm hits
+	waits                        []time.Duration
+	p50, p95, p99                time.Duration // over every claim of every seed
+	nodeSeconds, idleNodeSeconds float64       // means over seeds
+	idleWarm                     float64
+	costRatio                    float64 // mean over seeds of cost / the cheapest fixed >= 99%'s
+	idleNodeRatio                float64 // mean over seeds of idle node-s / that pool's
+	undominated                  int
+}
+
+// nodesAcrossSeeds runs, per seed, every fixed size 1..the trace's bound and every ModelPolicies
+// policy with nodes, and summarises the printed fixed sizes and every autoscaled policy. Cost is
+// node-seconds, or idle warm pod-seconds when nodes are unbounded. It also says the range of
+// sizes of the cheapest fixed pool reaching 99%.
+func nodesAcrossSeeds(trace string, first uint64, seeds int, nodes ModelNodes) ([]nodesRow, string) {
+	loop := DefaultModelLoop()
+	loop.Nodes = nodes
+	costOf := func(r ModelResult) float64 {
+		if nodes.SlotsPerNode == 0 {
+			return r.IdleWarmPodSeconds
+		}
+		return r.NodeSeconds
+	}
+	var rows []nodesRow
+	minSize, maxSize, sumSize, found := math.MaxInt, 0, 0, 0
+	for n := 0; n < seeds; n++ {
+		seed := first + uint64(n)
+		tr := modelTrace(trace, seed)
+		bound := traceBound(tr)
+		fixed := map[int]ModelResult{}
+		var points []Point
+		for size := 1; size <= max(bound, 20); size++ {
+			r := Simulate(tr, ModelPolicy{Fixed: size}, loop, seed)
+			fixed[size] = r
+			if size <= bound {
+				points = append(points, Point{Name: fmt.Sprintf("fixed-%d", size), Fixed: size, Warm: 100 * r.WarmShare(), Idle: costOf(r)})
+			}
+		}
+		cheapest, ok := CheapestFixedReaching(points, 99)
+		if ok {
+			found++
+			minSize, maxSize, sumSize = min(minSize, cheapest.Fixed), max(maxSize, cheapest.Fixed), sumSize+cheapest.Fixed
+		}
+		type named struct {
+			name  string
+			fixed int
+			r     ModelResult
+		}
+		var all []named
+		for _, size := range nodesFixedRows {
+			if size == 0 {
+				all = append(all, named{"fixed at the bound (the peak rounded up to 5)", bound, fixed[bound]})
+				continue
+			}
+			all = append(all, named{fmt.Sprintf("fixed-%d", size), size, fixed[size]})
+		}
+		for _, p := range ModelPolicies(bound) {
+			all = append(all, named{p.Name, 0, Simulate(tr, p, loop, seed)})
+		}
+		for i, x := range all {
+			if n == 0 {
+				rows = append(rows, nodesRow{name: x.name, fixed: x.fixed, seeds: seeds, warmMin: math.Inf(1)})
+			}
+			row := &rows[i]
+			w := x.r.WarmShare()
+			row.warmMean += w / float64(seeds)
+			row.warmMin = math.Min(row.warmMin, w)
+			if 100*w >= 99 {
+				row.reached++
+			}
+			row.waits = append(row.waits, x.r.Waits...)
+			row.nodeSeconds += x.r.NodeSeconds / float64(seeds)
+			row.idleNodeSeconds += x.r.IdleNodeSeconds / float64(seeds)
+			row.idleWarm += x.r.IdleWarmPodSeconds / float64(seeds)
+			r := math.NaN()
+			if ok {
+				r = costOf(x.r) / cheapest.Idle
+			}
+			row.costRatio += r / float64(seeds)
+			ir := math.NaN()
+			if ok {
+				ir = x.r.IdleNodeSeconds / fixed[cheapest.Fixed].IdleNodeSeconds
+			}
+			row.idleNodeRatio += ir / float64(seeds)
+			pt := Point{Warm: 100 * w, Idle: costOf(x.r)}
+			dominated := false
+			for _, f := range points {
+				dominated = dominated || f.Dominates(pt)
+			}
+			if !dominated {
+				row.undominated++
+			}
+		}
+	}
+	for i := range rows {
+		rows[i].p50, rows[i].p95, rows[i].p99 = quantile(rows[i].waits, 0.50), quantile(rows[i].waits, 0.95), quantile(rows[i].waits, 0.99)
+		rows[i].waits = nil
+	}
+	what := "none reached 99%"
+	if found > 0 {
+		what = fmt.Sprintf("%d..%d, mean %.1f (%d of %d seeds)", minSize, maxSize, float64(sumSize)/float64(found), found, seeds)
+	}
+	return rows, what
+}
+
+// quantile is the q-quantile of ws (nearest rank).
+func quantile(ws []time.Duration, q float64) time.Duration {
+	if len(ws) == 0 {
+		return 0
+	}
+	s := slices.Clone(ws)
+	slices.Sort(s)
+	return s[max(int(math.Ceil(q*float64(len(s))))-1, 0)]
+}
