@@ -20,7 +20,8 @@ type ModelNodes struct {
 	LaunchDelay time.Duration
 	// BatchIdle and BatchMax are Karpenter's provisioning batch window: it launches for the
 	// pending pods once no new one has come for BatchIdle, or BatchMax after the first
-	// (Karpenter's --batch-idle-duration, default 1s, and --batch-max-duration, default 10s).
+	// (Karpenter's --batch-idle-duration, default 1s, and --batch-max-duration, default 10s:
+	// sigs.k8s.io/karpenter pkg/operator/options, BATCH_IDLE_DURATION and BATCH_MAX_DURATION).
 	BatchIdle, BatchMax time.Duration
 	// ConsolidateAfter: a Ready node that has held no sandbox for this long is removed (the
 	// NodePool's disruption.consolidateAfter; Auto Mode's general-purpose pool uses 30 s).
