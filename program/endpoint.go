@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/components"
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
@@ -25,9 +26,10 @@ const (
 // pulumi-eks tags the cluster's IAM role, so a tag IAM refuses fails `up` after the network exists.
 var awsTagText = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$`)
 
-// AWS's rules for tags (Tagging AWS resources, "Tag naming limits and requirements").
+// AWS's rules for tags, in Unicode characters: 127 for a key is EC2's (its API reference, Tag:
+// "a maximum of 127 Unicode characters"; most services take 128), 256 for a value.
 const (
-	maxTagKey   = 128
+	maxTagKey   = 127
 	maxTagValue = 256
 	// maxUserTags leaves room under AWS's 50 tags per resource for the program's own (Name, the
 	// cluster's, the load-balancer role and the stack's).
@@ -88,14 +90,14 @@ func (c *Config) validateCreateMode(add func(string, ...any)) {
 	}
 	for k, v := range c.Tags {
 		switch {
-		case k == "" || len(k) > maxTagKey:
-			add("tags has a key of %d characters; AWS tag keys are 1..%d", len(k), maxTagKey)
+		case k == "" || utf8.RuneCountInString(k) > maxTagKey:
+			add("tags has a key of %d characters; AWS tag keys are 1..%d (EC2's bound)", utf8.RuneCountInString(k), maxTagKey)
 		case strings.HasPrefix(strings.ToLower(k), "aws:"):
 			add("tags.%s: the aws: prefix is reserved for AWS's own tags; choose another key", k)
 		case k == "Name" || k == contract.StackLabel || strings.HasPrefix(k, "kubernetes.io/"):
 			add("tags.%s is a tag the program sets itself (Name, %s, kubernetes.io/*: EKS and load balancers read them); choose another key", k, contract.StackLabel)
-		case len(v) > maxTagValue:
-			add("tags.%s has a value of %d characters; AWS tag values are at most %d", k, len(v), maxTagValue)
+		case utf8.RuneCountInString(v) > maxTagValue:
+			add("tags.%s has a value of %d characters; AWS tag values are at most %d", k, utf8.RuneCountInString(v), maxTagValue)
 		case !awsTagText.MatchString(k) || !awsTagText.MatchString(v):
 			add("tags.%s = %q has a character IAM refuses in tags (the cluster's IAM role carries them); use letters, digits, spaces and _ . : / = + - @", k, v)
 		}

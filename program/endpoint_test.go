@@ -40,7 +40,7 @@ func TestCreateModeEndpointTagsAndUpgradePolicyDefaults(t *testing.T) {
 func TestCreateModeEndpointTagsAndUpgradePolicyFromConfig(t *testing.T) {
 	rec := mustRunProgram(t, map[string]string{
 		"endpointPublicAccessCidrs": `["203.0.113.0/24", "198.51.100.7/32"]`,
-		"tags":                      `{"team": "agents", "cost-center": "4711", "owner": "Zoë Müller @ platform/agents"}`,
+		"tags":                      `{"team": "agents", "cost-center": "4711", "owner": "Zoë Müller @ platform/agents", "note": "` + strings.Repeat("ü", 256) + `"}`,
 		"upgradePolicy":             components.UpgradePolicyExtended,
 		"adminPrincipalArns":        `["` + adminRole + `"]`,
 	})
