@@ -37,6 +37,20 @@ func BenchmarkModel(b *testing.B) {
 	}
 }
 
+// modelPlotPath is where a model benchmark writes its picture: BURSTS_PLOTS (off: nowhere), else
+// the repository's docs/, and there only for the published seeds (another seed range is a
+// check, not the figure).
+func modelPlotPath(name string, seeds int, first uint64) (string, bool) {
+	dir := os.Getenv("BURSTS_PLOTS")
+	if dir == "off" || (dir == "" && (seeds != 30 || first != 1)) {
+		return "", false
+	}
+	if dir == "" {
+		dir = filepath.Join("..", "..", "docs") // go test runs in the package's directory
+	}
+	return filepath.Join(dir, name), true
+}
+
 // modelSeeds reads BURSTS_MODEL_SEEDS (default 30) and BURSTS_MODEL_FIRST (default 1).
 func modelSeeds(b *testing.B) (int, uint64) {
 	seeds, first := 30, uint64(1)
@@ -108,15 +122,10 @@ func BenchmarkScaleDown(b *testing.B) {
 			}
 		}
 	}
-	// The picture of the published seeds only: another seed range is a check, not the figure.
-	dir := os.Getenv("BURSTS_PLOTS")
-	if dir == "off" || (dir == "" && (seeds != 30 || first != 1)) {
+	path, ok := modelPlotPath("bursts-scaledown.png", seeds, first)
+	if !ok {
 		return
 	}
-	if dir == "" {
-		dir = filepath.Join("..", "..", "docs") // go test runs in the package's directory
-	}
-	path := filepath.Join(dir, "bursts-scaledown.png")
 	if err := WindowPlot(path, traces, series); err != nil {
 		b.Fatal(err)
 	}

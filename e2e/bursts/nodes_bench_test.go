@@ -3,8 +3,6 @@ package bursts
 import (
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -59,14 +57,10 @@ func BenchmarkNodes(b *testing.B) {
 			}
 		}
 	}
-	dir := os.Getenv("BURSTS_PLOTS")
-	if dir == "off" || (dir == "" && (seeds != 30 || first != 1)) {
+	path, ok := modelPlotPath("bursts-nodes.png", seeds, first)
+	if !ok {
 		return
 	}
-	if dir == "" {
-		dir = filepath.Join("..", "..", "docs") // go test runs in the package's directory
-	}
-	path := filepath.Join(dir, "bursts-nodes.png")
 	if err := NodePlot(path, traces, planes); err != nil {
 		b.Fatal(err)
 	}
