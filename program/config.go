@@ -214,7 +214,7 @@ func (c *Config) readStructured(r *configReader) {
 		{"template", "{}"}, {"sizing", "{}"}, {"headroom", strconv.Itoa(contract.DefaultHeadroom)},
 		{"activationTargetValue", ""}, {"claimSelector", ""}, {"exporterUrl", ""},
 	} {
-		if v, err := r.cfg.Try(k.key); err == nil && strings.Join(strings.Fields(v), "") != k.def {
+		if r.setAwayFrom(k.key, k.def) {
 			field := strings.Replace(k.key, "poolName", "name", 1)
 			r.errs = append(r.errs, fmt.Sprintf("%s is a key of the one-pool shorthand, and pools is set; move it into each pool (`pulumi config set --path 'pools[0].%s' ...`) and remove it (`pulumi config rm %s`)", k.key, field, k.key))
 		}
@@ -227,6 +227,13 @@ func (c *Config) readStructured(r *configReader) {
 type configReader struct {
 	cfg  *config.Config
 	errs []string
+}
+
+// setAwayFrom reports whether the stack sets key to something other than def (whitespace aside):
+// the CLI hands Pulumi.yaml's defaults over like set values, so only a different value tells.
+func (r *configReader) setAwayFrom(key, def string) bool {
+	v, err := r.cfg.Try(key)
+	return err == nil && strings.Join(strings.Fields(v), "") != def
 }
 
 // str reads a string key. A key whose default is not empty cannot be set to

@@ -104,8 +104,7 @@ func (c *Config) validateCreateMode(add func(string, ...any)) {
 	}
 }
 
-// createModeKeysSet are the create-mode keys the stack sets away from their defaults (the CLI
-// hands the defaults over like set values, so only a different value tells).
+// createModeKeysSet are the create-mode keys the stack sets away from their defaults.
 func createModeKeysSet(r *configReader) []string {
 	var set []string
 	for _, k := range []struct{ key, def string }{
@@ -115,7 +114,8 @@ func createModeKeysSet(r *configReader) []string {
 		{"tags", "{}"},
 		{"upgradePolicy", defaultUpgradePolicy},
 	} {
-		if v, err := r.cfg.Try(k.key); err == nil && strings.Join(strings.Fields(v), "") != k.def && strings.TrimSpace(v) != "" {
+		// An empty value is the str/list readers' to judge, not a setting.
+		if v, _ := r.cfg.Try(k.key); r.setAwayFrom(k.key, k.def) && strings.TrimSpace(v) != "" {
 			set = append(set, k.key)
 		}
 	}
