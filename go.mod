@@ -10,6 +10,7 @@ require (
 	github.com/pulumi/pulumi-eks/sdk/v3 v3.9.1
 	github.com/pulumi/pulumi-kubernetes/sdk/v4 v4.32.0
 	github.com/pulumi/pulumi/sdk/v3 v3.274.1
+	github.com/robfig/cron/v3 v3.0.1
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/net v0.62.0
 	gonum.org/v1/plot v0.17.0

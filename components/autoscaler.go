@@ -58,8 +58,9 @@ type Autoscaler struct {
 // cluster-wide default cannot undercut it.
 const TriggerTimeout = contract.ExporterScrapeDeadline + time.Second
 
-// HeadroomTriggerName is the trigger's name in the headroom formula.
-const HeadroomTriggerName = "claims"
+// ClaimsTriggerName is the claims trigger's name in the headroom formula and in the arrivals
+// formula rounded to whole nodes.
+const ClaimsTriggerName = "claims"
 
 // HeadroomFormula is the scalingModifiers formula for a headroom above demand:
 // the claim count plus headroom targets' worth, so the HPA's ceil(value / target)
@@ -69,7 +70,7 @@ func HeadroomFormula(targetValue string, headroom int) string {
 	if err != nil {
 		t = 1 // Validate rejects a non-numeric target before any resource exists.
 	}
-	return fmt.Sprintf("%s + %s", HeadroomTriggerName, strconv.FormatFloat(t*float64(headroom), 'f', -1, 64))
+	return fmt.Sprintf("%s + %s", ClaimsTriggerName, strconv.FormatFloat(t*float64(headroom), 'f', -1, 64))
 }
 
 // NewAutoscaler creates the ScaledObject. AverageValue makes desired = ceil(claims / target), so with
@@ -129,17 +130,26 @@ func scaling(args *AutoscalerArgs) (pulumi.Array, pulumi.Map) {
 	var formula, target string
 	switch {
 	case args.Sizing.Policy == SizingArrivals:
-		// The formula reads the two arrival counts by name; the held claims do not enter it
-		// (an adopted sandbox leaves the pool, so spec.replicas counts only spares).
+		// The formula reads the two arrival counts by name; the held claims enter it only to
+		// round to whole nodes (an adopted sandbox leaves the pool, so spec.replicas counts only
+		// spares, but it keeps its slot on the node).
 		short, long := metricsAPITrigger(args.URL, ArrivalsShortTrigger, "1"), metricsAPITrigger(args.URL, ArrivalsLongTrigger, "1")
 		short["name"], long["name"] = pulumi.String(ArrivalsShortTrigger), pulumi.String(ArrivalsLongTrigger)
 		triggers = pulumi.Array{short, long}
+		if args.Sizing.RoundsToNodes() {
+			held := metricsAPITrigger(args.URL, contract.DemandField, "1")
+			held["name"] = pulumi.String(ClaimsTriggerName)
+			triggers = append(triggers, held)
+		}
+		for i, w := range args.Sizing.Schedule {
+			triggers = append(triggers, scheduleTrigger(i, w))
+		}
 		formula, target = ArrivalsFormula(args.Sizing, args.Headroom), "1"
 	case args.Headroom > 0:
 		// The formula names the trigger; the HPA then divides the formula's value by the
 		// same target, so claims + Headroom*target gives ceil(claims/target) + Headroom.
 		// KEDA's fallback still applies: while it is active the formula is bypassed.
-		claims["name"] = pulumi.String(HeadroomTriggerName)
+		claims["name"] = pulumi.String(ClaimsTriggerName)
 		formula, target = HeadroomFormula(args.TargetValue, args.Headroom), args.TargetValue
 	default:
 		return triggers, advanced
@@ -154,6 +164,21 @@ func scaling(args *AutoscalerArgs) (pulumi.Array, pulumi.Map) {
 	}
 	advanced["scalingModifiers"] = modifiers
 	return triggers, advanced
+}
+
+// scheduleTrigger is a schedule window as a KEDA cron trigger: its warm count inside the
+// window, 0 outside, under the name the formula reads.
+func scheduleTrigger(i int, w ScheduleWindow) pulumi.Map {
+	return pulumi.Map{
+		"type": pulumi.String("cron"),
+		"name": pulumi.String(ScheduleTriggerName(i)),
+		"metadata": pulumi.StringMap{
+			"timezone":        pulumi.String(w.Timezone),
+			"start":           pulumi.String(w.Start),
+			"end":             pulumi.String(w.End),
+			"desiredReplicas": pulumi.String(strconv.Itoa(w.Warm)),
+		},
+	}
 }
 
 // metricsAPITrigger reads one JSON field of the exporter's answer.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
@@ -38,6 +40,15 @@ type Sizing struct {
 	// the short one sees a burst within a poll or two, the long one keeps the pool through gaps.
 	ShortWindowSeconds int
 	LongWindowSeconds  int
+	// NodeLaunchSeconds: a new node's launch to Ready when no node has a free slot (0: nodes are
+	// always there). A taken sandbox's replacement waits for it when the nodes are full, which a
+	// pool rounded to whole nodes always is, so it is part of the refill time.
+	NodeLaunchSeconds int
+	// SandboxesPerNode K > 1 rounds the pool up to whole nodes: the warm sandboxes fill the slots
+	// of the nodes the claims and spares need, which are paid for anyway. 1 (or 0) rounds nothing.
+	SandboxesPerNode int
+	// Schedule are time-of-day floors of warm sandboxes (KEDA cron triggers).
+	Schedule []ScheduleWindow
 }
 
 // Defaults of the arrivals policy. Boot time is the local node's measured 5-6 s rounded up;
@@ -55,41 +66,64 @@ func DefaultSizing() Sizing {
 	return Sizing{
 		Policy: SizingClaims, BootSeconds: DefaultBootSeconds, HPASyncSeconds: DefaultHPASyncSeconds,
 		WarmHitTarget: DefaultWarmHitTarget, ShortWindowSeconds: DefaultShortWindowSeconds, LongWindowSeconds: DefaultLongWindowSeconds,
+		SandboxesPerNode: 1,
 	}
 }
 
-// RefillSeconds is L, the time a taken warm sandbox is missing from the pool: one boot. The
-// agent-sandbox controller replaces an adopted sandbox as soon as it is taken, whatever the
-// autoscaler does, so a pool whose size holds refills in a boot; the autoscaler's reaction (an
-// HPA sync) only delays a change of size, which matters when the arrival rate moves within a
-// sync, and the long window's memory covers that. An earlier L of boot + pollingInterval + HPA
-// sync (36 s by default) doubled the pool's idle cost for a point or two of warm hits in the
-// model of e2e/bursts/model.go over 30 seeds (docs/bursts.md, "The model").
+// RefillSeconds is L, the time a taken warm sandbox is missing from the pool: one boot, after a
+// node launch when the nodes are full. The agent-sandbox controller replaces an adopted sandbox
+// as soon as it is taken, whatever the autoscaler does, so a pool whose size holds refills in
+// that time; the autoscaler's reaction (an HPA sync) only delays a change of size, which matters
+// when the arrival rate moves within a sync, and the long window's memory covers that. An
+// earlier L of boot + pollingInterval + HPA sync (36 s by default) doubled the pool's idle cost
+// for a point or two of warm hits in the model of e2e/bursts/model.go over 30 seeds
+// (docs/bursts.md, "The model").
 func (s Sizing) RefillSeconds() int {
-	return s.BootSeconds
+	return s.BootSeconds + s.NodeLaunchSeconds
 }
+
+// RoundsToNodes reports whether the pool is rounded up to whole nodes.
+func (s Sizing) RoundsToNodes() bool { return s.SandboxesPerNode > 1 }
 
 // ArrivalsFormula is the KEDA scalingModifiers formula of the arrivals policy:
 //
 //	m      = max(arrivals_short / short, arrivals_long / long) * L   claims expected within L
 //	spares = m > 0 ? ceil(m + z*sqrt(m) + (z*z-1)/6 + 0.5) : 0         + headroom
+//	spares = max(spares, schedule_0, schedule_1, ...)                  with a schedule
+//	pool   = K * ceil((claims + spares) / K) - claims                  rounded to whole nodes
 //
 // A pool that refills one for one is an (S-1, S) base-stock inventory: the sandboxes still
 // booting are Poisson with mean m whatever the boot-time distribution (Palm's theorem), so a
 // claim finds a warm one with probability P(N <= S-1). S is the Poisson quantile at the
 // warm-hit target, from the normal approximation with the Cornish-Fisher skew term and a
 // continuity correction (ArrivalsSpares is the same in Go; a test holds both to the exact
-// quantile). The formula starts with float( so KEDA does not wrap it again.
+// quantile). Each schedule window's trigger reads its warm count inside the window and 0
+// outside, so the floor is the largest window in force. Rounding counts the claims held
+// (claims, the exporter's active_claims): an adopted sandbox leaves the pool but keeps its
+// slot. The formula starts with float( so KEDA does not wrap it again.
 func ArrivalsFormula(s Sizing, headroom int) string {
 	l := float64(s.RefillSeconds())
 	short, long := l/float64(s.ShortWindowSeconds), l/float64(s.LongWindowSeconds)
 	z := NormalQuantile(s.WarmHitTarget)
 	c := (z*z-1)/6 + 0.5
 	m := fmt.Sprintf("max(%s * %s, %s * %s)", ArrivalsShortTrigger, num(short), ArrivalsLongTrigger, num(long))
-	return fmt.Sprintf("float((%s > 0 ? ceil(%s + %s * %s ** 0.5 + %s) : 0) + %d)", m, m, num(z), m, num(c), headroom)
+	spares := fmt.Sprintf("(%s > 0 ? ceil(%s + %s * %s ** 0.5 + %s) : 0) + %d", m, m, num(z), m, num(c), headroom)
+	if len(s.Schedule) > 0 {
+		floors := make([]string, len(s.Schedule))
+		for i := range s.Schedule {
+			floors[i] = ScheduleTriggerName(i)
+		}
+		spares = fmt.Sprintf("max(%s, %s)", spares, strings.Join(floors, ", "))
+	}
+	if s.RoundsToNodes() {
+		k := s.SandboxesPerNode
+		spares = fmt.Sprintf("%d * ceil((%s + %s) / %d) - %s", k, ClaimsTriggerName, spares, k, ClaimsTriggerName)
+	}
+	return fmt.Sprintf("float(%s)", spares)
 }
 
-// ArrivalsSpares is ArrivalsFormula evaluated in Go, with the constants rounded as rendered.
+// ArrivalsSpares is the arrivals formula's spares before the schedule and the rounding,
+// evaluated in Go with the constants rounded as rendered.
 func ArrivalsSpares(s Sizing, headroom int, arrivalsShort, arrivalsLong float64) float64 {
 	l := float64(s.RefillSeconds())
 	short, long := round6(l/float64(s.ShortWindowSeconds)), round6(l/float64(s.LongWindowSeconds))
@@ -101,6 +135,34 @@ func ArrivalsSpares(s Sizing, headroom int, arrivalsShort, arrivalsLong float64)
 		spares = math.Ceil(m + z*math.Sqrt(m) + c)
 	}
 	return spares + float64(headroom)
+}
+
+// ArrivalsDesired is the whole ArrivalsFormula evaluated in Go: the spares, raised to the
+// schedule's floor (ScheduleFloor at the reading's time), rounded to whole nodes around the
+// claims held.
+func ArrivalsDesired(s Sizing, headroom int, claims, arrivalsShort, arrivalsLong, floor float64) float64 {
+	spares := ArrivalsSpares(s, headroom, arrivalsShort, arrivalsLong)
+	if len(s.Schedule) > 0 {
+		spares = math.Max(spares, floor)
+	}
+	if s.RoundsToNodes() {
+		k := float64(s.SandboxesPerNode)
+		return k*math.Ceil((claims+spares)/k) - claims
+	}
+	return spares
+}
+
+// ScheduleFloor is the largest warm count of the windows in force at t (0 if none is).
+func (s Sizing) ScheduleFloor(t time.Time) (float64, error) {
+	floor := 0.0
+	for i, w := range s.Schedule {
+		v, err := w.Value(t)
+		if err != nil {
+			return 0, fmt.Errorf("schedule[%d]: %w", i, err)
+		}
+		floor = math.Max(floor, v)
+	}
+	return floor, nil
 }
 
 // PoissonQuantile is the smallest k with P(N <= k) >= p for N ~ Poisson(m): the spares a pool

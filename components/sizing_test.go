@@ -97,3 +97,55 @@ func TestNormalQuantile(t *testing.T) {
 	assert.Equal(t, 4, PoissonQuantile(1, 0.99)) // P(N<=3)=0.981, P(N<=4)=0.996
 	assert.False(t, math.IsNaN(NormalQuantile(0.9999)))
 }
+
+// Rounded to whole nodes and floored by a schedule, the formula KEDA runs equals ArrivalsDesired:
+// the pool fills the slots of ceil((claims + spares) / K) nodes, and a window in force raises the
+// spares to its warm count.
+func TestArrivalsFormulaRoundsToNodesAndHoldsTheScheduleFloor(t *testing.T) {
+	s := arrivalsSizing()
+	s.NodeLaunchSeconds, s.SandboxesPerNode = 30, 8
+	s.Schedule = []ScheduleWindow{{Start: "0 8 * * *", End: "0 18 * * *", Timezone: "UTC", Warm: 6}, {Start: "0 12 * * *", End: "0 13 * * *", Timezone: "UTC", Warm: 10}}
+	formula := ArrivalsFormula(s, 1)
+	names := []string{ArrivalsShortTrigger, ArrivalsLongTrigger, ClaimsTriggerName, ScheduleTriggerName(0), ScheduleTriggerName(1)}
+	env := map[string]float64{}
+	for _, n := range names {
+		env[n] = -1
+	}
+	program, err := expr.Compile(formula, expr.Env(env))
+	require.NoError(t, err, formula)
+	_, err = expr.Run(program, env)
+	require.NoError(t, err, "KEDA's validation values must run")
+	for _, r := range [][5]float64{{0, 0, 0, 0, 0}, {0, 0, 0, 6, 0}, {0, 0, 3, 6, 10}, {2, 5, 7, 0, 0}, {9, 30, 13, 6, 0}, {0, 40, 1, 0, 10}} {
+		out, err := expr.Run(program, map[string]any{names[0]: r[0], names[1]: r[1], names[2]: r[2], names[3]: r[3], names[4]: r[4]})
+		require.NoError(t, err)
+		want := ArrivalsDesired(s, 1, r[2], r[0], r[1], max(r[3], r[4]))
+		assert.Equalf(t, want, out, "short=%g long=%g claims=%g schedule=%g,%g", r[0], r[1], r[2], r[3], r[4])
+		assert.Zerof(t, math.Mod(r[2]+want, 8), "claims + pool %g+%g must fill whole nodes of 8", r[2], want)
+		assert.GreaterOrEqualf(t, want, max(r[3], r[4]), "the pool holds the largest window in force")
+	}
+	// At rest with no window in force the pool is the headroom, rounded up to a node: 8 - 0.
+	assert.Equal(t, 8.0, ArrivalsDesired(s, 1, 0, 0, 0, 0))
+	// 3 claims held and 6 spares needed: 9 slots, two nodes, so 13 warm.
+	assert.Equal(t, 13.0, ArrivalsDesired(s, 0, 3, 0, 0, 6))
+	// Broken once: rounding that forgets the held claims fills nodes with spares alone.
+	broken := strings.Replace(formula, "- claims", "- 0", 1)
+	p2, err := expr.Compile(broken, expr.Env(env))
+	require.NoError(t, err)
+	out, err := expr.Run(p2, map[string]any{names[0]: 0.0, names[1]: 0.0, names[2]: 3.0, names[3]: 6.0, names[4]: 0.0})
+	require.NoError(t, err)
+	assert.NotEqual(t, ArrivalsDesired(s, 0, 3, 0, 0, 6), out, "the comparison must be able to fail")
+}
+
+// Without a node launch, rounding or a schedule the formula is the one every measured figure ran
+// with: the node keys add nothing to it.
+func TestArrivalsFormulaWithoutNodesIsUnchanged(t *testing.T) {
+	s := arrivalsSizing()
+	plain := ArrivalsFormula(s, 2)
+	s.SandboxesPerNode = 1
+	assert.Equal(t, plain, ArrivalsFormula(s, 2))
+	assert.NotContains(t, plain, ClaimsTriggerName)
+	assert.NotContains(t, plain, "schedule_")
+	s.NodeLaunchSeconds = 30
+	assert.NotEqual(t, plain, ArrivalsFormula(s, 2), "a node launch lengthens the refill time")
+	assert.Equal(t, s.BootSeconds+30, s.RefillSeconds())
+}

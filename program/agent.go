@@ -117,6 +117,10 @@ func podSecurityViolations(a components.Agent) []string {
 	return out
 }
 
+// maxPodsPerNode bounds sandboxesPerNode: EKS Auto Mode's pods per node (110, Kubernetes'
+// default as well).
+const maxPodsPerNode = 110
+
 // warmHitTarget is a share written as a decimal: 0.9, 0.99, 0.995.
 var warmHitTarget = regexp.MustCompile(`^0\.[0-9]{1,4}$`)
 
@@ -125,6 +129,15 @@ func validateSizing(p *Pool, add func(string, ...any)) {
 	s := p.Sizing
 	switch s.Policy {
 	case components.SizingClaims:
+		// The node keys shape the arrivals formula only; under claims they would do nothing.
+		for _, k := range []struct {
+			key string
+			set bool
+		}{{"nodeLaunchSeconds", s.NodeLaunchSeconds != 0}, {"sandboxesPerNode", s.SandboxesPerNode != 1}, {"schedule", len(s.Schedule) > 0}} {
+			if k.set {
+				add("sizing.%s is set with sizing.policy=%s, which does not read it; set sizing.policy to %s, or remove it", k.key, s.Policy, components.SizingArrivals)
+			}
+		}
 		return
 	case components.SizingArrivals:
 	default:
@@ -145,6 +158,23 @@ func validateSizing(p *Pool, add func(string, ...any)) {
 	}
 	if s.LongWindowSeconds <= s.ShortWindowSeconds || s.LongWindowSeconds > 3600 {
 		add("sizing.longWindowSeconds is %d; it must be above shortWindowSeconds (%d) and at most 3600", s.LongWindowSeconds, s.ShortWindowSeconds)
+	}
+	if s.NodeLaunchSeconds < 0 || s.NodeLaunchSeconds > 900 {
+		add("sizing.nodeLaunchSeconds is %d; set the seconds a new node takes from launch to Ready on your cluster (0 when nodes are always there, about 30 on EKS Auto Mode), 0..900", s.NodeLaunchSeconds)
+	}
+	if s.SandboxesPerNode < 1 || s.SandboxesPerNode > maxPodsPerNode {
+		add("sizing.sandboxesPerNode is %d; set how many sandboxes fit on one node (1 rounds nothing), 1..%d", s.SandboxesPerNode, maxPodsPerNode)
+	}
+	if len(s.Schedule) > components.MaxScheduleWindows {
+		add("sizing.schedule has %d windows; at most %d (one per hour of the day)", len(s.Schedule), components.MaxScheduleWindows)
+	}
+	for i, w := range s.Schedule {
+		if err := w.Check(); err != nil {
+			add("sizing.schedule[%d]: %v", i, err)
+		}
+		if w.Warm < 1 || w.Warm > p.MaxReplicas {
+			add("sizing.schedule[%d].warm is %d; set the warm sandboxes the window keeps at least, 1..maxReplicas (%d)", i, w.Warm, p.MaxReplicas)
+		}
 	}
 	if p.TargetValue != contract.DefaultTargetValue {
 		add("targetValue is %q with sizing.policy=arrivals, which does not read it (it sizes by arrivals, not claims per sandbox); remove it", p.TargetValue)

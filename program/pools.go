@@ -232,6 +232,28 @@ func (o configObject) object(k string) (configObject, bool) {
 	return decodeObject(string(b), o.at+k+".", o.errs)
 }
 
+// objects reads a list of objects, each with its keys checked and named by its index.
+func (o configObject) objects(k string) []configObject {
+	o.used[k] = true
+	v, ok := o.m[k]
+	if !ok || v == nil {
+		return nil
+	}
+	list, isList := v.([]any)
+	if !isList {
+		o.fail("%s%s must be a list of objects, e.g. `pulumi config set --path '%s%s[0].<field>' <value>`", o.at, k, o.at, k)
+		return nil
+	}
+	var out []configObject
+	for i, e := range list {
+		b, _ := json.Marshal(e)
+		if e, ok := decodeObject(string(b), fmt.Sprintf("%s%s[%d].", o.at, k, i), o.errs); ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // ownedByTheProgram are pod fields a team might try to set that the isolation depends on.
 var ownedByTheProgram = map[string]string{
 	"runtimeClassName":             "the RuntimeClass is always " + contract.RuntimeClassName + " (VM isolation)",
@@ -324,6 +346,15 @@ func readSizing(o configObject) components.Sizing {
 		v = def.WarmHitTarget
 	}
 	s.WarmHitTarget = v
+	s.NodeLaunchSeconds = o.integer("nodeLaunchSeconds", def.NodeLaunchSeconds)
+	s.SandboxesPerNode = o.integer("sandboxesPerNode", def.SandboxesPerNode)
+	for _, w := range o.objects("schedule") {
+		s.Schedule = append(s.Schedule, components.ScheduleWindow{
+			Start: w.str("start", ""), End: w.str("end", ""),
+			Timezone: w.str("timezone", components.DefaultScheduleTimezone), Warm: w.integer("warm", 0),
+		})
+		w.done(w.keysRead())
+	}
 	o.done(o.keysRead())
 	return s
 }

@@ -195,6 +195,17 @@ func TestPoolListRules(t *testing.T) {
 		"short window":          {`[{"name": "a", "sizing": {"policy": "arrivals", "shortWindowSeconds": 5}}]`, "", "", "pools[0].sizing.shortWindowSeconds is 5; it must be at least sizing.hpaSyncSeconds (15"},
 		"windows in order":      {`[{"name": "a", "sizing": {"policy": "arrivals", "shortWindowSeconds": 60, "longWindowSeconds": 60}}]`, "", "", "pools[0].sizing.longWindowSeconds is 60; it must be above shortWindowSeconds (60)"},
 		"target with arrivals":  {`[{"name": "a", "targetValue": "2", "sizing": {"policy": "arrivals"}}]`, "", "", `pools[0].targetValue is "2" with sizing.policy=arrivals`},
+		"node launch":           {`[{"name": "a", "sizing": {"policy": "arrivals", "nodeLaunchSeconds": 901}}]`, "", "", "pools[0].sizing.nodeLaunchSeconds is 901; set the seconds a new node takes"},
+		"sandboxes per node":    {`[{"name": "a", "sizing": {"policy": "arrivals", "sandboxesPerNode": 0}}]`, "", "", "pools[0].sizing.sandboxesPerNode is 0; set how many sandboxes fit on one node (1 rounds nothing), 1..110"},
+		"node keys with claims": {`[{"name": "a", "sizing": {"sandboxesPerNode": 8}}]`, "", "", "pools[0].sizing.sandboxesPerNode is set with sizing.policy=claims, which does not read it"},
+		"schedule with claims":  {`[{"name": "a", "sizing": {"schedule": [{"start": "0 8 * * *", "end": "0 18 * * *", "warm": 2}]}}]`, "", "", "pools[0].sizing.schedule is set with sizing.policy=claims"},
+		"schedule not a list":   {`[{"name": "a", "sizing": {"policy": "arrivals", "schedule": {"start": "0 8 * * *"}}}]`, "", "", "pools[0].sizing.schedule must be a list of objects"},
+		"schedule cron":         {`[{"name": "a", "sizing": {"policy": "arrivals", "schedule": [{"start": "@daily", "end": "0 18 * * *", "warm": 2}]}}]`, "", "", `pools[0].sizing.schedule[0]: start "@daily" is not a five-field cron expression`},
+		"schedule seconds":      {`[{"name": "a", "sizing": {"policy": "arrivals", "schedule": [{"start": "0 0 8 * * *", "end": "0 18 * * *", "warm": 2}]}}]`, "", "", `pools[0].sizing.schedule[0]: start "0 0 8 * * *" is not a five-field cron expression`},
+		"schedule same ends":    {`[{"name": "a", "sizing": {"policy": "arrivals", "schedule": [{"start": "0 8 * * *", "end": "0 8 * * *", "warm": 2}]}}]`, "", "", `pools[0].sizing.schedule[0]: start and end are both "0 8 * * *"`},
+		"schedule zone":         {`[{"name": "a", "sizing": {"policy": "arrivals", "schedule": [{"start": "0 8 * * *", "end": "0 18 * * *", "timezone": "Mars/Olympus", "warm": 2}]}}]`, "", "", `pools[0].sizing.schedule[0]: timezone "Mars/Olympus" is not an IANA time zone name`},
+		"schedule warm":         {`[{"name": "a", "maxReplicas": 5, "sizing": {"policy": "arrivals", "schedule": [{"start": "0 8 * * *", "end": "0 18 * * *", "warm": 6}]}}]`, "", "", "pools[0].sizing.schedule[0].warm is 6; set the warm sandboxes the window keeps at least, 1..maxReplicas (5)"},
+		"schedule typo":         {`[{"name": "a", "sizing": {"policy": "arrivals", "schedule": [{"start": "0 8 * * *", "end": "0 18 * * *", "warm": 2, "replicas": 2}]}}]`, "", "", "pools[0].sizing.schedule[0].replicas is not a key the program knows"},
 		"replicas beyond int32": {`[{"name": "a", "maxReplicas": 2147483648}]`, "", "", "pools[0].maxReplicas is 2147483648; it must be at least 1 and at most 2147483647"},
 		// Accepted by the program's own rules, refused by the exporter's parser, which the program runs.
 		"a name the exporter refuses": {`[{"name": "a.b", "namespace": "agents-ab"}]`, "", "",
@@ -239,6 +250,30 @@ func TestArrivalsSizingRendersItsFormula(t *testing.T) {
 	assert.Contains(t, jsonOf(t, plainValue(c)), `[{\"name\":\"warm-pool\",\"namespace\":\"warm-pool-autoscaling-keda\",\"arrivalWindowsSeconds\":[30,180]}]`)
 	url := plainValue(triggers).([]any)[0].(map[string]any)["metadata"].(map[string]any)["url"]
 	assert.Equal(t, "http://claim-exporter.warm-pool-autoscaling-keda.svc.cluster.local:8080/demand", url)
+}
+
+// Rounded to whole nodes and with a schedule, the arrivals policy adds the claims trigger and a
+// cron trigger per window, and its formula reads them all by name.
+func TestArrivalsSizingRoundsToNodesWithASchedule(t *testing.T) {
+	rec := mustRunProgram(t, withConfig(map[string]string{"maxReplicas": "20", "sizing": `{"policy": "arrivals", "bootSeconds": 10, "nodeLaunchSeconds": 20, "sandboxesPerNode": 8,
+		"schedule": [{"start": "0 8 * * 1-5", "end": "0 18 * * 1-5", "timezone": "Europe/Berlin", "warm": 6}, {"start": "30 22 * * *", "end": "0 6 * * *", "warm": 1}]}`}))
+	so := mustFind(t, rec, typeScaledObject, "warm-pool")
+	triggers, _ := so.Path("spec", "triggers")
+	var names, types []any
+	for _, tr := range plainValue(triggers).([]any) {
+		names = append(names, tr.(map[string]any)["name"])
+		types = append(types, tr.(map[string]any)["type"])
+	}
+	assert.Equal(t, []any{"arrivals_short", "arrivals_long", "claims", "schedule_0", "schedule_1"}, names)
+	assert.Equal(t, []any{"metrics-api", "metrics-api", "metrics-api", "cron", "cron"}, types)
+	all := plainValue(triggers).([]any)
+	assert.Equal(t, "active_claims", all[2].(map[string]any)["metadata"].(map[string]any)["valueLocation"])
+	assert.Equal(t, map[string]any{"timezone": "Europe/Berlin", "start": "0 8 * * 1-5", "end": "0 18 * * 1-5", "desiredReplicas": "6"}, all[3].(map[string]any)["metadata"])
+	assert.Equal(t, "UTC", all[4].(map[string]any)["metadata"].(map[string]any)["timezone"], "a window without a zone is read in UTC")
+	formula := inputStr(t, so, "spec", "advanced", "scalingModifiers", "formula")
+	// L = boot 10 s + node launch 20 s = 30 s: the short window's factor is 1, the long's 1/6.
+	m := "max(arrivals_short * 1, arrivals_long * 0.166667)"
+	assert.Equal(t, "float(8 * ceil((claims + max(("+m+" > 0 ? ceil("+m+" + 2.326348 * "+m+" ** 0.5 + 1.235316) : 0) + 0, schedule_0, schedule_1)) / 8) - claims)", formula)
 }
 
 func jsonOf(t *testing.T, v any) string {
