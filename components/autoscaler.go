@@ -11,6 +11,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"github.com/warmpool/warm-pool-autoscaling-keda/schedule"
 )
 
 const (
@@ -168,10 +169,10 @@ func scaling(args *AutoscalerArgs) (pulumi.Array, pulumi.Map) {
 
 // scheduleTrigger is a schedule window as a KEDA cron trigger: its warm count inside the
 // window, 0 outside, under the name the formula reads.
-func scheduleTrigger(i int, w ScheduleWindow) pulumi.Map {
+func scheduleTrigger(i int, w schedule.Window) pulumi.Map {
 	return pulumi.Map{
 		"type": pulumi.String("cron"),
-		"name": pulumi.String(ScheduleTriggerName(i)),
+		"name": pulumi.String(schedule.TriggerName(i)),
 		"metadata": pulumi.StringMap{
 			"timezone":        pulumi.String(w.Timezone),
 			"start":           pulumi.String(w.Start),

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"github.com/warmpool/warm-pool-autoscaling-keda/schedule"
 )
 
 // The sizing policies: how the ScaledObject turns the exporter's readings into a pool size.
@@ -48,7 +49,7 @@ type Sizing struct {
 	// of the nodes the claims and spares need, which are paid for anyway. 1 (or 0) rounds nothing.
 	SandboxesPerNode int
 	// Schedule are time-of-day floors of warm sandboxes (KEDA cron triggers).
-	Schedule []ScheduleWindow
+	Schedule []schedule.Window
 }
 
 // Defaults of the arrivals policy. Boot time is the local node's measured 5-6 s rounded up;
@@ -111,7 +112,7 @@ func ArrivalsFormula(s Sizing, headroom int) string {
 	if len(s.Schedule) > 0 {
 		floors := make([]string, len(s.Schedule))
 		for i := range s.Schedule {
-			floors[i] = ScheduleTriggerName(i)
+			floors[i] = schedule.TriggerName(i)
 		}
 		spares = fmt.Sprintf("max(%s, %s)", spares, strings.Join(floors, ", "))
 	}
@@ -153,17 +154,7 @@ func ArrivalsDesired(s Sizing, headroom int, claims, arrivalsShort, arrivalsLong
 }
 
 // ScheduleFloor is the largest warm count of the windows in force at t (0 if none is).
-func (s Sizing) ScheduleFloor(t time.Time) (float64, error) {
-	floor := 0.0
-	for i, w := range s.Schedule {
-		v, err := w.Value(t)
-		if err != nil {
-			return 0, fmt.Errorf("schedule[%d]: %w", i, err)
-		}
-		floor = math.Max(floor, v)
-	}
-	return floor, nil
-}
+func (s Sizing) ScheduleFloor(t time.Time) (float64, error) { return schedule.Floor(s.Schedule, t) }
 
 // PoissonQuantile is the smallest k with P(N <= k) >= p for N ~ Poisson(m): the spares a pool
 // needs, less one.

@@ -8,6 +8,8 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/schedule"
 )
 
 func arrivalsSizing() Sizing {
@@ -104,9 +106,9 @@ func TestNormalQuantile(t *testing.T) {
 func TestArrivalsFormulaRoundsToNodesAndHoldsTheScheduleFloor(t *testing.T) {
 	s := arrivalsSizing()
 	s.NodeLaunchSeconds, s.SandboxesPerNode = 30, 8
-	s.Schedule = []ScheduleWindow{{Start: "0 8 * * *", End: "0 18 * * *", Timezone: "UTC", Warm: 6}, {Start: "0 12 * * *", End: "0 13 * * *", Timezone: "UTC", Warm: 10}}
+	s.Schedule = []schedule.Window{{Start: "0 8 * * *", End: "0 18 * * *", Timezone: "UTC", Warm: 6}, {Start: "0 12 * * *", End: "0 13 * * *", Timezone: "UTC", Warm: 10}}
 	formula := ArrivalsFormula(s, 1)
-	names := []string{ArrivalsShortTrigger, ArrivalsLongTrigger, ClaimsTriggerName, ScheduleTriggerName(0), ScheduleTriggerName(1)}
+	names := []string{ArrivalsShortTrigger, ArrivalsLongTrigger, ClaimsTriggerName, schedule.TriggerName(0), schedule.TriggerName(1)}
 	env := map[string]float64{}
 	for _, n := range names {
 		env[n] = -1

@@ -16,6 +16,7 @@ import (
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/components"
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"github.com/warmpool/warm-pool-autoscaling-keda/schedule"
 )
 
 // envName is what a container's environment variable may be called (C identifier-ish, as
@@ -165,8 +166,8 @@ func validateSizing(p *Pool, add func(string, ...any)) {
 	if s.SandboxesPerNode < 1 || s.SandboxesPerNode > maxPodsPerNode {
 		add("sizing.sandboxesPerNode is %d; set how many sandboxes fit on one node (1 rounds nothing), 1..%d", s.SandboxesPerNode, maxPodsPerNode)
 	}
-	if len(s.Schedule) > components.MaxScheduleWindows {
-		add("sizing.schedule has %d windows; at most %d (one per hour of the day)", len(s.Schedule), components.MaxScheduleWindows)
+	if len(s.Schedule) > schedule.MaxWindows {
+		add("sizing.schedule has %d windows; at most %d (one per hour of the day)", len(s.Schedule), schedule.MaxWindows)
 	}
 	for i, w := range s.Schedule {
 		if err := w.Check(); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/components"
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/exporter"
+	"github.com/warmpool/warm-pool-autoscaling-keda/schedule"
 )
 
 // Pool is one warm pool as the program deploys it: its names, its agent, its bounds and its
@@ -349,9 +350,9 @@ func readSizing(o configObject) components.Sizing {
 	s.NodeLaunchSeconds = o.integer("nodeLaunchSeconds", def.NodeLaunchSeconds)
 	s.SandboxesPerNode = o.integer("sandboxesPerNode", def.SandboxesPerNode)
 	for _, w := range o.objects("schedule") {
-		s.Schedule = append(s.Schedule, components.ScheduleWindow{
+		s.Schedule = append(s.Schedule, schedule.Window{
 			Start: w.str("start", ""), End: w.str("end", ""),
-			Timezone: w.str("timezone", components.DefaultScheduleTimezone), Warm: w.integer("warm", 0),
+			Timezone: w.str("timezone", schedule.DefaultTimezone), Warm: w.integer("warm", 0),
 		})
 		w.done(w.keysRead())
 	}

@@ -1,4 +1,4 @@
-package components
+package schedule
 
 import (
 	"testing"
@@ -10,16 +10,16 @@ import (
 
 // A window is in force from its start up to its end, in its own zone, as KEDA's cron scaler
 // decides it; a window across midnight holds through it; outside, its value is 0.
-func TestScheduleWindowIsInForceBetweenItsStartAndEnd(t *testing.T) {
+func TestWindowIsInForceBetweenItsStartAndEnd(t *testing.T) {
 	at := func(s string) time.Time {
 		v, err := time.Parse(time.RFC3339, s)
 		require.NoError(t, err)
 		return v
 	}
-	workday := ScheduleWindow{Start: "0 8 * * 1-5", End: "0 18 * * 1-5", Timezone: "Europe/Berlin", Warm: 6}
-	night := ScheduleWindow{Start: "30 22 * * *", End: "0 6 * * *", Timezone: "UTC", Warm: 2}
+	workday := Window{Start: "0 8 * * 1-5", End: "0 18 * * 1-5", Timezone: "Europe/Berlin", Warm: 6}
+	night := Window{Start: "30 22 * * *", End: "0 6 * * *", Timezone: "UTC", Warm: 2}
 	cases := []struct {
-		w    ScheduleWindow
+		w    Window
 		at   string
 		want bool
 	}{
@@ -45,20 +45,20 @@ func TestScheduleWindowIsInForceBetweenItsStartAndEnd(t *testing.T) {
 			assert.Zero(t, v)
 		}
 	}
-	s := Sizing{Schedule: []ScheduleWindow{workday, night, {Start: "0 12 * * *", End: "0 13 * * *", Timezone: "UTC", Warm: 9}}}
-	floor, err := s.ScheduleFloor(at("2026-12-07T12:30:00Z"))
+	windows := []Window{workday, night, {Start: "0 12 * * *", End: "0 13 * * *", Timezone: "UTC", Warm: 9}}
+	floor, err := Floor(windows, at("2026-12-07T12:30:00Z"))
 	require.NoError(t, err)
 	assert.Equal(t, 9.0, floor, "the largest window in force")
-	floor, err = s.ScheduleFloor(at("2026-12-07T20:00:00Z"))
+	floor, err = Floor(windows, at("2026-12-07T20:00:00Z"))
 	require.NoError(t, err)
 	assert.Zero(t, floor)
 }
 
 // What KEDA would refuse is refused, each saying which part.
-func TestScheduleWindowCheck(t *testing.T) {
-	ok := ScheduleWindow{Start: "0 8 * * 1-5", End: "0 18 * * 1-5", Timezone: "America/New_York", Warm: 1}
+func TestWindowCheck(t *testing.T) {
+	ok := Window{Start: "0 8 * * 1-5", End: "0 18 * * 1-5", Timezone: "America/New_York", Warm: 1}
 	require.NoError(t, ok.Check())
-	for want, w := range map[string]ScheduleWindow{
+	for want, w := range map[string]Window{
 		`start "@hourly"`:          {Start: "@hourly", End: "0 18 * * *", Timezone: "UTC"},
 		`end "0 0 18 * * *"`:       {Start: "0 8 * * *", End: "0 0 18 * * *", Timezone: "UTC"},
 		`start and end are both`:   {Start: "0 8 * * *", End: "0 8 * * *", Timezone: "UTC"},

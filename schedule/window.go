@@ -1,4 +1,7 @@
-package components
+// Package schedule is a warm pool's time-of-day floors as KEDA's cron trigger reads them: the
+// program validates and renders them, verify and the model evaluate them, all with this one
+// reading of a cron window.
+package schedule
 
 import (
 	"fmt"
@@ -10,31 +13,31 @@ import (
 	"github.com/robfig/cron/v3"
 )
 
-// ScheduleWindow is a time-of-day floor of warm sandboxes: between Start and End (cron
+// Window is a time-of-day floor of warm sandboxes: between Start and End (cron
 // expressions in Timezone) the pool keeps at least Warm spares, whatever the arrivals say. It is
 // a KEDA cron trigger beside the arrivals triggers, read by the formula as a floor.
-type ScheduleWindow struct {
+type Window struct {
 	Start, End string
 	Timezone   string // an IANA name; UTC when empty in config
 	Warm       int
 }
 
-// DefaultScheduleTimezone is the zone a window without one is read in.
-const DefaultScheduleTimezone = "UTC"
+// DefaultTimezone is the zone a window without one is read in.
+const DefaultTimezone = "UTC"
 
-// MaxScheduleWindows bounds a pool's schedule: one window per hour of the day is more than a
+// MaxWindows bounds a pool's schedule: one window per hour of the day is more than a
 // day's shape needs, and each window is a trigger KEDA evaluates every poll.
-const MaxScheduleWindows = 24
+const MaxWindows = 24
 
 // cronParser parses as KEDA v2.21's cron scaler does (pkg/scalers/cron_scaler.go): five
 // fields, no seconds and no @descriptors, so what the program accepts KEDA accepts.
 var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow)
 
-// ScheduleTriggerName is the name of the i-th window's trigger, the variable the formula reads.
-func ScheduleTriggerName(i int) string { return fmt.Sprintf("schedule_%d", i) }
+// TriggerName is the name of the i-th window's trigger, the variable the formula reads.
+func TriggerName(i int) string { return fmt.Sprintf("schedule_%d", i) }
 
 // parsed is the window's two schedules and its zone, or the first thing wrong with them.
-func (w ScheduleWindow) parsed() (start, end cron.Schedule, loc *time.Location, err error) {
+func (w Window) parsed() (start, end cron.Schedule, loc *time.Location, err error) {
 	if start, err = cronParser.Parse(w.Start); err != nil {
 		return nil, nil, nil, fmt.Errorf("start %q is not a five-field cron expression (minute hour day-of-month month day-of-week, as KEDA's cron trigger reads it): %v", w.Start, err)
 	}
@@ -51,14 +54,14 @@ func (w ScheduleWindow) parsed() (start, end cron.Schedule, loc *time.Location, 
 }
 
 // Check says what is wrong with the window's schedules and zone, nil if KEDA can run it.
-func (w ScheduleWindow) Check() error {
+func (w Window) Check() error {
 	_, _, _, err := w.parsed()
 	return err
 }
 
 // Active reports whether the window is in force at t, as KEDA's cron scaler decides it: the
 // window is open when its next end comes before its next start.
-func (w ScheduleWindow) Active(t time.Time) (bool, error) {
+func (w Window) Active(t time.Time) (bool, error) {
 	start, end, loc, err := w.parsed()
 	if err != nil {
 		return false, err
@@ -71,10 +74,23 @@ func (w ScheduleWindow) Active(t time.Time) (bool, error) {
 
 // Value is the window's trigger value at t: Warm inside the window, 0 outside (KEDA's cron
 // scaler's metric).
-func (w ScheduleWindow) Value(t time.Time) (float64, error) {
+func (w Window) Value(t time.Time) (float64, error) {
 	on, err := w.Active(t)
 	if err != nil || !on {
 		return 0, err
 	}
 	return float64(w.Warm), nil
+}
+
+// Floor is the largest warm count of the windows in force at t (0 if none is).
+func Floor(windows []Window, t time.Time) (float64, error) {
+	floor := 0.0
+	for i, w := range windows {
+		v, err := w.Value(t)
+		if err != nil {
+			return 0, fmt.Errorf("schedule[%d]: %w", i, err)
+		}
+		floor = max(floor, v)
+	}
+	return floor, nil
 }
