@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"github.com/warmpool/warm-pool-autoscaling-keda/schedule"
 )
 
 // The arrivals policy's ScaledObject, as the program writes it: two metrics-api triggers named
@@ -26,9 +29,15 @@ import (
 // trigger's URL, the number at its valueLocation.
 const kedaMetricsAPI = "metrics-api"
 
-// formulaTrigger is one named trigger the formula reads.
+// kedaCron is the trigger type of a schedule window: its warm count inside the window, 0
+// outside, which verify works out from the window as KEDA's cron scaler does.
+const kedaCron = "cron"
+
+// formulaTrigger is one named trigger the formula reads: a field of the exporter's answer, or
+// a schedule window (window set).
 type formulaTrigger struct {
 	name, valueLocation, url string
+	window                   *schedule.Window
 }
 
 // formulaMapping is a scalingModifiers formula verify can evaluate on the exporter's answer.
@@ -66,7 +75,15 @@ func recognizeArrivals(so *unstructured.Unstructured, formula, exporterPath stri
 		}
 		md, _ := m["metadata"].(map[string]any)
 		str := func(k string) string { v, _ := md[k].(string); return v }
-		triggers = append(triggers, formulaTrigger{name: name, valueLocation: str("valueLocation"), url: str("url")})
+		ft := formulaTrigger{name: name, valueLocation: str("valueLocation"), url: str("url")}
+		if typ == kedaCron {
+			w, err := cronWindow(name, str)
+			if err != nil {
+				return nil, err
+			}
+			ft.window = &w
+		}
+		triggers = append(triggers, ft)
 		types[name], formats[name] = typ, str("format")
 	}
 	short, long := contract.DemandArrivalsShortField, contract.DemandArrivalsLongField
@@ -79,8 +96,10 @@ func recognizeArrivals(so *unstructured.Unstructured, formula, exporterPath stri
 	sort.Slice(triggers, func(i, j int) bool { return triggers[i].name < triggers[j].name })
 	for _, t := range triggers {
 		switch {
+		case t.window != nil:
+			continue
 		case types[t.name] != kedaMetricsAPI:
-			return nil, fmt.Errorf("trigger %s is of type %s: verify reads only metrics-api triggers, as KEDA does, from the exporter", t.name, types[t.name])
+			return nil, fmt.Errorf("trigger %s is of type %s: verify reads only metrics-api triggers, as KEDA does, from the exporter, and cron triggers (schedule windows)", t.name, types[t.name])
 		case (t.name == short || t.name == long) && t.valueLocation != t.name:
 			return nil, fmt.Errorf("trigger %s reads valueLocation %q, not the exporter's %s field", t.name, t.valueLocation, t.name)
 		case t.valueLocation == "" || strings.ContainsAny(t.valueLocation, ".#|*?[]{}()@\\"):
@@ -106,11 +125,37 @@ func recognizeArrivals(so *unstructured.Unstructured, formula, exporterPath stri
 	return m, nil
 }
 
+// cronWindow reads a cron trigger's metadata as the schedule window it is; what KEDA would
+// refuse is an error naming the trigger.
+func cronWindow(name string, str func(string) string) (schedule.Window, error) {
+	w := schedule.Window{Start: str("start"), End: str("end"), Timezone: str("timezone")}
+	warm, err := strconv.Atoi(str("desiredReplicas"))
+	if err != nil || warm < 1 {
+		return w, fmt.Errorf("trigger %s (cron) has desiredReplicas %q, not a whole number of 1 or more", name, str("desiredReplicas"))
+	}
+	w.Warm = warm
+	if err := w.Check(); err != nil {
+		return w, fmt.Errorf("trigger %s (cron): %v", name, err)
+	}
+	return w, nil
+}
+
+// windowValue is a schedule trigger's value at t, as KEDA's cron scaler gives it.
+func windowValue(t formulaTrigger, at time.Time) float64 {
+	v, _ := t.window.Value(at) // checked when the trigger was read
+	return v
+}
+
 // inputs are the formula's variables from one exporter answer: each trigger's value at its
-// valueLocation. A field the answer lacks is an error, never 0.
+// valueLocation, a schedule window's at the time of the answer. A field the answer lacks is an
+// error, never 0.
 func (m *formulaMapping) inputs(d DemandReading) (map[string]float64, error) {
 	in := map[string]float64{}
 	for _, t := range m.triggers {
+		if t.window != nil {
+			in[t.name] = windowValue(t, time.Now())
+			continue
+		}
 		v, ok := d.Fields[t.valueLocation]
 		if !ok {
 			return nil, fmt.Errorf("the exporter's answer (%s) has no %s, which trigger %s reads: is the pool's arrival windows configured in the exporter?", d.Via, t.valueLocation, t.name)
@@ -120,14 +165,35 @@ func (m *formulaMapping) inputs(d DemandReading) (map[string]float64, error) {
 	return in, nil
 }
 
-// uniform are the inputs when every trigger reads n: no demand (0), or n claims held that were
-// all created within both windows (the load verify puts on a quiet pool).
+// uniform are the inputs when every exporter trigger reads n: no demand (0), or n claims held
+// that were all created within both windows (the load verify puts on a quiet pool); the schedule
+// windows read what they give now.
 func (m *formulaMapping) uniform(n float64) map[string]float64 {
 	in := map[string]float64{}
 	for _, t := range m.triggers {
 		in[t.name] = n
+		if t.window != nil {
+			in[t.name] = windowValue(t, time.Now())
+		}
 	}
 	return in
+}
+
+// windows describes the schedule triggers and whether each is in force now, for the evidence.
+func (m *formulaMapping) windows() string {
+	var parts []string
+	now := time.Now()
+	for _, t := range m.triggers {
+		if t.window == nil {
+			continue
+		}
+		state := "not in force now (0)"
+		if v := windowValue(t, now); v > 0 {
+			state = fmt.Sprintf("in force now (%g)", v)
+		}
+		parts = append(parts, fmt.Sprintf("%s = %d warm from %q to %q in %s, %s", t.name, t.window.Warm, t.window.Start, t.window.End, t.window.Timezone, state))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // eval runs the formula on the inputs.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -394,6 +395,58 @@ func TestFormulaEvaluation(t *testing.T) {
 	}
 	if _, err := m.inputs(DemandReading{Via: "x", Fields: map[string]float64{"active_claims": 1}}); err == nil || !strings.Contains(err.Error(), "has no arrivals_long") {
 		t.Errorf("an answer without the arrival fields must be an error, never 0: %v", err)
+	}
+}
+
+// Rounded to whole nodes of 4 and floored by a schedule, as the program renders it: the claims
+// trigger reads active_claims, a window in force now gives its warm count and one that is not
+// gives 0, and the decision fills whole nodes around the claims held.
+func TestFormulaWithNodeRoundingAndASchedule(t *testing.T) {
+	spares := strings.TrimSuffix(strings.TrimPrefix(arrivalsFormula, "float("), ")")
+	formula := "float(4 * ceil((claims + max(" + spares + ", schedule_0, schedule_1)) / 4) - claims)"
+	so := arrivalsSO(formula, "demand/code")
+	now := time.Now().UTC()
+	// A window from an hour ago to two hours from now, and one that ended an hour ago.
+	hm := func(d time.Duration) string { t := now.Add(d); return fmt.Sprintf("%d %d * * *", t.Minute(), t.Hour()) }
+	cron := func(name, start, end, warm string) any {
+		return map[string]any{"type": "cron", "name": name, "metadata": map[string]any{"start": start, "end": end, "timezone": "UTC", "desiredReplicas": warm}}
+	}
+	claims := map[string]any{"type": "metrics-api", "name": "claims",
+		"metadata": map[string]any{"url": "http://claim-exporter.agents.svc.cluster.local:8080/demand/code", "valueLocation": "active_claims", "format": "json"}}
+	spec := so.Object["spec"].(map[string]any)
+	spec["triggers"] = append(spec["triggers"].([]any), claims, cron("schedule_0", hm(-time.Hour), hm(2*time.Hour), "3"), cron("schedule_1", hm(-3*time.Hour), hm(-time.Hour), "9"))
+	m, err := recognizeArrivals(so, formula, "demand/code")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := m.windows(); !strings.Contains(w, "schedule_0 = 3 warm") || !strings.Contains(w, "in force now (3)") || !strings.Contains(w, "schedule_1 = 9 warm") || !strings.Contains(w, "not in force now (0)") {
+		t.Errorf("the evidence must say which window is in force: %s", w)
+	}
+	r := &Runner{min: 0, max: 40, target: 1, formula: m}
+	// No demand: the window's 3 spares, rounded to one node of 4.
+	if d, v, err := r.formulaDecision(m.uniform(0)); err != nil || v != 4 || d != 4 {
+		t.Errorf("at rest: %g -> %d (%v), want 4: the floor of 3 rounded to a node", v, d, err)
+	}
+	// 2 claims held, 1 arrival each window: spares 5 -> 7 slots -> two nodes, 8 - 2 = 6 warm.
+	in, err := m.inputs(DemandReading{Via: "x", ActiveClaims: 2, Fields: map[string]float64{"active_claims": 2, "arrivals_short": 1, "arrivals_long": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in["schedule_0"] != 3 || in["schedule_1"] != 0 || in["claims"] != 2 {
+		t.Errorf("inputs %s: want schedule_0=3 schedule_1=0 claims=2", formatInputs(in))
+	}
+	if d, v, err := r.formulaDecision(in); err != nil || v != 6 || d != 6 {
+		t.Errorf("2 held, 1 arrival: %g -> %d (%v), want 6", v, d, err)
+	}
+	// A cron trigger KEDA would refuse is refused, naming it.
+	trigger(spec, 4)["metadata"].(map[string]any)["start"] = "@daily"
+	if _, err := recognizeArrivals(so, formula, "demand/code"); err == nil || !strings.Contains(err.Error(), `trigger schedule_1 (cron): start "@daily" is not a five-field cron expression`) {
+		t.Errorf("want the cron refusal, got %v", err)
+	}
+	trigger(spec, 4)["metadata"].(map[string]any)["start"] = hm(-3 * time.Hour)
+	trigger(spec, 4)["metadata"].(map[string]any)["desiredReplicas"] = "0"
+	if _, err := recognizeArrivals(so, formula, "demand/code"); err == nil || !strings.Contains(err.Error(), `desiredReplicas "0"`) {
+		t.Errorf("want the desiredReplicas refusal, got %v", err)
 	}
 }
 

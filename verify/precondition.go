@@ -340,7 +340,12 @@ func (r *Runner) scaledObjectMapping(so *unstructured.Unstructured, target float
 	r.headroom, r.formula = 0, m
 	var trig []string
 	for _, t := range m.triggers {
-		trig = append(trig, fmt.Sprintf("%s <- %s at %s", t.name, t.valueLocation, t.url))
+		if t.window == nil {
+			trig = append(trig, fmt.Sprintf("%s <- %s at %s", t.name, t.valueLocation, t.url))
+		}
+	}
+	if w := m.windows(); w != "" {
+		trig = append(trig, "schedule windows "+w)
 	}
 	return fmt.Sprintf("the arrivals formula %q over triggers %s, compiled as KEDA compiles it: each step is held to clamp(ceil(formula / %g), min, max) on the exporter's readings",
 		f, strings.Join(trig, ", "), target), nil
