@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,13 +56,17 @@ func browserAgentFiles(emptyDir, httpprobe string) map[string]string {
 // stack's exporter asks 500m per replica while it compiles its source).
 func twoPoolsConfig() string {
 	pools := []map[string]any{
-		// The arrivals sizing, its windows short enough that verify's floors come back within a
-		// minute; maxReplicas 10 lets 1, 2 and 3 claims map to distinct sizes (5, 7, 9).
+		// The arrivals sizing with every key of it KEDA evaluates: windows short enough that
+		// verify's floors come back within a minute, a node launch in the refill, rounding to
+		// nodes of 2 and a schedule window in force for the whole run (KEDA's cron trigger), so
+		// 0, 1, 2 and 3 claims map to distinct sizes (4, 5, 6, 7) within maxReplicas 10 and the
+		// pool at rest holds the schedule's 3 rounded to a node, not minReplicas.
 		{"name": "code", "maxReplicas": 10, "template": map[string]any{
 			"image":     contract.WarmPodImage,
 			"command":   []string{"sleep", "infinity"},
 			"resources": map[string]any{"requests": map[string]any{"cpu": "10m", "memory": "32Mi"}, "limits": map[string]any{"memory": "64Mi"}},
-		}, "sizing": map[string]any{"policy": "arrivals", "shortWindowSeconds": 15, "longWindowSeconds": 45}},
+		}, "sizing": map[string]any{"policy": "arrivals", "shortWindowSeconds": 15, "longWindowSeconds": 45,
+			"nodeLaunchSeconds": 3, "sandboxesPerNode": 2, "schedule": []map[string]any{scheduleAroundNow(time.Now(), 3)}}},
 		{"name": "browser", "template": map[string]any{
 			"image": browserAgentImage, "command": []string{"/bin/sleep", "infinity"},
 			"resources":              map[string]any{"requests": map[string]any{"cpu": "20m", "memory": "96Mi"}},
@@ -70,6 +75,17 @@ func twoPoolsConfig() string {
 	}
 	b, _ := json.Marshal(pools)
 	return string(b)
+}
+
+// scheduleAroundNow is a daily window from an hour before now to three hours after, in UTC,
+// keeping warm spares: in force for the whole test, whatever time of day it runs.
+func scheduleAroundNow(now time.Time, warm int) map[string]any {
+	start, end := now.UTC().Add(-time.Hour), now.UTC().Add(3*time.Hour)
+	return map[string]any{
+		"start": fmt.Sprintf("%d %d * * *", start.Minute(), start.Hour()),
+		"end":   fmt.Sprintf("%d %d * * *", end.Minute(), end.Hour()),
+		"warm":  warm,
+	}
 }
 
 // twoPools moves the stack to two pools and proves them with verify.
@@ -133,6 +149,20 @@ func (e *realEnv) twoPools(ctx context.Context, t *testing.T, verifyBin string) 
 	}
 	if rep.CrossPool == nil || rep.CrossPool.Skipped != "" || len(rep.CrossPool.Rounds) != 2 {
 		t.Errorf("verify's cross-pool control did not run a round per pool: %+v", rep.CrossPool)
+	}
+	// verify held the code pool to the formula with its schedule in force and the rounding to
+	// nodes: a PASS read on that formula, not on the one without them.
+	var scheduled *report.Check
+	for i, c := range rep.Checks {
+		if c.Pool == "code" && strings.Contains(c.Evidence, "schedule_0 = 3 warm") && strings.Contains(c.Evidence, "in force now (3)") && strings.Contains(c.Evidence, "2 * ceil((claims + ") {
+			scheduled = &rep.Checks[i]
+			break
+		}
+	}
+	if scheduled == nil || scheduled.Status != report.Pass {
+		t.Errorf("no passing check of pool code read the formula with schedule_0 in force and rounding to 2 per node: %+v", scheduled)
+	} else {
+		t.Logf("code pool: %s %s: %.400s", scheduled.Status, scheduled.Name, scheduled.Evidence)
 	}
 	for _, c := range rep.Checks {
 		if c.Phase != "cross-pool" {
