@@ -48,6 +48,8 @@ const hpaSyncPeriod = 15 * time.Second
 type Demand struct {
 	Held                        int
 	ArrivalsShort, ArrivalsLong int
+	// At is the sync's time in the trace (a schedule's clock).
+	At time.Duration
 }
 
 // ModelPolicy sizes a pool. Fixed > 0 is a fixed pool of that size;
@@ -225,7 +227,7 @@ func Simulate(tr *Trace, p ModelPolicy, loop ModelLoop, rngSeed uint64) ModelRes
 		}
 		// The HPA syncs.
 		if p.Fixed == 0 && t > 0 && t%loop.HPASync == 0 {
-			d := Demand{Held: held(deletes, t), ArrivalsShort: arrivedWithin(tr, t, p.Short), ArrivalsLong: arrivedWithin(tr, t, p.Long)}
+			d := Demand{Held: held(deletes, t), ArrivalsShort: arrivedWithin(tr, t, p.Short), ArrivalsLong: arrivedWithin(tr, t, p.Long), At: t}
 			if n := hpa.sync(t, replicas, p.Desired(d), p, loop.Tolerance); n != replicas {
 				hpa.scaled(t, n-replicas)
 				replicas = n

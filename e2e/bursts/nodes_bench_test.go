@@ -4,8 +4,12 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/components"
+	"github.com/warmpool/warm-pool-autoscaling-keda/schedule"
 )
 
 // BenchmarkNodes replays the three trace families on many seeds in the model with nodes (seconds,
@@ -39,12 +43,12 @@ func BenchmarkNodes(b *testing.B) {
 				}
 				fmt.Printf("\nnodes model, %s trace, seeds %d..%d, %s; cost: %s; the cheapest fixed pool reaching 99%% on a seed: size %s\n",
 					name, first, first+uint64(seeds)-1, s.name, cost, cheapest)
-				fmt.Printf("| policy | warm hits mean | min | seeds >= 99%% | claim wait p50 | p95 | p99 | node-s | idle node-s | idle warm pod-s | cost / cheapest fixed >= 99%% | idle node-s / its | no fixed size dominates |\n")
-				fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+				fmt.Printf("| policy | warm hits mean | min | seeds >= 99%% | claim wait p50 | p95 | p99 | node-s | idle node-s | idle warm pod-s | cost / cheapest fixed >= 99%% | idle node-s / its | cost / fixed chosen in advance | no fixed size dominates |\n")
+				fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 				for _, r := range rows {
-					fmt.Printf("| %s | %.1f%% | %.1f%% | %d/%d | %s | %s | %s | %s | %s | %.0f | %s | %s | %s |\n", r.name, 100*r.warmMean, 100*r.warmMin,
+					fmt.Printf("| %s | %.1f%% | %.1f%% | %d/%d | %s | %s | %s | %s | %s | %.0f | %s | %s | %s | %s |\n", r.name, 100*r.warmMean, 100*r.warmMin,
 						r.reached, seeds, waitSecs(r.p50), waitSecs(r.p95), waitSecs(r.p99), nodeCell(r.nodeSeconds, s.nodes), nodeCell(r.idleNodeSeconds, s.nodes),
-						r.idleWarm, costRatioCell(r.costRatio), idleRatioCell(r.idleNodeRatio, s.nodes), dominanceCell(r))
+						r.idleWarm, costRatioCell(r.costRatio), idleRatioCell(r.idleNodeRatio, s.nodes), costRatioCell(r.advanceRatio), dominanceCell(r))
 				}
 				if si == 0 {
 					for _, r := range rows[:len(nodesFixedRows)-1] { // the bound's row is many sizes: left out
@@ -97,6 +101,9 @@ func dominanceCell(r nodesRow) string {
 	return fmt.Sprintf("%d/%d", r.undominated, r.seeds)
 }
 
+// maxAdvanceSize bounds the fixed sizes considered for the one chosen in advance.
+const maxAdvanceSize = 40
+
 // nodesFixedRows are the fixed sizes printed (every size from 1 to the trace's bound is
 // simulated, for the cheapest and the dominance); 0 is the bound itself.
 var nodesFixedRows = []int{1, 2, 4, 6, 8, 10, 12, 15, 20, 0}
@@ -113,11 +120,13 @@ type nodesRow struct {
 	idleWarm                     float64
 	costRatio                    float64 // mean over seeds of cost / the cheapest fixed >= 99%'s
 	idleNodeRatio                float64 // mean over seeds of idle node-s / that pool's
+	cost                         float64 // mean over seeds
+	advanceRatio                 float64 // cost / the fixed size chosen in advance's (NaN: none)
 	undominated                  int
 }
 
 // nodesAcrossSeeds runs, per seed, every fixed size 1..the trace's bound and every ModelPolicies
-// policy with nodes, and summarises the printed fixed sizes and every autoscaled policy. Cost is
+// and NodeAwarePolicies policy with nodes, and summarises the printed fixed sizes and every autoscaled policy. Cost is
 // node-seconds, or idle warm pod-seconds when nodes are unbounded. It also says the range of
 // sizes of the cheapest fixed pool reaching 99%.
 func nodesAcrossSeeds(trace string, first uint64, seeds int, nodes ModelNodes) ([]nodesRow, string) {
@@ -131,15 +140,28 @@ func nodesAcrossSeeds(trace string, first uint64, seeds int, nodes ModelNodes) (
 	}
 	var rows []nodesRow
 	minSize, maxSize, sumSize, found := math.MaxInt, 0, 0, 0
+	// Each fixed size 1..maxAdvanceSize over all the seeds: the one a team would pick before the
+	// day is the smallest reaching 99% on 90% of them.
+	advance := make([]struct {
+		reached    int
+		warm, cost float64
+	}, maxAdvanceSize+1)
 	for n := 0; n < seeds; n++ {
 		seed := first + uint64(n)
 		tr := modelTrace(trace, seed)
 		bound := traceBound(tr)
 		fixed := map[int]ModelResult{}
 		var points []Point
-		for size := 1; size <= max(bound, 20); size++ {
+		for size := 1; size <= max(bound, maxAdvanceSize); size++ {
 			r := Simulate(tr, ModelPolicy{Fixed: size}, loop, seed)
 			fixed[size] = r
+			if size <= maxAdvanceSize {
+				if 100*r.WarmShare() >= 99 {
+					advance[size].reached++
+				}
+				advance[size].warm += r.WarmShare() / float64(seeds)
+				advance[size].cost += costOf(r) / float64(seeds)
+			}
 			if size <= bound {
 				points = append(points, Point{Name: fmt.Sprintf("fixed-%d", size), Fixed: size, Warm: 100 * r.WarmShare(), Idle: costOf(r)})
 			}
@@ -162,12 +184,12 @@ func nodesAcrossSeeds(trace string, first uint64, seeds int, nodes ModelNodes) (
 			}
 			all = append(all, named{fmt.Sprintf("fixed-%d", size), size, fixed[size]})
 		}
-		for _, p := range ModelPolicies(bound) {
+		for _, p := range append(ModelPolicies(bound), NodeAwarePolicies(trace, bound, nodes)...) {
 			all = append(all, named{p.Name, 0, Simulate(tr, p, loop, seed)})
 		}
 		for i, x := range all {
 			if n == 0 {
-				rows = append(rows, nodesRow{name: x.name, fixed: x.fixed, seeds: seeds, warmMin: math.Inf(1)})
+				rows = append(rows, nodesRow{name: x.name, fixed: x.fixed, seeds: seeds, warmMin: math.Inf(1), advanceRatio: math.NaN()})
 			}
 			row := &rows[i]
 			w := x.r.WarmShare()
@@ -177,6 +199,7 @@ func nodesAcrossSeeds(trace string, first uint64, seeds int, nodes ModelNodes) (
 				row.reached++
 			}
 			row.waits = append(row.waits, x.r.Waits...)
+			row.cost += costOf(x.r) / float64(seeds)
 			row.nodeSeconds += x.r.NodeSeconds / float64(seeds)
 			row.idleNodeSeconds += x.r.IdleNodeSeconds / float64(seeds)
 			row.idleWarm += x.r.IdleWarmPodSeconds / float64(seeds)
@@ -208,7 +231,69 @@ func nodesAcrossSeeds(trace string, first uint64, seeds int, nodes ModelNodes) (
 	if found > 0 {
 		what = fmt.Sprintf("%d..%d, mean %.1f (%d of %d seeds)", minSize, maxSize, float64(sumSize)/float64(found), found, seeds)
 	}
+	chosen := fmt.Sprintf("no fixed size up to %d reaches 99%% on 90%% of the seeds", maxAdvanceSize)
+	for size := 1; size <= maxAdvanceSize; size++ {
+		if a := advance[size]; 10*a.reached >= 9*seeds {
+			chosen = fmt.Sprintf("the fixed size chosen in advance (the smallest at >= 99%% on 90%% of the seeds): %d, %d/%d seeds, warm hits mean %.1f%%, cost mean %.0f",
+				size, a.reached, seeds, 100*a.warm, a.cost)
+			for i := range rows {
+				rows[i].advanceRatio = rows[i].cost / a.cost
+			}
+			break
+		}
+	}
+	what += "; " + chosen
 	return rows, what
+}
+
+// NodeAwarePolicies are the arrivals policy as a team on Karpenter's nodes sets it (issue 29,
+// item 4), each evaluated by components.ArrivalsDesired, the formula the program renders:
+//   - rounded to whole nodes of K (sandboxesPerNode K): the warm sandboxes fill the slots of the
+//     nodes the claims and spares need, which are paid for anyway;
+//   - the same with a schedule on the two day families: K warm (one node) through the day part
+//     of the trace (the model's clock: its middle 1-NightFraction; on a real day a cron window
+//     such as 08:00-20:00);
+//   - the same with the whole node launch in the refill (nodeLaunchSeconds = Karpenter's longest
+//     batch window + D): on nodes rounded full, a taken sandbox's replacement waits for a node.
+//
+// None when nodes are unbounded: there is no K to round to and no launch.
+func NodeAwarePolicies(trace string, maxReplicas int, nodes ModelNodes) []ModelPolicy {
+	if nodes.SlotsPerNode == 0 {
+		return nil
+	}
+	a := DefaultArrivalsSizing()
+	target, _ := strconv.ParseFloat(a.WarmHitTarget, 64)
+	k := nodes.SlotsPerNode
+	rounded := components.Sizing{Policy: components.SizingArrivals, BootSeconds: a.BootSeconds, HPASyncSeconds: a.HPASyncSeconds,
+		WarmHitTarget: target, ShortWindowSeconds: a.ShortWindowSeconds, LongWindowSeconds: a.LongWindowSeconds, SandboxesPerNode: k}
+	day := DefaultDayParams()
+	dayStart := time.Duration(day.NightFraction / 2 * float64(day.Duration))
+	dayEnd := day.Duration - dayStart
+	policy := func(name string, s components.Sizing) ModelPolicy {
+		return ModelPolicy{Name: name, Desired: func(d Demand) float64 {
+			floor := 0.0
+			if len(s.Schedule) > 0 && d.At >= dayStart && d.At < dayEnd {
+				floor = float64(s.Schedule[0].Warm)
+			}
+			return components.ArrivalsDesired(s, 0, float64(d.Held), float64(d.ArrivalsShort), float64(d.ArrivalsLong), floor)
+		}}
+	}
+	ps := []ModelPolicy{policy(fmt.Sprintf("arrivals, rounded to K=%d", k), rounded)}
+	if trace == TraceDay || trace == TraceLoadDay {
+		scheduled := rounded
+		// The window a team writes for its working day; the model's clock says when it is in
+		// force, as KEDA's cron trigger does on the real one.
+		scheduled.Schedule = []schedule.Window{{Start: "0 8 * * *", End: "0 20 * * *", Timezone: schedule.DefaultTimezone, Warm: k}}
+		ps = append(ps, policy(fmt.Sprintf("arrivals, rounded, schedule: %d warm through the day", k), scheduled))
+	}
+	launch := rounded
+	launch.NodeLaunchSeconds = int(math.Ceil((nodes.BatchMax + nodes.LaunchDelay).Seconds()))
+	ps = append(ps, policy(fmt.Sprintf("arrivals, rounded, nodeLaunchSeconds %d", launch.NodeLaunchSeconds), launch))
+	for i := range ps {
+		ps[i].Floor, ps[i].Max = 1, maxReplicas
+		ps[i].Short, ps[i].Long = time.Duration(a.ShortWindowSeconds)*time.Second, time.Duration(a.LongWindowSeconds)*time.Second
+	}
+	return ps
 }
 
 // quantile is the q-quantile of ws (nearest rank).

@@ -183,4 +183,9 @@ func TestNodesConsolidation(t *testing.T) {
 	assert.Equal(t, []SizeAt{{0, 1}, {15 * time.Second, 9}, {30 * time.Second, 1}}, r.Sizes)
 	assert.Equal(t, 1, r.NodesLaunched)
 	assert.InDelta(t, 120.1+45, r.NodeSeconds, 0.11)
+	// With Karpenter's disruption delay the emptied B goes that much later: at 81 s.
+	loop.Nodes.DisruptionDelay = LiveDisruptionDelay
+	r = Simulate(tr, p, loop, 1)
+	assert.Equal(t, 1, r.NodesLaunched)
+	assert.InDelta(t, 120.1+45+21, r.NodeSeconds, 0.11)
 }
