@@ -2,6 +2,7 @@ package bursts
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -188,4 +189,28 @@ func TestNodesConsolidation(t *testing.T) {
 	r = Simulate(tr, p, loop, 1)
 	assert.Equal(t, 1, r.NodesLaunched)
 	assert.InDelta(t, 120.1+45+21, r.NodeSeconds, 0.11)
+}
+
+// The node-aware policies are the program's formula on the model's readings: rounded to whole
+// nodes around the claims held, the schedule's floor only in the trace's day part, the node
+// launch in the refill.
+func TestNodeAwarePoliciesRoundScheduleAndLaunch(t *testing.T) {
+	nodes := GoalModelNodes()
+	assert.Empty(t, NodeAwarePolicies(TraceDay, 20, ModelNodes{}), "no K, no node-aware policy")
+	assert.Len(t, NodeAwarePolicies(TraceBurst, 20, nodes), 2, "no schedule on the burst trace: it has no day")
+	ps := NodeAwarePolicies(TraceDay, 20, nodes)
+	require.Len(t, ps, 3)
+	rounded, scheduled, launch := ps[0], ps[1], ps[2]
+	night, noon := 2*time.Minute, 10*time.Minute
+	// 3 held, nothing arriving: no spares, the claims' node filled: 8 - 3.
+	assert.Equal(t, 5.0, rounded.Desired(Demand{Held: 3, At: noon}))
+	assert.Equal(t, 5.0, scheduled.Desired(Demand{Held: 3, At: night}))
+	// At noon the schedule's 8 spares: 3 + 8 rounded up to 16, less the 3.
+	assert.Equal(t, 13.0, scheduled.Desired(Demand{Held: 3, At: noon}))
+	// The same arrivals ask more spares with the launch (6 + 55 s) in the refill than without.
+	d := Demand{Held: 3, ArrivalsShort: 3, ArrivalsLong: 10, At: noon}
+	assert.Greater(t, launch.Desired(d), rounded.Desired(d))
+	for _, p := range ps {
+		assert.Equal(t, 0.0, math.Mod(p.Desired(d)+3, 8), "%s: claims + pool fill whole nodes", p.Name)
+	}
 }
