@@ -77,7 +77,7 @@ func DefaultSizing() Sizing {
 // that time; the autoscaler's reaction (an HPA sync) only delays a change of size, which matters
 // when the arrival rate moves within a sync, and the long window's memory covers that. An
 // earlier L of boot + pollingInterval + HPA sync (36 s by default) doubled the pool's idle cost
-// for a point or two of warm hits in the model of e2e/bursts/model.go over 30 seeds
+// for a point or two of warm hits in the model of replay/model.go over 30 seeds
 // (docs/bursts.md, "The model").
 func (s Sizing) RefillSeconds() int {
 	return s.BootSeconds + s.NodeLaunchSeconds

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
 )
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -16,7 +18,7 @@ func TestBenchConfigKnobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.traces) != 2 || cfg.traces[0].Name != TraceBurst || cfg.traces[1].Name != TraceDay ||
+	if len(cfg.traces) != 2 || cfg.traces[0].Name != replay.TraceBurst || cfg.traces[1].Name != replay.TraceDay ||
 		cfg.traces[0].Fingerprint() != "52fb0ee57aa14ed3" || cfg.traces[1].Fingerprint() != "6bdded39386ee596" {
 		t.Fatalf("default traces: %v", cfg.traces)
 	}
@@ -33,7 +35,7 @@ func TestBenchConfigKnobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.traces) != 1 || cfg.traces[0].Name != TraceDay || cfg.traces[0].Seed != 7 || cfg.traces[0].Duration != 2*time.Minute || cfg.plots != "" || cfg.arrivals != "1" {
+	if len(cfg.traces) != 1 || cfg.traces[0].Name != replay.TraceDay || cfg.traces[0].Seed != 7 || cfg.traces[0].Duration != 2*time.Minute || cfg.plots != "" || cfg.arrivals != "1" {
 		t.Fatalf("knobs not applied: %+v, trace %s", cfg, cfg.traces[0].Summary())
 	}
 

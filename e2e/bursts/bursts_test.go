@@ -46,6 +46,8 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
 	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
 )
 
 // The simulated cold start of a VM-isolated sandbox: uniform in (5 s, 6 s],
@@ -54,7 +56,7 @@ var bootDelay = BootDelay{Boot: 6 * time.Second, RuntimeClassName: contract.Runt
 
 // benchConfig is what the environment asks of one run.
 type benchConfig struct {
-	traces    []*Trace
+	traces    []*replay.Trace
 	fixed     string // BURSTS_FIXED, "" for the default sweep
 	arrivals  string // BURSTS_ARRIVALS: "", "0" or "1"
 	recommend string
@@ -68,7 +70,7 @@ func loadBenchConfig(getenv func(string) string) (*benchConfig, error) {
 	default:
 		return nil, fmt.Errorf("BURSTS_ARRIVALS=%q: want 1 (require), 0 (leave out) or nothing (measure it when the program renders it)", cfg.arrivals)
 	}
-	burst, day := DefaultTraceParams(), DefaultDayParams()
+	burst, day := replay.DefaultTraceParams(), replay.DefaultDayParams()
 	if v := getenv("BURSTS_SEED"); v != "" {
 		seed, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
@@ -85,18 +87,18 @@ func loadBenchConfig(getenv func(string) string) (*benchConfig, error) {
 	}
 	names := getenv("BURSTS_TRACES")
 	if names == "" {
-		names = TraceBurst + "," + TraceDay
+		names = replay.TraceBurst + "," + replay.TraceDay
 	}
 	for _, n := range strings.Split(names, ",") {
-		var tr *Trace
+		var tr *replay.Trace
 		var err error
 		switch strings.TrimSpace(n) {
-		case TraceBurst:
-			tr, err = GenerateTrace(burst)
-		case TraceDay:
-			tr, err = GenerateDay(day)
+		case replay.TraceBurst:
+			tr, err = replay.GenerateTrace(burst)
+		case replay.TraceDay:
+			tr, err = replay.GenerateDay(day)
 		default:
-			err = fmt.Errorf("BURSTS_TRACES: unknown trace %q (want %s, %s or both)", n, TraceBurst, TraceDay)
+			err = fmt.Errorf("BURSTS_TRACES: unknown trace %q (want %s, %s or both)", n, replay.TraceBurst, replay.TraceDay)
 		}
 		if err != nil {
 			return nil, err
@@ -118,11 +120,11 @@ func loadBenchConfig(getenv func(string) string) (*benchConfig, error) {
 // least 10, above every policy's headroom): the bound the blueprint's
 // one-warm-sandbox-per-claim mapping needs so it is never clamped, and the
 // largest fixed pool.
-func traceBound(tr *Trace) int { return max((tr.Peak()+4)/5*5, 10) }
+func traceBound(tr *replay.Trace) int { return max((tr.Peak()+4)/5*5, 10) }
 
 // traceRun is one trace's outcome.
 type traceRun struct {
-	trace     *Trace
+	trace     *replay.Trace
 	bound     int
 	results   []Result
 	timelines map[string]Timeline
@@ -150,7 +152,7 @@ func BenchmarkBursts(b *testing.B) {
 		b.Fatal(err)
 	}
 	c, err := framework.StartCluster(ctx, localcluster.Options{
-		StateDir: filepath.Join(work, "cluster"), Nodes: 4, HPASyncPeriod: hpaSyncPeriod,
+		StateDir: filepath.Join(work, "cluster"), Nodes: 4, HPASyncPeriod: replay.HPASyncPeriod,
 		KwokStages: bootDelay.Stages, Progress: prefixed("localcluster"),
 	})
 	if err != nil {
@@ -194,7 +196,7 @@ func BenchmarkBursts(b *testing.B) {
 // runTrace replays one trace against every policy: renders and creates each
 // policy's objects, starts the autoscaled policies' exporters, waits for the
 // pools at rest, replays, and gathers the results.
-func runTrace(b *testing.B, ctx context.Context, c *localcluster.Cluster, rec *Recorder, cfg *benchConfig, tr *Trace, work, exporterBin string) *traceRun {
+func runTrace(b *testing.B, ctx context.Context, c *localcluster.Cluster, rec *Recorder, cfg *benchConfig, tr *replay.Trace, work, exporterBin string) *traceRun {
 	run := &traceRun{trace: tr, bound: traceBound(tr), timelines: map[string]Timeline{}}
 	sizes := FixedSweep(run.bound)
 	if cfg.fixed != "" {
@@ -272,7 +274,7 @@ func runTrace(b *testing.B, ctx context.Context, c *localcluster.Cluster, rec *R
 		}
 	}
 	// Two syncs: every HPA has read the exporter and settled its pool at rest.
-	time.Sleep(2 * hpaSyncPeriod)
+	time.Sleep(2 * replay.HPASyncPeriod)
 	for _, p := range policies {
 		waitPoolReady(b, ctx, c, p)
 	}
@@ -280,7 +282,7 @@ func runTrace(b *testing.B, ctx context.Context, c *localcluster.Cluster, rec *R
 	start := time.Now().Add(2 * time.Second)
 	end := start.Add(tr.End())
 	stopProgress := progress(ctx, c, policies, tr, start)
-	errs := replay(ctx, c, rec, tr, policies, start)
+	errs := replayTrace(ctx, c, rec, tr, policies, start)
 	stopProgress()
 	if len(errs) > 0 {
 		b.Fatalf("%s trace: %d claim requests failed; first: %v", tr.Name, len(errs), errs[0])
@@ -305,7 +307,7 @@ func report(b *testing.B, cfg *benchConfig, run *traceRun) {
 	fmt.Printf("Parameters: %+v\n", tr.Params)
 	lo, hi := bootDelay.Range()
 	fmt.Printf("Pools bounded by [1, %d]; HPA sync %s; simulated boot uniform in (%s, %s] from creation, observed (first seen -> Ready) over %d sandboxes: p50 %s, p95 %s, max %s.\n\n",
-		run.bound, hpaSyncPeriod, lo, hi, len(run.boots), secs(Percentile(run.boots, 50)), secs(Percentile(run.boots, 95)), secs(Percentile(run.boots, 100)))
+		run.bound, replay.HPASyncPeriod, lo, hi, len(run.boots), secs(Percentile(run.boots, 50)), secs(Percentile(run.boots, 95)), secs(Percentile(run.boots, 100)))
 	fmt.Print(Table(run.results))
 	for _, s := range run.skipped {
 		fmt.Printf("\n%s\n", s)
@@ -320,7 +322,7 @@ func report(b *testing.B, cfg *benchConfig, run *traceRun) {
 	fmt.Printf("\nFrontier verdict (%s trace): the fixed pools' frontier is %s.\n\n", tr.Name, frontierLine(Frontier(points)))
 	fmt.Print(VerdictTable(verdicts, GoalShare))
 	fmt.Println()
-	withRatio := tr.Name == TraceDay
+	withRatio := tr.Name == replay.TraceDay
 	for _, v := range verdicts {
 		if v.Fixed == 0 {
 			ok, msg := MeetsGoal(v, withRatio)
@@ -386,10 +388,10 @@ func clearNamespaces(b *testing.B, ctx context.Context, c *localcluster.Cluster,
 	}
 }
 
-// replay creates and deletes every arrival's claim in every policy's
+// replayTrace creates and deletes every arrival's claim in every policy's
 // namespace at the same moment (start + At, start + At + Lifetime). Requests
 // run concurrently so one slow answer never delays the schedule.
-func replay(ctx context.Context, c *localcluster.Cluster, rec *Recorder, tr *Trace, policies []Policy, start time.Time) []error {
+func replayTrace(ctx context.Context, c *localcluster.Cluster, rec *Recorder, tr *replay.Trace, policies []Policy, start time.Time) []error {
 	type event struct {
 		at     time.Duration
 		name   string
@@ -447,7 +449,7 @@ func replay(ctx context.Context, c *localcluster.Cluster, rec *Recorder, tr *Tra
 }
 
 // progress prints, every minute, the demand and each pool's spec.replicas.
-func progress(ctx context.Context, c *localcluster.Cluster, policies []Policy, tr *Trace, start time.Time) func() {
+func progress(ctx context.Context, c *localcluster.Cluster, policies []Policy, tr *replay.Trace, start time.Time) func() {
 	done := make(chan struct{})
 	go func() {
 		t := time.NewTicker(time.Minute)

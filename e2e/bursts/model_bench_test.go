@@ -12,6 +12,8 @@ import (
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/components"
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
 )
 
 // BenchmarkModel replays both traces on many seeds in the model (seconds, no
@@ -25,7 +27,7 @@ import (
 func BenchmarkModel(b *testing.B) {
 	seeds, first := modelSeeds(b)
 	for i := 0; i < b.N; i++ {
-		for _, name := range []string{TraceBurst, TraceDay} {
+		for _, name := range []string{replay.TraceBurst, replay.TraceDay} {
 			rows := modelAcrossSeeds(name, first, seeds, ModelPolicies)
 			fmt.Printf("\nmodel, %s trace, seeds %d..%d (idle: over the cheapest fixed pool reaching 99%% on the same seed)\n", name, first, first+uint64(seeds)-1)
 			fmt.Println("| policy | warm hits mean | min | idle / cheapest fixed >= 99% | no fixed size dominates | goal met |")
@@ -80,7 +82,7 @@ func BenchmarkScaleDown(b *testing.B) {
 	seeds, first := modelSeeds(b)
 	// 15 s is left out: the HPA syncs every 15 s, so a window of one sync holds nothing back.
 	windows := []int{0, 30, 60, 90, 120, 300, 600}
-	traces := []string{TraceBurst, TraceDay}
+	traces := []string{replay.TraceBurst, replay.TraceDay}
 	series := map[string][]WindowSeries{}
 	for i := 0; i < b.N; i++ {
 		for _, name := range traces {
@@ -97,8 +99,8 @@ func BenchmarkScaleDown(b *testing.B) {
 			fmt.Println()
 			var cells [][]string
 			for _, w := range windows {
-				rows := modelAcrossSeeds(name, first, seeds, func(maxReplicas int) []ModelPolicy {
-					var ps []ModelPolicy
+				rows := modelAcrossSeeds(name, first, seeds, func(maxReplicas int) []replay.Policy {
+					var ps []replay.Policy
 					for _, p := range ModelPolicies(maxReplicas) {
 						if p.Name == "arrivals, L = boot+poll+sync (before)" {
 							continue
@@ -135,27 +137,29 @@ func BenchmarkScaleDown(b *testing.B) {
 // ModelPolicies are the autoscaled policies the model compares with the fixed
 // sweep: those the live benchmark runs, the arrivals policy with a floor of
 // the largest burst, and the arrivals policy's earlier refill time.
-func ModelPolicies(maxReplicas int) []ModelPolicy {
+func ModelPolicies(maxReplicas int) []replay.Policy {
 	a := DefaultArrivalsSizing()
 	target, _ := strconv.ParseFloat(a.WarmHitTarget, 64)
 	s := components.Sizing{Policy: components.SizingArrivals, BootSeconds: a.BootSeconds, HPASyncSeconds: a.HPASyncSeconds,
 		WarmHitTarget: target, ShortWindowSeconds: a.ShortWindowSeconds, LongWindowSeconds: a.LongWindowSeconds}
 	short, long := time.Duration(a.ShortWindowSeconds)*time.Second, time.Duration(a.LongWindowSeconds)*time.Second
-	arrivals := func(d Demand) float64 {
+	arrivals := func(d replay.Demand) float64 {
 		return components.ArrivalsSpares(s, 0, float64(d.ArrivalsShort), float64(d.ArrivalsLong))
 	}
 	// The refill time before it was one boot: boot + KEDA's poll + the HPA's sync.
 	before := s
 	before.BootSeconds += contract.DefaultPollingInterval + a.HPASyncSeconds
-	held := func(h int) func(Demand) float64 { return func(d Demand) float64 { return float64(d.Held + h) } }
-	ps := []ModelPolicy{
+	held := func(h int) func(replay.Demand) float64 {
+		return func(d replay.Demand) float64 { return float64(d.Held + h) }
+	}
+	ps := []replay.Policy{
 		{Name: "blueprint", Desired: held(0)},
 		{Name: "headroom-3", Desired: held(3)},
 		{Name: "headroom-5", Desired: held(5)},
 		{Name: "headroom-6", Desired: held(6)},
 		{Name: "arrivals", Desired: arrivals},
 		{Name: "arrivals, minReplicas 6", Desired: arrivals, Floor: 6},
-		{Name: "arrivals, L = boot+poll+sync (before)", Desired: func(d Demand) float64 {
+		{Name: "arrivals, L = boot+poll+sync (before)", Desired: func(d replay.Demand) float64 {
 			return components.ArrivalsSpares(before, 0, float64(d.ArrivalsShort), float64(d.ArrivalsLong))
 		}},
 	}
@@ -175,8 +179,8 @@ type modelRow struct {
 
 // modelAcrossSeeds runs the fixed sweep 1..the trace's bound and every
 // ModelPolicies policy on each seed, and summarises each autoscaled policy.
-func modelAcrossSeeds(trace string, first uint64, seeds int, policies func(maxReplicas int) []ModelPolicy) []modelRow {
-	loop := DefaultModelLoop()
+func modelAcrossSeeds(trace string, first uint64, seeds int, policies func(maxReplicas int) []replay.Policy) []modelRow {
+	loop := replay.DefaultLoop()
 	var rows []modelRow
 	for n := uint64(0); n < uint64(seeds); n++ {
 		seed := first + n
@@ -184,12 +188,12 @@ func modelAcrossSeeds(trace string, first uint64, seeds int, policies func(maxRe
 		bound := traceBound(tr)
 		var fixed []Point
 		for size := 1; size <= bound; size++ {
-			r := Simulate(tr, ModelPolicy{Fixed: size}, loop, seed)
+			r := replay.Simulate(tr, replay.Policy{Fixed: size}, loop, seed)
 			fixed = append(fixed, Point{Name: fmt.Sprintf("fixed-%d", size), Fixed: size, Warm: 100 * r.WarmShare(), Idle: r.IdleWarmPodSeconds})
 		}
 		cheapest, found := CheapestFixedReaching(fixed, 99)
 		for i, p := range policies(bound) {
-			r := Simulate(tr, p, loop, seed)
+			r := replay.Simulate(tr, p, loop, seed)
 			pt := Point{Name: p.Name, Warm: 100 * r.WarmShare(), Idle: r.IdleWarmPodSeconds}
 			if n == 0 {
 				rows = append(rows, modelRow{name: p.Name, warmMin: math.Inf(1)})
@@ -209,7 +213,7 @@ func modelAcrossSeeds(trace string, first uint64, seeds int, policies func(maxRe
 			if !dominated {
 				row.undominated++
 			}
-			if !dominated && (trace != TraceDay || (pt.Warm >= 99 && ratio <= 0.6)) {
+			if !dominated && (trace != replay.TraceDay || (pt.Warm >= 99 && ratio <= 0.6)) {
 				row.goalMet++
 			}
 		}
@@ -217,22 +221,22 @@ func modelAcrossSeeds(trace string, first uint64, seeds int, policies func(maxRe
 	return rows
 }
 
-func modelTrace(name string, seed uint64) *Trace {
-	var tr *Trace
+func modelTrace(name string, seed uint64) *replay.Trace {
+	var tr *replay.Trace
 	var err error
 	switch name {
-	case TraceDay:
-		p := DefaultDayParams()
+	case replay.TraceDay:
+		p := replay.DefaultDayParams()
 		p.Seed = seed
-		tr, err = GenerateDay(p)
-	case TraceLoadDay:
-		p := DefaultLoadDayParams()
+		tr, err = replay.GenerateDay(p)
+	case replay.TraceLoadDay:
+		p := replay.DefaultLoadDayParams()
 		p.Seed = seed
-		tr, err = GenerateLoadDay(p)
+		tr, err = replay.GenerateLoadDay(p)
 	default:
-		p := DefaultTraceParams()
+		p := replay.DefaultTraceParams()
 		p.Seed = seed
-		tr, err = GenerateTrace(p)
+		tr, err = replay.GenerateTrace(p)
 	}
 	if err != nil {
 		panic(err) // the default params are valid: TestDefault*IsHeldToItsSeed

@@ -10,6 +10,8 @@ import (
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/components"
 	"github.com/warmpool/warm-pool-autoscaling-keda/schedule"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
 )
 
 // BenchmarkNodes replays the three trace families on many seeds in the model with nodes (seconds,
@@ -24,13 +26,13 @@ import (
 // BURSTS_MODEL_SEEDS=N (default 30) seeds from BURSTS_MODEL_FIRST (default 1).
 func BenchmarkNodes(b *testing.B) {
 	seeds, first := modelSeeds(b)
-	traces := []string{TraceBurst, TraceDay, TraceLoadDay}
+	traces := []string{replay.TraceBurst, replay.TraceDay, replay.TraceLoadDay}
 	settings := []struct {
 		name  string
-		nodes ModelNodes
+		nodes replay.Nodes
 	}{
-		{"K=8, D=45 s, consolidateAfter 30 s (issue 29's Goal)", GoalModelNodes()},
-		{"K unbounded, D=0 (nodes always there: today's model)", ModelNodes{}},
+		{"K=8, D=45 s, consolidateAfter 30 s (issue 29's Goal)", replay.GoalNodes()},
+		{"K unbounded, D=0 (nodes always there: today's model)", replay.Nodes{}},
 	}
 	planes := map[string][]Point{}
 	for i := 0; i < b.N; i++ {
@@ -73,7 +75,7 @@ func BenchmarkNodes(b *testing.B) {
 
 func waitSecs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 
-func nodeCell(v float64, n ModelNodes) string {
+func nodeCell(v float64, n replay.Nodes) string {
 	if n.SlotsPerNode == 0 {
 		return "-"
 	}
@@ -87,7 +89,7 @@ func costRatioCell(v float64) string {
 	return fmt.Sprintf("%.2f", v)
 }
 
-func idleRatioCell(v float64, n ModelNodes) string {
+func idleRatioCell(v float64, n replay.Nodes) string {
 	if n.SlotsPerNode == 0 {
 		return "-"
 	}
@@ -129,10 +131,10 @@ type nodesRow struct {
 // and NodeAwarePolicies policy with nodes, and summarises the printed fixed sizes and every autoscaled policy. Cost is
 // node-seconds, or idle warm pod-seconds when nodes are unbounded. It also says the range of
 // sizes of the cheapest fixed pool reaching 99%.
-func nodesAcrossSeeds(trace string, first uint64, seeds int, nodes ModelNodes) ([]nodesRow, string) {
-	loop := DefaultModelLoop()
+func nodesAcrossSeeds(trace string, first uint64, seeds int, nodes replay.Nodes) ([]nodesRow, string) {
+	loop := replay.DefaultLoop()
 	loop.Nodes = nodes
-	costOf := func(r ModelResult) float64 {
+	costOf := func(r replay.Result) float64 {
 		if nodes.SlotsPerNode == 0 {
 			return r.IdleWarmPodSeconds
 		}
@@ -150,10 +152,10 @@ func nodesAcrossSeeds(trace string, first uint64, seeds int, nodes ModelNodes) (
 		seed := first + uint64(n)
 		tr := modelTrace(trace, seed)
 		bound := traceBound(tr)
-		fixed := map[int]ModelResult{}
+		fixed := map[int]replay.Result{}
 		var points []Point
 		for size := 1; size <= max(bound, maxAdvanceSize); size++ {
-			r := Simulate(tr, ModelPolicy{Fixed: size}, loop, seed)
+			r := replay.Simulate(tr, replay.Policy{Fixed: size}, loop, seed)
 			fixed[size] = r
 			if size <= maxAdvanceSize {
 				if 100*r.WarmShare() >= 99 {
@@ -174,7 +176,7 @@ func nodesAcrossSeeds(trace string, first uint64, seeds int, nodes ModelNodes) (
 		type named struct {
 			name  string
 			fixed int
-			r     ModelResult
+			r     replay.Result
 		}
 		var all []named
 		for _, size := range nodesFixedRows {
@@ -185,7 +187,7 @@ func nodesAcrossSeeds(trace string, first uint64, seeds int, nodes ModelNodes) (
 			all = append(all, named{fmt.Sprintf("fixed-%d", size), size, fixed[size]})
 		}
 		for _, p := range append(ModelPolicies(bound), NodeAwarePolicies(trace, bound, nodes)...) {
-			all = append(all, named{p.Name, 0, Simulate(tr, p, loop, seed)})
+			all = append(all, named{p.Name, 0, replay.Simulate(tr, p, loop, seed)})
 		}
 		for i, x := range all {
 			if n == 0 {
@@ -257,7 +259,7 @@ func nodesAcrossSeeds(trace string, first uint64, seeds int, nodes ModelNodes) (
 //     batch window + D): on nodes rounded full, a taken sandbox's replacement waits for a node.
 //
 // None when nodes are unbounded: there is no K to round to and no launch.
-func NodeAwarePolicies(trace string, maxReplicas int, nodes ModelNodes) []ModelPolicy {
+func NodeAwarePolicies(trace string, maxReplicas int, nodes replay.Nodes) []replay.Policy {
 	if nodes.SlotsPerNode == 0 {
 		return nil
 	}
@@ -266,11 +268,11 @@ func NodeAwarePolicies(trace string, maxReplicas int, nodes ModelNodes) []ModelP
 	k := nodes.SlotsPerNode
 	rounded := components.Sizing{Policy: components.SizingArrivals, BootSeconds: a.BootSeconds, HPASyncSeconds: a.HPASyncSeconds,
 		WarmHitTarget: target, ShortWindowSeconds: a.ShortWindowSeconds, LongWindowSeconds: a.LongWindowSeconds, SandboxesPerNode: k}
-	day := DefaultDayParams()
+	day := replay.DefaultDayParams()
 	dayStart := time.Duration(day.NightFraction / 2 * float64(day.Duration))
 	dayEnd := day.Duration - dayStart
-	policy := func(name string, s components.Sizing) ModelPolicy {
-		return ModelPolicy{Name: name, Desired: func(d Demand) float64 {
+	policy := func(name string, s components.Sizing) replay.Policy {
+		return replay.Policy{Name: name, Desired: func(d replay.Demand) float64 {
 			floor := 0.0
 			if len(s.Schedule) > 0 && d.At >= dayStart && d.At < dayEnd {
 				floor = float64(s.Schedule[0].Warm)
@@ -278,8 +280,8 @@ func NodeAwarePolicies(trace string, maxReplicas int, nodes ModelNodes) []ModelP
 			return components.ArrivalsDesired(s, 0, float64(d.Held), float64(d.ArrivalsShort), float64(d.ArrivalsLong), floor)
 		}}
 	}
-	ps := []ModelPolicy{policy(fmt.Sprintf("arrivals, rounded to K=%d", k), rounded)}
-	if trace == TraceDay || trace == TraceLoadDay {
+	ps := []replay.Policy{policy(fmt.Sprintf("arrivals, rounded to K=%d", k), rounded)}
+	if trace == replay.TraceDay || trace == replay.TraceLoadDay {
 		scheduled := rounded
 		// The window a team writes for its working day; the model's clock says when it is in
 		// force, as KEDA's cron trigger does on the real one.

@@ -19,6 +19,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
 )
 
 // Plot size: wide enough for a dozen labelled points.
@@ -166,7 +168,7 @@ type Timeline struct {
 
 // DemandSteps is the trace's claims alive as a step function, one step per
 // create and per delete.
-func DemandSteps(tr *Trace) []Step {
+func DemandSteps(tr *replay.Trace) []Step {
 	type ev struct {
 		at time.Duration
 		d  int

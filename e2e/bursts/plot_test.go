@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
 )
 
 func TestFrontierPlotWritesAPicture(t *testing.T) {
@@ -56,7 +58,7 @@ func TestPlotsRefuseWhatTheyCannotDraw(t *testing.T) {
 
 func TestDemandStepsFollowTheTrace(t *testing.T) {
 	s := time.Second
-	tr := &Trace{Arrivals: []Arrival{{At: 0, Lifetime: 10 * s}, {At: 5 * s, Lifetime: 10 * s}, {At: 10 * s, Lifetime: 2 * s}}}
+	tr := &replay.Trace{Arrivals: []replay.Arrival{{At: 0, Lifetime: 10 * s}, {At: 5 * s, Lifetime: 10 * s}, {At: 10 * s, Lifetime: 2 * s}}}
 	// t=0: 1; t=5: 2; t=10: one ends, one starts: 2; t=12: 1; t=15: 0.
 	want := []Step{{0, 1}, {5 * s, 2}, {10 * s, 2}, {12 * s, 1}, {15 * s, 0}}
 	if got := DemandSteps(tr); !reflect.DeepEqual(got, want) {
@@ -71,7 +73,7 @@ func TestDemandStepsFollowTheTrace(t *testing.T) {
 
 func TestTimelinePlotWritesAPicture(t *testing.T) {
 	s := time.Second
-	tr := &Trace{Arrivals: []Arrival{{At: 0, Lifetime: 60 * s}, {At: 30 * s, Lifetime: 90 * s}}}
+	tr := &replay.Trace{Arrivals: []replay.Arrival{{At: 0, Lifetime: 60 * s}, {At: 30 * s, Lifetime: 90 * s}}}
 	tl := Timeline{Policy: "arrivals", Demand: DemandSteps(tr),
 		Spec:  []Step{{0, 2}, {15 * s, 3}, {120 * s, 1}},
 		Ready: []Step{{0, 2}, {1 * s, 1}, {7 * s, 2}, {31 * s, 1}, {37 * s, 3}}}

@@ -1,3 +1,7 @@
+// Package bursts measures, on the local control plane, what a warm pool buys under bursty
+// demand: the pool policies compared side by side (this file), the benchmark that replays a
+// trace (package replay) against every policy at once (bursts_test.go), and the replay model
+// held against those runs and against Karpenter's nodes.
 package bursts
 
 import (

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
 )
 
 const testKubeconfig = `apiVersion: v1
@@ -50,7 +52,7 @@ func kindsOf(o *Objects) string {
 func TestRenderGivesEachPolicyTheProgramsObjects(t *testing.T) {
 	shared := sharedConfig(t)
 	byName := map[string]Policy{}
-	for _, p := range Policies(TraceBurst, 1, 30, FixedSweep(30), false) {
+	for _, p := range Policies(replay.TraceBurst, 1, 30, FixedSweep(30), false) {
 		byName[p.Name] = p
 	}
 
@@ -127,7 +129,7 @@ func TestRenderRefusesABadPolicyConfig(t *testing.T) {
 // this test passes; it says which it saw.
 func TestArrivalsPolicyIsRenderedByTheProgramOrRefused(t *testing.T) {
 	var arrivals Policy
-	for _, p := range Policies(TraceDay, 1, 40, FixedSweep(40), true) {
+	for _, p := range Policies(replay.TraceDay, 1, 40, FixedSweep(40), true) {
 		if p.UsesArrivals() {
 			arrivals = p
 		}
@@ -191,7 +193,7 @@ func TestReadsArrivalsLooksAtTheTriggers(t *testing.T) {
 }
 
 func TestExporterPoolsWiresTheArrivalWindows(t *testing.T) {
-	arr := Policy{Name: "arrivals", Trace: TraceDay, ArrivalWindows: []int{30, 180}}
+	arr := Policy{Name: "arrivals", Trace: replay.TraceDay, ArrivalWindows: []int{30, 180}}
 	objs := &Objects{ExporterEnv: map[string]string{"EXPORTER_SELECTOR": ""}}
 	got, err := ExporterPools(arr, objs)
 	if err != nil {
@@ -212,11 +214,11 @@ func TestExporterPoolsWiresTheArrivalWindows(t *testing.T) {
 }
 
 func TestPoliciesPerTrace(t *testing.T) {
-	ps := Policies(TraceDay, 1, 40, FixedSweep(40), false)
+	ps := Policies(replay.TraceDay, 1, 40, FixedSweep(40), false)
 	var got []string
 	for _, p := range ps {
 		got = append(got, p.Name)
-		if p.Trace != TraceDay || !strings.HasPrefix(p.Namespace(), "bursts-day-") || len(p.Namespace()) > 63 {
+		if p.Trace != replay.TraceDay || !strings.HasPrefix(p.Namespace(), "bursts-day-") || len(p.Namespace()) > 63 {
 			t.Errorf("%s: trace %q, namespace %q", p.Name, p.Trace, p.Namespace())
 		}
 	}
@@ -224,7 +226,7 @@ func TestPoliciesPerTrace(t *testing.T) {
 	if strings.Join(got, ",") != want {
 		t.Errorf("policies %s\nwant     %s", strings.Join(got, ","), want)
 	}
-	if n := len(Policies(TraceDay, 1, 40, FixedSweep(40), true)); n != len(ps)+1 {
+	if n := len(Policies(replay.TraceDay, 1, 40, FixedSweep(40), true)); n != len(ps)+1 {
 		t.Errorf("with arrivals: %d policies, want %d", n, len(ps)+1)
 	}
 }

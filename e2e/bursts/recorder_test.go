@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
 )
 
 func fakeSandbox(ns, name string, ready, poolOwned bool) *unstructured.Unstructured {
@@ -40,8 +42,8 @@ func TestRecorderTimelineFollowsOnePolicysPool(t *testing.T) {
 	clock := t0
 	r := NewRecorder()
 	r.now = func() time.Time { return clock }
-	p := Policy{Name: "arrivals", Trace: TraceDay}
-	other := Policy{Name: "fixed-4", Trace: TraceDay}
+	p := Policy{Name: "arrivals", Trace: replay.TraceDay}
+	other := Policy{Name: "fixed-4", Trace: replay.TraceDay}
 	at := func(s int) { clock = t0.Add(time.Duration(s) * time.Second) }
 
 	at(-5)

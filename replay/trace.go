@@ -1,8 +1,9 @@
-// Package bursts measures, on the local control plane, what a warm pool buys
-// under bursty demand: a seeded, replayable arrival trace (this file), the
-// pool policies compared side by side (policy.go) and the benchmark that
-// replays the trace against every policy at once (bursts_test.go).
-package bursts
+// Package replay is the warm pool's demand and its replay in simulated time: seeded arrival
+// traces (this file, daytrace.go, loadday.go), and the model (model.go, nodes.go) that replays
+// a trace against a pool sized by a policy, with the agent-sandbox controller's refill, the HPA's
+// sync and Karpenter's nodes. It is a product package: the benchmark (e2e/bursts) holds it
+// against the live runs, and what a team runs on its own history imports it without the harness.
+package replay
 
 import (
 	"crypto/sha256"

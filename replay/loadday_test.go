@@ -1,4 +1,4 @@
-package bursts
+package replay
 
 import (
 	"math"

@@ -1,4 +1,4 @@
-package bursts
+package replay
 
 import (
 	"testing"
@@ -20,31 +20,31 @@ func handTrace(end time.Duration, at ...time.Duration) *Trace {
 // A fixed pool hands out what is Ready, starts a claim cold when none is,
 // and refills each taken sandbox in one boot.
 func TestModelFixedPoolRefillsInABoot(t *testing.T) {
-	loop := DefaultModelLoop()
+	loop := DefaultLoop()
 	// Two at once from a pool of 2: both warm. A third 3 s later: both
 	// replacements are still booting (5-6 s) and none is Ready within the
 	// 2 s grace, so it starts cold.
-	r := Simulate(handTrace(60*time.Second, 10*time.Second, 10*time.Second, 13*time.Second), ModelPolicy{Fixed: 2}, loop, 1)
+	r := Simulate(handTrace(60*time.Second, 10*time.Second, 10*time.Second, 13*time.Second), Policy{Fixed: 2}, loop, 1)
 	assert.Equal(t, 3, r.Claims)
 	assert.Equal(t, 2, r.WarmHits)
 	// A claim 17 s in finds the refilled pool: warm.
-	r = Simulate(handTrace(60*time.Second, 10*time.Second, 10*time.Second, 17*time.Second), ModelPolicy{Fixed: 2}, loop, 1)
+	r = Simulate(handTrace(60*time.Second, 10*time.Second, 10*time.Second, 17*time.Second), Policy{Fixed: 2}, loop, 1)
 	assert.Equal(t, 3, r.WarmHits)
 	// The grace: a claim 4.5 s after the first takes the replacement that is
 	// Ready within 2 s of it; with no grace it starts cold.
 	two := handTrace(60*time.Second, 10*time.Second, 14500*time.Millisecond)
-	assert.Equal(t, 2, Simulate(two, ModelPolicy{Fixed: 1}, loop, 1).WarmHits)
+	assert.Equal(t, 2, Simulate(two, Policy{Fixed: 1}, loop, 1).WarmHits)
 	noGrace := loop
 	noGrace.AdoptGrace = 0
-	assert.Equal(t, 1, Simulate(two, ModelPolicy{Fixed: 1}, noGrace, 1).WarmHits)
+	assert.Equal(t, 1, Simulate(two, Policy{Fixed: 1}, noGrace, 1).WarmHits)
 }
 
 // Idle cost integrates the Ready sandboxes no claim holds: a pool of 3 over
 // the trace, less one sandbox for each boot after a claim.
 func TestModelIdleCostIsReadyUnheldTime(t *testing.T) {
-	loop := DefaultModelLoop()
+	loop := DefaultLoop()
 	tr := handTrace(60*time.Second, 10*time.Second)
-	r := Simulate(tr, ModelPolicy{Fixed: 3}, loop, 1)
+	r := Simulate(tr, Policy{Fixed: 3}, loop, 1)
 	span := (tr.Duration + 100*time.Millisecond).Seconds() // the model steps to the trace's end
 	assert.InDelta(t, 3*span-5.5, r.IdleWarmPodSeconds, 0.6, "3 x %.1f s, less one boot of 5-6 s", span)
 	// Broken once: a pool that never refills pays for 2 after the claim.
@@ -54,9 +54,9 @@ func TestModelIdleCostIsReadyUnheldTime(t *testing.T) {
 // The autoscaled pool moves only at the HPA's syncs, within its bounds and
 // outside the HPA's tolerance, on what the exporter serves then.
 func TestModelPoolMovesAtSyncs(t *testing.T) {
-	loop := DefaultModelLoop()
+	loop := DefaultLoop()
 	tr := handTrace(120*time.Second, 1*time.Second, 2*time.Second, 3*time.Second)
-	p := ModelPolicy{Floor: 1, Max: 4, Short: 30 * time.Second, Long: 60 * time.Second,
+	p := Policy{Floor: 1, Max: 4, Short: 30 * time.Second, Long: 60 * time.Second,
 		Desired: func(d Demand) float64 { return float64(2 * d.ArrivalsShort) }}
 	r := Simulate(tr, p, loop, 1)
 	// 3 arrivals ask for 6, bounded to 4, at the first sync; the short
@@ -73,8 +73,8 @@ func TestModelPoolMovesAtSyncs(t *testing.T) {
 func TestModelIsRepeatable(t *testing.T) {
 	tr, err := GenerateDay(DefaultDayParams())
 	assert.NoError(t, err)
-	a := Simulate(tr, ModelPolicy{Fixed: 8}, DefaultModelLoop(), 7)
-	b := Simulate(tr, ModelPolicy{Fixed: 8}, DefaultModelLoop(), 7)
+	a := Simulate(tr, Policy{Fixed: 8}, DefaultLoop(), 7)
+	b := Simulate(tr, Policy{Fixed: 8}, DefaultLoop(), 7)
 	assert.Equal(t, a, b)
 	assert.Equal(t, len(tr.Arrivals), a.Claims)
 }
@@ -82,10 +82,10 @@ func TestModelIsRepeatable(t *testing.T) {
 // The scale-down window holds the highest size the HPA recommended within it, and the rate
 // policy lets the pool drop at most its value per period, as kube-controller-manager does.
 func TestModelScaleDownWindowAndRate(t *testing.T) {
-	loop := DefaultModelLoop()
+	loop := DefaultLoop()
 	// 3 claims at 1-3 s, each for 20 s: held until 21-23 s.
 	tr := handTrace(150*time.Second, 1*time.Second, 2*time.Second, 3*time.Second)
-	p := ModelPolicy{Floor: 1, Max: 4, Desired: func(d Demand) float64 { return float64(d.Held + 1) }}
+	p := Policy{Floor: 1, Max: 4, Desired: func(d Demand) float64 { return float64(d.Held + 1) }}
 	// No window (the zero value): up to 4 at 15 s, back to 1 at the first sync after the
 	// claims are gone (30 s).
 	assert.Equal(t, []SizeAt{{0, 1}, {15 * time.Second, 4}, {30 * time.Second, 1}}, Simulate(tr, p, loop, 1).Sizes)

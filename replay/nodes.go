@@ -1,15 +1,15 @@
-package bursts
+package replay
 
 import (
 	"math"
 	"time"
 )
 
-// ModelNodes are the nodes the model's sandboxes run on, as EKS Auto Mode's Karpenter provides
+// Nodes are the nodes the model's sandboxes run on, as EKS Auto Mode's Karpenter provides
 // them: K sandbox slots per node, a node launched for sandboxes that find no free slot, Ready a
 // launch delay later, and empty nodes removed after consolidateAfter. The zero value is today's
 // model: nodes are always there.
-type ModelNodes struct {
+type Nodes struct {
 	// SlotsPerNode is K, the sandboxes one node holds. 0 is unbounded: every sandbox finds a slot
 	// at once, no node is launched or removed, and no node cost is counted (the model before
 	// nodes, figure for figure).
@@ -34,10 +34,10 @@ type ModelNodes struct {
 	DisruptionDelay time.Duration
 }
 
-// GoalModelNodes are issue 29's Goal settings: K = 8, D = 45 s, consolidateAfter 30 s, with
+// GoalNodes are issue 29's Goal settings: K = 8, D = 45 s, consolidateAfter 30 s, with
 // Karpenter's default batch window and the disruption delay the live run read (21 s, its middle).
-func GoalModelNodes() ModelNodes {
-	return ModelNodes{SlotsPerNode: 8, LaunchDelay: 45 * time.Second, BatchIdle: time.Second, BatchMax: 10 * time.Second,
+func GoalNodes() Nodes {
+	return Nodes{SlotsPerNode: 8, LaunchDelay: 45 * time.Second, BatchIdle: time.Second, BatchMax: 10 * time.Second,
 		ConsolidateAfter: 30 * time.Second, DisruptionDelay: LiveDisruptionDelay}
 }
 
@@ -61,7 +61,7 @@ type pendingPod struct {
 // modelCluster is the nodes, the scheduler's queue and Karpenter's provisioning and
 // consolidation, in the model's time.
 type modelCluster struct {
-	cfg         ModelNodes
+	cfg         Nodes
 	nodes       []*modelNode
 	pending     []pendingPod
 	pendingWarm int

@@ -1,4 +1,4 @@
-package bursts
+package replay
 
 import (
 	"math"
@@ -17,10 +17,10 @@ import (
 // the live run has no time for. It knows nothing the live run measures: a
 // disagreement between the two is a finding about the model.
 
-// ModelLoop are the loop's delays.
-type ModelLoop struct {
+// Loop are the loop's delays.
+type Loop struct {
 	// Boot: a sandbox is Ready uniformly within (Boot-1s, Boot] of its create
-	// (BootDelay's KWOK stage).
+	// (e2e/bursts' BootDelay, KWOK's stage).
 	Boot time.Duration
 	// AdoptGrace: a claim that finds no Ready warm sandbox waits this long for
 	// a booting one before it starts its own, cold.
@@ -31,17 +31,17 @@ type ModelLoop struct {
 	// Tolerance: the HPA leaves the size when desired/current is within it.
 	Tolerance float64
 	// Nodes the sandboxes run on; the zero value: always there (nodes.go).
-	Nodes ModelNodes
+	Nodes Nodes
 }
 
-// DefaultModelLoop is the live benchmark's loop.
-func DefaultModelLoop() ModelLoop {
-	return ModelLoop{Boot: 6 * time.Second, AdoptGrace: 2 * time.Second, HPASync: hpaSyncPeriod, Tolerance: 0.1}
+// DefaultLoop is the live benchmark's loop.
+func DefaultLoop() Loop {
+	return Loop{Boot: 6 * time.Second, AdoptGrace: 2 * time.Second, HPASync: HPASyncPeriod, Tolerance: 0.1}
 }
 
-// hpaSyncPeriod is EKS's HPA sync period, the one every policy of the live run and the model
+// HPASyncPeriod is EKS's HPA sync period, the one every policy of the live run and the model
 // runs under.
-const hpaSyncPeriod = 15 * time.Second
+const HPASyncPeriod = 15 * time.Second
 
 // Demand is what the exporter serves at one moment: the claims held and
 // those created within each arrival window (deleted ones included).
@@ -52,10 +52,10 @@ type Demand struct {
 	At time.Duration
 }
 
-// ModelPolicy sizes a pool. Fixed > 0 is a fixed pool of that size;
+// Policy sizes a pool. Fixed > 0 is a fixed pool of that size;
 // otherwise Desired maps the exporter's reading to the HPA's desired
 // replicas, bounded by [Floor, Max].
-type ModelPolicy struct {
+type Policy struct {
 	Name         string
 	Fixed        int
 	Desired      func(Demand) float64
@@ -67,8 +67,8 @@ type ModelPolicy struct {
 	ScaleDown components.ScaleDown
 }
 
-// ModelResult is one policy's outcome on one trace.
-type ModelResult struct {
+// Result is one policy's outcome on one trace.
+type Result struct {
 	Claims, WarmHits int
 	// IdleWarmPodSeconds integrates the Ready sandboxes no claim holds.
 	IdleWarmPodSeconds float64
@@ -83,7 +83,7 @@ type ModelResult struct {
 	NeverReady int
 	// NodeSeconds integrates the nodes that exist, launching ones included (what EKS bills);
 	// IdleNodeSeconds those beyond the ceil(held/K) nodes the claims held need. Both 0 when
-	// nodes are unbounded (ModelNodes.SlotsPerNode 0).
+	// nodes are unbounded (Nodes.SlotsPerNode 0).
 	NodeSeconds, IdleNodeSeconds float64
 	NodesLaunched                int
 }
@@ -95,7 +95,7 @@ type SizeAt struct {
 }
 
 // WarmShare is the share of claims that found a warm sandbox.
-func (r ModelResult) WarmShare() float64 {
+func (r Result) WarmShare() float64 {
 	if r.Claims == 0 {
 		return 0
 	}
@@ -104,7 +104,7 @@ func (r ModelResult) WarmShare() float64 {
 
 // Simulate replays tr against p in steps of 100 ms. rngSeed draws the boot
 // times, so two policies on one seed see the same boots in the same order.
-func Simulate(tr *Trace, p ModelPolicy, loop ModelLoop, rngSeed uint64) ModelResult {
+func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 	const step = 100 * time.Millisecond
 	rng := rand.New(rand.NewPCG(rngSeed, rngSeed^0x2545f4914f6cdd1d))
 	boot := func() time.Duration {
@@ -126,7 +126,7 @@ func Simulate(tr *Trace, p ModelPolicy, loop ModelLoop, rngSeed uint64) ModelRes
 	for range replicas {
 		ready = append(ready, cluster.initial())
 	}
-	res := ModelResult{Sizes: []SizeAt{{0, replicas}}, Waits: make([]time.Duration, len(tr.Arrivals))}
+	res := Result{Sizes: []SizeAt{{0, replicas}}, Waits: make([]time.Duration, len(tr.Arrivals))}
 	var booting []bootingSandbox // each unclaimed booting sandbox, by ready-at ascending
 	next := 0
 	var deletes []time.Duration
@@ -342,7 +342,7 @@ type modelEvent struct {
 // sync is one HPA sync: the metric's value to a recommendation (the current size within the
 // tolerance), stabilized by the highest recommendation within the scale-down window, limited by
 // the rate policy, then bounded by [Floor, Max].
-func (h *modelHPA) sync(t time.Duration, replicas int, value float64, p ModelPolicy, tolerance float64) int {
+func (h *modelHPA) sync(t time.Duration, replicas int, value float64, p Policy, tolerance float64) int {
 	// The HPA compares the metric itself, not its ceiling, with the size.
 	rec := replicas
 	if ratio := value / float64(max(replicas, 1)); math.Abs(ratio-1) > tolerance || replicas == 0 {

@@ -1,4 +1,4 @@
-package bursts
+package replay
 
 // DefaultLoadDayParams is issue 29's third trace family, "a day whose burst size grows with
 // load": the day trace's clock, rates and lifetimes (DefaultDayParams), but bursts of 2 at night

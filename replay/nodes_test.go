@@ -1,0 +1,114 @@
+package replay
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func nodeTrace(end, life time.Duration, at ...time.Duration) *Trace {
+	tr := &Trace{Name: "hand", Duration: end}
+	for _, a := range at {
+		tr.Arrivals = append(tr.Arrivals, Arrival{At: a, Lifetime: life})
+	}
+	return tr
+}
+
+func TestNodesLaunchDelay(t *testing.T) {
+	loop := DefaultLoop()
+	loop.Nodes = Nodes{SlotsPerNode: 2, LaunchDelay: 45 * time.Second, BatchIdle: time.Second, BatchMax: 10 * time.Second,
+		ConsolidateAfter: 30 * time.Second}
+	// A fixed pool of 2 on one node of 2. The claims at 10 s and 12 s take both warm
+	// sandboxes; their replacements find the node full (the claimed sandboxes stay on it): the
+	// first opens a batch that closes at 11 s, a node Ready at 56 s, which will hold the second
+	// too. The claim at 30 s finds nothing warm and no slot: its own node, launched at 31 s,
+	// Ready at 76 s, then a boot of 5-6 s: a wait of 51-52 s.
+	tr := nodeTrace(120*time.Second, 100*time.Second, 10*time.Second, 12*time.Second, 30*time.Second)
+	r := Simulate(tr, Policy{Fixed: 2}, loop, 1)
+	assert.Equal(t, 2, r.WarmHits)
+	assert.Equal(t, 2, r.NodesLaunched)
+	assert.Equal(t, []time.Duration{0, 0}, r.Waits[:2])
+	assert.Greater(t, r.Waits[2], 51*time.Second)
+	assert.LessOrEqual(t, r.Waits[2], 52*time.Second)
+	// With nodes always there the same cold claim waits a boot.
+	off := Simulate(tr, Policy{Fixed: 2}, DefaultLoop(), 1)
+	assert.LessOrEqual(t, off.Waits[2], 6*time.Second)
+	// A claim deleted before its node came never had a sandbox: it waited its lifetime.
+	short := nodeTrace(120*time.Second, 20*time.Second, 10*time.Second, 12*time.Second, 30*time.Second)
+	r = Simulate(short, Policy{Fixed: 2}, loop, 1)
+	assert.Equal(t, 1, r.NeverReady)
+	assert.Equal(t, 20*time.Second, r.Waits[2])
+}
+
+func TestNodesBatchWindow(t *testing.T) {
+	loop := DefaultLoop()
+	loop.Nodes = Nodes{SlotsPerNode: 1, LaunchDelay: 45 * time.Second, BatchIdle: time.Second, BatchMax: 10 * time.Second,
+		ConsolidateAfter: 30 * time.Second}
+	var at []time.Duration
+	for d := 10 * time.Second; d < 25*time.Second; d += 500 * time.Millisecond {
+		at = append(at, d)
+	}
+	// A pool of 1 whose one slot the first claim keeps.
+	r := Simulate(nodeTrace(200*time.Second, 150*time.Second, at...), Policy{Fixed: 1}, loop, 1)
+	// The first claim is warm; its replacement's pod opens the window at 10 s, which the
+	// claims' pods keep open to its 10 s maximum: 21 pods (the replacement, the claims of
+	// 10.5..20 s) launch 21 nodes at 20 s, Ready at 65 s; the 9 pods after (20.5..24.5 s) at 25.5 s, Ready
+	// at 70.5 s (the replacement is first in line).
+	assert.Equal(t, 30, r.NodesLaunched)
+	assert.InDelta(t, (65*time.Second - 10500*time.Millisecond + 5500*time.Millisecond).Seconds(), r.Waits[1].Seconds(), 0.6)
+	assert.InDelta(t, (70500*time.Millisecond - 24500*time.Millisecond + 5500*time.Millisecond).Seconds(), r.Waits[len(at)-1].Seconds(), 0.6)
+}
+
+func TestNodesPackOntoTheFullestNode(t *testing.T) {
+	c := &modelCluster{cfg: Nodes{SlotsPerNode: 4}}
+	a, b, full, launching := &modelNode{used: 1}, &modelNode{used: 3}, &modelNode{used: 4}, &modelNode{readyAt: time.Minute}
+	c.nodes = []*modelNode{a, b, full, launching}
+	n, ok := c.place(0)
+	require.True(t, ok)
+	assert.Same(t, b, n)
+	assert.Equal(t, 4, b.used)
+	n, _ = c.place(0)
+	assert.Same(t, a, n, "b and full are full, launching is not Ready: a")
+	// In the replay: a fixed pool of 10 on nodes of 8 starts on two nodes, and a pool of 16
+	// on two as well.
+	loop := DefaultLoop()
+	loop.Nodes = GoalNodes()
+	tr := nodeTrace(60*time.Second, 20*time.Second)
+	span := (tr.Duration + 100*time.Millisecond).Seconds()
+	assert.InDelta(t, 2*span, Simulate(tr, Policy{Fixed: 10}, loop, 1).NodeSeconds, 1e-6)
+	assert.InDelta(t, 2*span, Simulate(tr, Policy{Fixed: 16}, loop, 1).NodeSeconds, 1e-6)
+	assert.InDelta(t, 3*span, Simulate(tr, Policy{Fixed: 17}, loop, 1).NodeSeconds, 1e-6)
+}
+
+func TestNodesConsolidation(t *testing.T) {
+	loop := DefaultLoop()
+	loop.Nodes = Nodes{SlotsPerNode: 1, ConsolidateAfter: 30 * time.Second}
+	// K = 1, a fixed pool of 1 on node A. The claim at 10 s takes A's sandbox for 100 s; the
+	// replacement goes on a new node B (D = 0). A holds only the claim, and stays until it is
+	// deleted at 110 s, then goes 30 s later, at 140 s. B holds the pool to the end (200.1 s).
+	tr := nodeTrace(200*time.Second, 100*time.Second, 10*time.Second)
+	r := Simulate(tr, Policy{Fixed: 1}, loop, 1)
+	assert.Equal(t, 1, r.NodesLaunched)
+	assert.InDelta(t, 140+190.1, r.NodeSeconds, 0.11)
+	// Beyond the one node the claim needs from 10 to 110 s: A's first 10 s, B's 100 s, both
+	// for 30 s, B alone after.
+	assert.InDelta(t, 10+100+2*30+60.1, r.IdleNodeSeconds, 0.21)
+	// An autoscaled pool that grows onto a second node and shrinks off it: the emptied node
+	// goes consolidateAfter later. Claims at 1-3 s (20 s each); desired 3 per claim held, at
+	// most 9: 9 at 15 s, on A (8) and a new B; the sync at 30 s drops to 1, deleting Ready
+	// sandboxes from the emptiest node first, so B empties at 30 s and goes at 60 s.
+	loop.Nodes.SlotsPerNode = 8
+	p := Policy{Floor: 1, Max: 9, Desired: func(d Demand) float64 { return float64(3 * d.Held) }}
+	tr = nodeTrace(120*time.Second, 20*time.Second, 1*time.Second, 2*time.Second, 3*time.Second)
+	r = Simulate(tr, p, loop, 1)
+	assert.Equal(t, []SizeAt{{0, 1}, {15 * time.Second, 9}, {30 * time.Second, 1}}, r.Sizes)
+	assert.Equal(t, 1, r.NodesLaunched)
+	assert.InDelta(t, 120.1+45, r.NodeSeconds, 0.11)
+	// With Karpenter's disruption delay the emptied B goes that much later: at 81 s.
+	loop.Nodes.DisruptionDelay = LiveDisruptionDelay
+	r = Simulate(tr, p, loop, 1)
+	assert.Equal(t, 1, r.NodesLaunched)
+	assert.InDelta(t, 120.1+45+21, r.NodeSeconds, 0.11)
+}
