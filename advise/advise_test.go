@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/history"
+	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
+)
+
+var epoch = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+
+// historyOf writes the traces as one pool's history, one trace per day of length day.
+func historyOf(t *testing.T, pool string, day time.Duration, trs ...*replay.Trace) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("pool,claim,created,deleted\n")
+	for i, tr := range trs {
+		for j, a := range tr.Arrivals {
+			start := epoch.Add(time.Duration(i)*day + a.At)
+			fmt.Fprintf(&b, "%s,c-%d-%d,%s,%s\n", pool, i, j, start.Format(time.RFC3339Nano), start.Add(a.Lifetime).Format(time.RFC3339Nano))
+		}
+	}
+	return b.String()
+}
+
+func dayTraces(seeds ...uint64) []*replay.Trace {
+	var out []*replay.Trace
+	for _, s := range seeds {
+		p := replay.DefaultLoadDayParams()
+		p.Seed = s
+		tr, err := replay.GenerateLoadDay(p)
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, tr)
+	}
+	return out
+}
+
+// A history written from replay traces comes back as those traces, day by day and aligned to
+// the clock's days: what advise replays is the team's demand, to the nanosecond.
+func TestDaysAreTheHistorysDemand(t *testing.T) {
+	const day = 20 * time.Minute
+	trs := dayTraces(1, 2, 3)
+	h, err := history.Read(strings.NewReader(historyOf(t, "code", day, trs...)), "h.csv")
+	require.NoError(t, err)
+	ds := days(h, "code", day)
+	require.Len(t, ds, 3)
+	for i, d := range ds {
+		require.Len(t, d.Arrivals, len(trs[i].Arrivals), "day %d", i+1)
+		for j, a := range d.Arrivals {
+			assert.Equal(t, trs[i].Arrivals[j].At, a.At, "day %d claim %d", i+1, j)
+			assert.Equal(t, trs[i].Arrivals[j].Lifetime, a.Lifetime, "day %d claim %d", i+1, j)
+		}
+	}
+}
+
+// The advice is the replay's: the fixed pool it reports for each size is what replay.Simulate
+// gives on those days, and the recommendation is the cheapest setting reaching the target on
+// every day (fewer than 10 days), with its config lines.
+func TestAdviceIsTheCheapestSettingAtTheTarget(t *testing.T) {
+	const day = 20 * time.Minute
+	trs := dayTraces(11, 12, 13)
+	h, err := history.Read(strings.NewReader(historyOf(t, "code", day, trs...)), "h.csv")
+	require.NoError(t, err)
+	p := DefaultParams()
+	p.Day = day
+	advice, err := Advise(h, p)
+	require.NoError(t, err)
+	require.Len(t, advice, 1)
+	a := advice[0]
+	require.NotNil(t, a.Recommended, a.Verdict)
+	for _, o := range a.Outcomes {
+		if o.DaysAtTarget == o.Days {
+			assert.LessOrEqual(t, a.Recommended.Cost, o.Cost, "%s reaches the target for less than the recommendation %s", o.Name, a.Recommended.Name)
+		}
+	}
+	assert.Equal(t, a.Days, a.Recommended.DaysAtTarget)
+	ds := days(h, "code", day)
+	for _, o := range a.Outcomes {
+		if o.policy.Fixed != 7 {
+			continue
+		}
+		var cost float64
+		for i, d := range ds {
+			cost += replay.Simulate(d, replay.Policy{Fixed: 7}, p.loop(), uint64(i+1)).NodeSeconds / float64(len(ds))
+		}
+		assert.InDelta(t, cost, o.Cost, 1e-9)
+	}
+	assert.NotEmpty(t, a.Recommended.Commands())
+	assert.Contains(t, a.Verdict, a.Recommended.Name)
+}
+
+// The command prints each setting, the verdict and the lines to set; for several pools, each
+// pool's entry of the pools list.
+func TestRunPrintsTheAdvice(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "h.csv")
+	text := historyOf(t, "code", 20*time.Minute, dayTraces(21, 22)...)
+	text += strings.TrimPrefix(historyOf(t, "browser", 20*time.Minute, dayTraces(23)...), "pool,claim,created,deleted\n")
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	var out, errOut bytes.Buffer
+	code := run([]string{"--history", path, "--day", "20m", "--node-price-per-hour", "0.0765", "--json", filepath.Join(dir, "a.json")}, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	s := out.String()
+	for _, want := range []string{"pool browser:", "pool code:", "fixed-1", "claims + headroom 3", "arrivals, rounded to 8 per node", "verdict:", `its entry of the pools list: {"`, `"name":"code"`, "per day"} {
+		assert.Contains(t, s, want)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "a.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"Pool": "browser"`)
+}
+
+// Bad input: a clear message on stderr, nothing on stdout, no file written.
+func TestRunRefusesBadInput(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "h.csv")
+	require.NoError(t, os.WriteFile(good, []byte(historyOf(t, "code", time.Hour, dayTraces(1)...)), 0o644))
+	bad := filepath.Join(dir, "bad.csv")
+	require.NoError(t, os.WriteFile(bad, []byte("claim,created,deleted\nc1,2026-12-01T08:00:30Z,2026-12-01T08:00:00Z\n"), 0o644))
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 2, "--history FILE is required"},
+		{[]string{"--history", filepath.Join(dir, "absent.csv")}, 1, "no such file"},
+		{[]string{"--history", bad}, 1, "line 2: deleted 2026-12-01T08:00:00Z is before created"},
+		{[]string{"--history", good, "--warm-hit-target", "99"}, 2, "--warm-hit-target is 99; a share in (0.5, 1)"},
+		{[]string{"--history", good, "--sandboxes-per-node", "-1"}, 2, "--sandboxes-per-node is -1"},
+		{[]string{"--history", good, "--boot-seconds", "0"}, 2, "--boot-seconds is 0"},
+		{[]string{"--history", good, "--day", "1s"}, 2, "--day is 1s"},
+	} {
+		var out, errOut bytes.Buffer
+		jsonPath := filepath.Join(dir, "refused.json")
+		code := run(append(c.args, "--json", jsonPath), &out, &errOut)
+		assert.Equal(t, c.code, code, "%v: %s", c.args, errOut.String())
+		assert.Contains(t, errOut.String(), c.want, "%v", c.args)
+		assert.Empty(t, out.String(), "%v", c.args)
+		assert.NoFileExists(t, jsonPath, "%v", c.args)
+	}
+}
+
+// sampleHistory is the history shipped beside the command: seven load-scaled days of the
+// benchmark, compressed to 20 minutes each (seeds 101..107), so a newcomer can run advise
+// without a cluster: `go run ./advise --history advise/sample-history.csv --day 20m`.
+const sampleHistory = "sample-history.csv"
+
+// The shipped sample is what its generator writes (rewrite it with ADVISE_WRITE_SAMPLE=1).
+func TestSampleHistoryIsTheLoadDays(t *testing.T) {
+	want := historyOf(t, "code", 20*time.Minute, dayTraces(101, 102, 103, 104, 105, 106, 107)...)
+	if os.Getenv("ADVISE_WRITE_SAMPLE") == "1" {
+		require.NoError(t, os.WriteFile(sampleHistory, []byte(want), 0o644))
+	}
+	got, err := os.ReadFile(sampleHistory)
+	require.NoError(t, err)
+	require.Equal(t, want, string(got), "advise/%s is not its generator's output; ADVISE_WRITE_SAMPLE=1 go test ./advise rewrites it", sampleHistory)
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run([]string{"--history", sampleHistory, "--day", "20m"}, &out, &errOut), errOut.String())
+	assert.Contains(t, out.String(), "settings:\n    pulumi config set --path 'minReplicas'")
+}
