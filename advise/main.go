@@ -70,7 +70,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "advise: %v\n", err)
 		return 2
 	}
-	print(stdout, advice, p)
+	printAdvice(stdout, advice, p)
 	if *jsonPath != "" {
 		b, _ := json.MarshalIndent(advice, "", "  ")
 		if err := os.WriteFile(*jsonPath, append(b, '\n'), 0o644); err != nil {
@@ -81,7 +81,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func print(w io.Writer, advice []PoolAdvice, p Params) {
+func printAdvice(w io.Writer, advice []PoolAdvice, p Params) {
 	cost := "node-s/day"
 	if p.SandboxesPerNode == 0 {
 		cost = "idle warm pod-s/day"
