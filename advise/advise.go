@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/components"
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/history"
 	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
 )
@@ -172,8 +173,13 @@ func days(h *history.History, pool string, day time.Duration) []*replay.Trace {
 func candidates(p Params, bound int) []Candidate {
 	var cs []Candidate
 	for n := 1; n <= bound; n++ {
-		cs = append(cs, Candidate{Name: fmt.Sprintf("fixed-%d", n), policy: replay.Policy{Fixed: n},
-			Config: []Setting{set("minReplicas", n), set("maxReplicas", n)}})
+		c := Candidate{Name: fmt.Sprintf("fixed-%d", n), policy: replay.Policy{Fixed: n},
+			Config: []Setting{set("minReplicas", n), set("maxReplicas", n)}}
+		if n < contract.DefaultLoadCap {
+			// verify's load must fit the pool's bound: the program refuses a loadCap above it.
+			c.Config = append(c.Config, set("loadCap", n))
+		}
+		cs = append(cs, c)
 	}
 	for _, h := range []int{1, 2, 3, 4, 6, 8} {
 		h := h
@@ -272,6 +278,12 @@ func Advise(h *history.History, p Params) ([]PoolAdvice, error) {
 			}
 			if o.policy.Fixed > 0 && (bestFixed == nil || o.Cost < bestFixed.Cost) {
 				bestFixed = o
+			}
+		}
+		if best != nil {
+			// What advise recommends, the program must take: its own validation, under mocks.
+			if err := best.accepted(); err != nil {
+				return nil, fmt.Errorf("pool %s: %w (a defect of advise: please report it)", pool, err)
 			}
 		}
 		a.Recommended = best

@@ -168,3 +168,15 @@ func TestSampleHistoryIsTheLoadDays(t *testing.T) {
 	require.Equal(t, 0, run([]string{"--history", sampleHistory, "--day", "20m"}, &out, &errOut), errOut.String())
 	assert.Contains(t, out.String(), "settings:\n    pulumi config set --path 'minReplicas'")
 }
+
+// Every setting advise searches is one the program takes (its own validation, under mocks), and
+// the check can refuse: a setting beyond the program's bounds is refused with its message.
+func TestEverySettingIsOneTheProgramTakes(t *testing.T) {
+	for _, c := range candidates(DefaultParams(), 20) {
+		require.NoError(t, c.accepted(), c.Name)
+	}
+	bad := Candidate{Name: "too many per node", Config: []Setting{set("sizing.policy", "arrivals"), set("sizing.sandboxesPerNode", 200)}}
+	err := bad.accepted()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "sizing.sandboxesPerNode is 200")
+}
