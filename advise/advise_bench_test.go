@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/history"
+	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
+)
+
+// BenchmarkAdvise times the advice on real-length days: the load-scaled day stretched from 20
+// minutes to 24 hours (its gaps 72 times longer, so the same claims per day), ADVISE_BENCH_DAYS
+// of them (default 3).
+//
+//	go test -run '^$' -bench '^BenchmarkAdvise$' -benchtime 1x ./advise
+func BenchmarkAdvise(b *testing.B) {
+	days := uint64(3)
+	if v := os.Getenv("ADVISE_BENCH_DAYS"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 32)
+		if err != nil || n == 0 {
+			b.Fatalf("ADVISE_BENCH_DAYS=%q: want a whole number of days, 1 or more", v)
+		}
+		days = n
+	}
+	var trs []*replay.Trace
+	for s := uint64(1); s <= days; s++ {
+		p := replay.DefaultLoadDayParams()
+		p.Seed, p.Duration = s, 24*time.Hour
+		p.TroughGapMean, p.PeakGapMean = 72*p.TroughGapMean, 72*p.PeakGapMean
+		p.TroughBurstGapMean, p.PeakBurstGapMean = 72*p.TroughBurstGapMean, 72*p.PeakBurstGapMean
+		tr, err := replay.GenerateLoadDay(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		trs = append(trs, tr)
+	}
+	var sb strings.Builder
+	sb.WriteString("pool,claim,created,deleted\n")
+	claims := 0
+	for i, tr := range trs {
+		for j, a := range tr.Arrivals {
+			start := epoch.Add(time.Duration(i)*24*time.Hour + a.At)
+			fmt.Fprintf(&sb, "code,c-%d-%d,%s,%s\n", i, j, start.Format(time.RFC3339Nano), start.Add(a.Lifetime).Format(time.RFC3339Nano))
+			claims++
+		}
+	}
+	h, err := history.Read(strings.NewReader(sb.String()), "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		advice, err := Advise(h, DefaultParams())
+		if err != nil {
+			b.Fatal(err)
+		}
+		fmt.Printf("%d days, %d claims, %d settings: %s (%s)\n", days, claims, len(advice[0].Outcomes), time.Since(start).Round(time.Millisecond), advice[0].Verdict)
+	}
+}
