@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -52,6 +50,9 @@ func (p Params) Check() error {
 	}
 	if p.NodePricePerHour < 0 {
 		errs = append(errs, fmt.Errorf("--node-price-per-hour is %g; a price, 0 for none", p.NodePricePerHour))
+	}
+	if p.Day < time.Minute {
+		errs = append(errs, fmt.Errorf("--day is %s; at least 1m", p.Day))
 	}
 	if p.ConsolidateAfter < 0 {
 		errs = append(errs, fmt.Errorf("--consolidate-after is %s; 0 or more", p.ConsolidateAfter))
@@ -264,7 +265,7 @@ func Advise(h *history.History, p Params) ([]PoolAdvice, error) {
 			if claims > 0 {
 				o.WarmShare = float64(hits) / float64(claims)
 			}
-			o.WaitP95, o.WaitP99 = quantile(waits, 0.95), quantile(waits, 0.99)
+			o.WaitP95, o.WaitP99 = replay.Percentile(waits, 95), replay.Percentile(waits, 99)
 			a.Outcomes = append(a.Outcomes, o)
 		}
 		var best, bestFixed *Outcome
@@ -302,14 +303,4 @@ func Advise(h *history.History, p Params) ([]PoolAdvice, error) {
 		out = append(out, a)
 	}
 	return out, nil
-}
-
-// quantile is the q-quantile of ws (nearest rank).
-func quantile(ws []time.Duration, q float64) time.Duration {
-	if len(ws) == 0 {
-		return 0
-	}
-	s := slices.Clone(ws)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[max(int(math.Ceil(q*float64(len(s))))-1, 0)]
 }

@@ -18,7 +18,6 @@ import (
 	"io"
 	"os"
 	"text/tabwriter"
-	"time"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/history"
 )
@@ -50,8 +49,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "advise: --history FILE is required (and nothing else on the line); see --help")
 		return 2
 	}
-	if p.Day < time.Minute {
-		fmt.Fprintf(stderr, "advise: --day is %s; at least 1m\n", p.Day)
+	if err := p.Check(); err != nil { // before the history is read: a bad flag costs nothing
+		fmt.Fprintf(stderr, "advise: %v\n", err)
 		return 2
 	}
 	f, err := os.Open(*path)

@@ -258,23 +258,24 @@ func build(rows []row, name string) (*History, error) {
 		}
 		return nil, fmt.Errorf("%w%s", errors.Join(errs...), more)
 	}
-	first := true
 	for p, cs := range h.Pools {
 		sort.SliceStable(cs, func(i, j int) bool { return cs[i].Created.Before(cs[j].Created) })
 		h.Pools[p] = cs
 		for _, c := range cs {
-			if first || c.Created.Before(h.Start) {
+			if h.Start.IsZero() || c.Created.Before(h.Start) {
 				h.Start = c.Created
 			}
-			for _, t := range []time.Time{c.Created, c.Deleted} {
-				if first || t.After(h.End) {
-					h.End = t
-				}
-				first = false
-			}
+			h.End = later(h.End, later(c.Created, c.Deleted))
 		}
 	}
 	return h, nil
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // parseTime reads an RFC 3339 time, fractions of a second allowed.

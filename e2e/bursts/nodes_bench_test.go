@@ -3,7 +3,6 @@ package bursts
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -226,7 +225,7 @@ func nodesAcrossSeeds(trace string, first uint64, seeds int, nodes replay.Nodes)
 		}
 	}
 	for i := range rows {
-		rows[i].p50, rows[i].p95, rows[i].p99 = quantile(rows[i].waits, 0.50), quantile(rows[i].waits, 0.95), quantile(rows[i].waits, 0.99)
+		rows[i].p50, rows[i].p95, rows[i].p99 = replay.Percentile(rows[i].waits, 50), replay.Percentile(rows[i].waits, 95), replay.Percentile(rows[i].waits, 99)
 		rows[i].waits = nil
 	}
 	what := "none reached 99%"
@@ -296,14 +295,4 @@ func NodeAwarePolicies(trace string, maxReplicas int, nodes replay.Nodes) []repl
 		ps[i].Short, ps[i].Long = time.Duration(a.ShortWindowSeconds)*time.Second, time.Duration(a.LongWindowSeconds)*time.Second
 	}
 	return ps
-}
-
-// quantile is the q-quantile of ws (nearest rank).
-func quantile(ws []time.Duration, q float64) time.Duration {
-	if len(ws) == 0 {
-		return 0
-	}
-	s := slices.Clone(ws)
-	slices.Sort(s)
-	return s[max(int(math.Ceil(q*float64(len(s))))-1, 0)]
 }

@@ -3,9 +3,10 @@ package bursts
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
 )
 
 // LaunchTypeLabel is the label agent-sandbox (v0.5.6, extensions) puts on a
@@ -112,18 +113,7 @@ func (r Result) Latency(p float64) time.Duration {
 			ds = append(ds, d)
 		}
 	}
-	return Percentile(ds, p)
-}
-
-// Percentile is the nearest-rank p-th percentile (0 < p <= 100) of ds.
-func Percentile(ds []time.Duration, p float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	i := int(math.Ceil(p/100*float64(len(s)))) - 1
-	return s[min(max(i, 0), len(s)-1)]
+	return replay.Percentile(ds, p)
 }
 
 // Verdict compares an autoscaled policy with the fixed pool at the maximum:
