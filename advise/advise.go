@@ -200,7 +200,7 @@ func candidates(p Params, bound int) []Candidate {
 			config = append(config, set("sizing.nodeLaunchSeconds", s.NodeLaunchSeconds))
 		}
 		return Candidate{Name: name, Config: config, policy: replay.Policy{Floor: floor, Desired: func(d replay.Demand) float64 {
-			return components.ArrivalsDesired(s, 0, float64(d.Held), float64(d.ArrivalsShort), float64(d.ArrivalsLong), 0)
+			return replay.ArrivalsDesired(s, d, 0)
 		}}}
 	}
 	cs = append(cs, arrivals("arrivals", base, 1))

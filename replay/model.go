@@ -385,3 +385,10 @@ func (h *modelHPA) sync(t time.Duration, replicas int, value float64, p Policy, 
 func (h *modelHPA) scaled(t time.Duration, change int) {
 	h.events = append(h.events, modelEvent{t, change})
 }
+
+// ArrivalsDesired is the program's arrivals formula (components.ArrivalsDesired, what KEDA
+// evaluates) on the model's reading: the claims held, the arrival windows' counts, and floor for
+// the schedule window in force by the model's clock.
+func ArrivalsDesired(s components.Sizing, d Demand, floor float64) float64 {
+	return components.ArrivalsDesired(s, 0, float64(d.Held), float64(d.ArrivalsShort), float64(d.ArrivalsLong), floor)
+}

@@ -248,7 +248,7 @@ func nodesAcrossSeeds(trace string, first uint64, seeds int, nodes replay.Nodes)
 }
 
 // NodeAwarePolicies are the arrivals policy as a team on Karpenter's nodes sets it (issue 29,
-// item 4), each evaluated by components.ArrivalsDesired, the formula the program renders:
+// item 4), each evaluated by replay.ArrivalsDesired, the formula the program renders:
 //   - rounded to whole nodes of K (sandboxesPerNode K): the warm sandboxes fill the slots of the
 //     nodes the claims and spares need, which are paid for anyway;
 //   - the same with a schedule on the two day families: K warm (one node) through the day part
@@ -276,7 +276,7 @@ func NodeAwarePolicies(trace string, maxReplicas int, nodes replay.Nodes) []repl
 			if len(s.Schedule) > 0 && d.At >= dayStart && d.At < dayEnd {
 				floor = float64(s.Schedule[0].Warm)
 			}
-			return components.ArrivalsDesired(s, 0, float64(d.Held), float64(d.ArrivalsShort), float64(d.ArrivalsLong), floor)
+			return replay.ArrivalsDesired(s, d, floor)
 		}}
 	}
 	ps := []replay.Policy{policy(fmt.Sprintf("arrivals, rounded to K=%d", k), rounded)}
