@@ -147,8 +147,9 @@ func windowValue(t formulaTrigger, at time.Time) float64 {
 }
 
 // inputs are the formula's variables from one exporter answer: each trigger's value at its
-// valueLocation, a schedule window's at the time of the answer. A field the answer lacks is an
-// error, never 0.
+// valueLocation, a schedule window's when verify reads the answer (KEDA evaluates it on its own
+// clock at its poll, within a polling interval of that). A field the answer lacks is an error,
+// never 0.
 func (m *formulaMapping) inputs(d DemandReading) (map[string]float64, error) {
 	in := map[string]float64{}
 	for _, t := range m.triggers {
