@@ -18,6 +18,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -309,7 +310,18 @@ func (e *stackRun) setPoolRuntimeClass(ctx context.Context, t *testing.T, runtim
 				continue
 			}
 			if *p.Spec.RuntimeClassName != runtimeClass {
-				return false, fmt.Errorf("pod %s still runs %s", p.Name, *p.Spec.RuntimeClassName)
+				// The controller can make a sandbox from the template it read before the patch,
+				// after the delete above (seen once in 5 runs: the pod stayed 3 min): delete
+				// that one too, by its owner's name, and read again.
+				for _, o := range p.OwnerReferences {
+					if o.Kind == "Sandbox" {
+						err := e.cluster.Dynamic.Resource(gvr.Sandbox).Namespace(e.ns).Delete(ctx, o.Name, metav1.DeleteOptions{})
+						if err != nil && !apierrors.IsNotFound(err) {
+							return false, fmt.Errorf("pod %s still runs %s; deleting its sandbox %s: %v", p.Name, *p.Spec.RuntimeClassName, o.Name, err)
+						}
+					}
+				}
+				return false, fmt.Errorf("pod %s still runs %s (its sandbox deleted again)", p.Name, *p.Spec.RuntimeClassName)
 			}
 			for _, c := range p.Status.Conditions {
 				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
