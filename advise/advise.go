@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/components"
@@ -135,8 +138,13 @@ type PoolAdvice struct {
 	Peak        int
 	Outcomes    []Outcome // fixed sizes, then the autoscaled candidates
 	Recommended *Outcome
-	Verdict     string
-	Caveats     []string
+	// Lowest is the cheapest setting at the target, before the margin (Recommended without it).
+	Lowest *Outcome
+	// Need is the days at the target a setting must reach; Margin the headroom the
+	// recommendation was raised by beyond the lowest that reaches them (MarginShare).
+	Need, Margin int
+	Verdict      string
+	Caveats      []string
 }
 
 // days splits the pool's arrivals into traces of one Day each, aligned to the clock (a 24 h day
@@ -169,138 +177,269 @@ func days(h *history.History, pool string, day time.Duration) []*replay.Trace {
 	return out
 }
 
-// candidates are the settings searched: fixed pools 1..bound, claims plus headroom, and the
-// arrivals policy (with the node keys when there are nodes), each bounded by maxReplicas = bound.
-func candidates(p Params, bound int) []Candidate {
-	var cs []Candidate
-	for n := 1; n <= bound; n++ {
-		c := Candidate{Name: fmt.Sprintf("fixed-%d", n), policy: replay.Policy{Fixed: n},
-			Config: []Setting{set("minReplicas", n), set("maxReplicas", n)}}
-		if n < contract.DefaultLoadCap {
-			// verify's load must fit the pool's bound: the program refuses a loadCap above it.
-			c.Config = append(c.Config, set("loadCap", n))
-		}
-		cs = append(cs, c)
+// fixed is a fixed pool of n.
+func fixed(n int) Candidate {
+	c := Candidate{Name: fmt.Sprintf("fixed-%d", n), policy: replay.Policy{Fixed: n},
+		Config: []Setting{set("minReplicas", n), set("maxReplicas", n)}}
+	if n < contract.DefaultLoadCap {
+		// verify's load must fit the pool's bound: the program refuses a loadCap above it.
+		c.Config = append(c.Config, set("loadCap", n))
 	}
-	for _, h := range []int{1, 2, 3, 4, 6, 8} {
-		h := h
-		cs = append(cs, Candidate{Name: fmt.Sprintf("claims + headroom %d", h),
-			policy: replay.Policy{Desired: func(d replay.Demand) float64 { return float64(d.Held + h) }},
-			Config: []Setting{set("minReplicas", 1), set("maxReplicas", bound), set("headroom", h)}})
+	return c
+}
+
+// A Ladder is one kind of setting with the knob that buys warm hits: fixed pools by size, each
+// autoscaled policy by its headroom (spares on top of what the policy reads). Up the ladder a
+// setting costs more and misses less.
+type Ladder struct {
+	Name   string
+	Levels int
+	At     func(level int) Candidate
+}
+
+// ladders are the settings searched, all bounded by maxReplicas = bound: fixed pools 1..bound,
+// claims plus headroom 1..bound-1, and the arrivals policy plus headroom 0..bound-1 (with the
+// node keys when there are nodes).
+func ladders(p Params, bound int) []Ladder {
+	short, long := time.Duration(components.DefaultShortWindowSeconds)*time.Second, time.Duration(components.DefaultLongWindowSeconds)*time.Second
+	// autoscaled: a pool at rest holds what the policy asks for with no demand (a day split from
+	// a continuous history starts where the night left the pool, not at the floor).
+	autoscaled := func(c Candidate, desired func(replay.Demand) float64) Candidate {
+		c.policy = replay.Policy{Floor: 1, Max: bound, Short: short, Long: long, Desired: desired}
+		c.policy.InitialScale = min(max(int(math.Ceil(desired(replay.Demand{}))), 1), bound)
+		return c
+	}
+	out := []Ladder{
+		{Name: "fixed", Levels: bound, At: func(i int) Candidate { return fixed(i + 1) }},
+		{Name: "claims + headroom", Levels: bound - 1, At: func(i int) Candidate {
+			h := i + 1
+			return autoscaled(Candidate{Name: fmt.Sprintf("claims + headroom %d", h),
+				Config: []Setting{set("minReplicas", 1), set("maxReplicas", bound), set("headroom", h)}},
+				func(d replay.Demand) float64 { return float64(d.Held + h) })
+		}},
 	}
 	base := components.Sizing{Policy: components.SizingArrivals, BootSeconds: p.BootSeconds, HPASyncSeconds: components.DefaultHPASyncSeconds,
 		WarmHitTarget: p.WarmHitTarget, ShortWindowSeconds: components.DefaultShortWindowSeconds, LongWindowSeconds: components.DefaultLongWindowSeconds, SandboxesPerNode: 1}
-	arrivals := func(name string, s components.Sizing, floor int) Candidate {
-		config := []Setting{set("minReplicas", floor), set("maxReplicas", bound), set("sizing.policy", components.SizingArrivals),
-			set("sizing.bootSeconds", s.BootSeconds), set("sizing.warmHitTarget", s.WarmHitTarget)}
-		if s.SandboxesPerNode > 1 {
-			config = append(config, set("sizing.sandboxesPerNode", s.SandboxesPerNode))
-		}
-		if s.NodeLaunchSeconds > 0 {
-			config = append(config, set("sizing.nodeLaunchSeconds", s.NodeLaunchSeconds))
-		}
-		return Candidate{Name: name, Config: config, policy: replay.Policy{Floor: floor, Desired: func(d replay.Demand) float64 {
-			return replay.ArrivalsDesired(s, d, 0)
-		}}}
+	arrivals := func(name string, s components.Sizing) Ladder {
+		return Ladder{Name: name, Levels: bound, At: func(h int) Candidate {
+			config := []Setting{set("minReplicas", 1), set("maxReplicas", bound), set("sizing.policy", components.SizingArrivals),
+				set("sizing.bootSeconds", s.BootSeconds), set("sizing.warmHitTarget", s.WarmHitTarget)}
+			if s.SandboxesPerNode > 1 {
+				config = append(config, set("sizing.sandboxesPerNode", s.SandboxesPerNode))
+			}
+			if s.NodeLaunchSeconds > 0 {
+				config = append(config, set("sizing.nodeLaunchSeconds", s.NodeLaunchSeconds))
+			}
+			full := name
+			if h > 0 {
+				config = append(config, set("headroom", h))
+				full = fmt.Sprintf("%s, headroom %d", name, h)
+			}
+			return autoscaled(Candidate{Name: full, Config: config}, func(d replay.Demand) float64 {
+				return components.ArrivalsDesired(s, h, float64(d.Held), float64(d.ArrivalsShort), float64(d.ArrivalsLong), 0)
+			})
+		}}
 	}
-	cs = append(cs, arrivals("arrivals", base, 1))
+	out = append(out, arrivals("arrivals", base))
 	if p.SandboxesPerNode > 1 {
 		r := base
 		r.SandboxesPerNode = p.SandboxesPerNode
-		cs = append(cs, arrivals(fmt.Sprintf("arrivals, rounded to %d per node", r.SandboxesPerNode), r, 1))
+		out = append(out, arrivals(fmt.Sprintf("arrivals, rounded to %d per node", r.SandboxesPerNode), r))
 		l := r
 		l.NodeLaunchSeconds = p.NodeLaunchSeconds + 10 // Karpenter's longest batch window
-		cs = append(cs, arrivals(fmt.Sprintf("arrivals, rounded, nodeLaunchSeconds %d", l.NodeLaunchSeconds), l, 1))
+		out = append(out, arrivals(fmt.Sprintf("arrivals, rounded, nodeLaunchSeconds %d", l.NodeLaunchSeconds), l))
 	}
-	short, long := time.Duration(components.DefaultShortWindowSeconds)*time.Second, time.Duration(components.DefaultLongWindowSeconds)*time.Second
-	for i := range cs {
-		if cs[i].policy.Fixed == 0 {
-			cs[i].policy.Floor = max(cs[i].policy.Floor, 1)
-			cs[i].policy.Max, cs[i].policy.Short, cs[i].policy.Long = bound, short, long
-		}
-	}
-	return cs
+	return out
 }
 
-// Advise replays every candidate on every day of each pool's history and recommends the cheapest
+// MarginShare: an autoscaled recommendation is raised up its ladder while it costs at most this
+// share of the fixed pool that reaches the target. 14 days cannot tell a setting at the target
+// on 90% of days from one at it on 80%; what the autoscaled pool saves buys the spares that carry
+// it through days the history did not show, and it still saves at least 5%.
+const MarginShare = 0.95
+
+// Advise replays the settings on every day of each pool's history and recommends the cheapest
 // that reaches the warm-hit target on 90% of the days (all of them when there are fewer than 10).
 func Advise(h *history.History, p Params) ([]PoolAdvice, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
-	loop := p.loop()
 	var out []PoolAdvice
 	for _, pool := range h.PoolNames() {
-		ds := days(h, pool, p.Day)
-		a := PoolAdvice{Pool: pool, Days: len(ds)}
-		for _, d := range ds {
-			a.Claims += len(d.Arrivals)
-			a.Peak = max(a.Peak, d.Peak())
+		a, err := AdviseDays(pool, days(h, pool, p.Day), p)
+		if err != nil {
+			return nil, err
 		}
 		if h.Span() < p.Day {
 			a.Caveats = append(a.Caveats, fmt.Sprintf("the history spans %s, less than a day: the advice holds for demand like these %s, not for a whole day's shape", h.Span().Round(time.Second), h.Span().Round(time.Second)))
 		}
-		need := len(ds)
-		if len(ds) >= 10 {
-			need = int(math.Ceil(0.9 * float64(len(ds))))
-		}
-		bound := max((a.Peak+4)/5*5, 10) + 5
-		for _, c := range candidates(p, bound) {
-			o := Outcome{Candidate: c, Days: len(ds)}
-			var waits []time.Duration
-			claims, hits := 0, 0
-			for i, d := range ds {
-				r := replay.Simulate(d, c.policy, loop, uint64(i+1))
-				claims, hits = claims+r.Claims, hits+r.WarmHits
-				if r.Claims == 0 || float64(r.WarmHits) >= p.WarmHitTarget*float64(r.Claims) {
-					o.DaysAtTarget++
-				}
-				cost := r.IdleWarmPodSeconds
-				if p.SandboxesPerNode > 0 {
-					cost = r.NodeSeconds
-				}
-				o.Cost += cost / float64(len(ds))
-				waits = append(waits, r.Waits...)
-			}
-			if claims > 0 {
-				o.WarmShare = float64(hits) / float64(claims)
-			}
-			o.WaitP95, o.WaitP99 = replay.Percentile(waits, 95), replay.Percentile(waits, 99)
-			a.Outcomes = append(a.Outcomes, o)
-		}
-		var best, bestFixed *Outcome
-		for i := range a.Outcomes {
-			o := &a.Outcomes[i]
-			if o.DaysAtTarget < need {
-				continue
-			}
-			if best == nil || o.Cost < best.Cost {
-				best = o
-			}
-			if o.policy.Fixed > 0 && (bestFixed == nil || o.Cost < bestFixed.Cost) {
-				bestFixed = o
-			}
-		}
-		if best != nil {
-			// What advise recommends, the program must take: its own validation, under mocks.
-			if err := best.accepted(); err != nil {
-				return nil, fmt.Errorf("pool %s: %w (a defect of advise: please report it)", pool, err)
-			}
-		}
-		a.Recommended = best
-		switch {
-		case best == nil:
-			a.Verdict = fmt.Sprintf("no setting searched reaches %g%% warm hits on %d of %d days, fixed pools up to %d included: raise maxReplicas beyond the peak or lower the target", 100*p.WarmHitTarget, need, len(ds), bound)
-		case best.policy.Fixed > 0:
-			a.Verdict = fmt.Sprintf("a fixed pool of %d: no autoscaled setting reaches %g%% warm hits on %d of %d days for less", best.policy.Fixed, 100*p.WarmHitTarget, need, len(ds))
-		default:
-			saving := "no fixed pool up to the bound reaches the target"
-			if bestFixed != nil {
-				saving = fmt.Sprintf("%.0f%% of the cost of the cheapest fixed pool that does (%s)", 100*best.Cost/bestFixed.Cost, bestFixed.Name)
-			}
-			a.Verdict = fmt.Sprintf("autoscaled, %s: %g%% warm hits on %d of %d days for %s", best.Name, 100*p.WarmHitTarget, best.DaysAtTarget, len(ds), saving)
-		}
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// AdviseDays is one pool's advice on its days (traces of one Day each). Every fixed size is
+// replayed (the frontier); each autoscaled ladder is searched for its lowest level at the
+// target. The cheapest of those is recommended; an autoscaled one is then raised by the margin.
+func AdviseDays(pool string, ds []*replay.Trace, p Params) (PoolAdvice, error) {
+	loop := p.loop()
+	a := PoolAdvice{Pool: pool, Days: len(ds)}
+	for _, d := range ds {
+		a.Claims += len(d.Arrivals)
+		a.Peak = max(a.Peak, d.Peak())
+	}
+	need := len(ds)
+	if len(ds) >= 10 {
+		need = int(math.Ceil(0.9 * float64(len(ds))))
+	}
+	a.Need = need
+	bound := max((a.Peak+4)/5*5, 10) + 5
+	var best, bestFixed *Outcome
+	var bestLadder Ladder
+	var bestLevel int
+	for _, l := range ladders(p, bound) {
+		level, outcomes := search(l, ds, p, loop, need, l.Name == "fixed")
+		a.Outcomes = append(a.Outcomes, outcomes...)
+		if level < 0 {
+			continue
+		}
+		o := outcomeAt(outcomes, l.At(level).Name)
+		if best == nil || o.Cost < best.Cost {
+			best, bestLadder, bestLevel = o, l, level
+		}
+		if l.Name == "fixed" {
+			bestFixed = o
+		}
+	}
+	if best != nil {
+		lowest := *best
+		a.Lowest = &lowest
+	}
+	if best != nil && best.policy.Fixed == 0 && bestFixed != nil {
+		for level := bestLevel + 1; level < bestLadder.Levels; level++ {
+			o := replayDays(bestLadder.At(level), ds, p, loop)
+			if o.Cost > MarginShare*bestFixed.Cost || o.DaysAtTarget < need {
+				break
+			}
+			a.Outcomes = append(a.Outcomes, o)
+			best = &a.Outcomes[len(a.Outcomes)-1]
+			a.Margin = level - bestLevel
+		}
+	}
+	if best != nil {
+		// What advise recommends, the program must take: its own validation, under mocks.
+		if err := best.accepted(); err != nil {
+			return a, fmt.Errorf("pool %s: %w (a defect of advise: please report it)", pool, err)
+		}
+		rec := *best
+		a.Recommended = &rec
+	}
+	switch {
+	case best == nil:
+		a.Verdict = fmt.Sprintf("no setting searched reaches %g%% warm hits on %d of %d days, fixed pools up to %d included: raise maxReplicas beyond the peak or lower the target", 100*p.WarmHitTarget, need, len(ds), bound)
+	case best.policy.Fixed > 0:
+		a.Verdict = fmt.Sprintf("a fixed pool of %d: no autoscaled setting reaches %g%% warm hits on %d of %d days for less", best.policy.Fixed, 100*p.WarmHitTarget, need, len(ds))
+	default:
+		saving := "no fixed pool up to the bound reaches the target"
+		if bestFixed != nil {
+			saving = fmt.Sprintf("%.0f%% of the cost of the cheapest fixed pool that does (%s)", 100*best.Cost/bestFixed.Cost, bestFixed.Name)
+		}
+		a.Verdict = fmt.Sprintf("autoscaled, %s: %g%% warm hits on %d of %d days for %s", best.Name, 100*p.WarmHitTarget, best.DaysAtTarget, len(ds), saving)
+	}
+	return a, nil
+}
+
+// search finds the lowest level of l at the target on need days (-1: none up to its top), by
+// bisection (more of the knob misses less); every level when all is set (the fixed frontier).
+// It returns the outcomes it replayed, lowest level first.
+func search(l Ladder, ds []*replay.Trace, p Params, loop replay.Loop, need int, all bool) (int, []Outcome) {
+	got := map[int]Outcome{}
+	at := func(level int) Outcome {
+		if o, ok := got[level]; ok {
+			return o
+		}
+		o := replayDays(l.At(level), ds, p, loop)
+		got[level] = o
+		return o
+	}
+	found := -1
+	if all {
+		for level := 0; level < l.Levels; level++ {
+			if at(level).DaysAtTarget >= need && found < 0 {
+				found = level
+			}
+		}
+	} else if at(l.Levels-1).DaysAtTarget >= need {
+		lo, hi := -1, l.Levels-1 // lo misses the target (or is below the ladder), hi reaches it
+		for hi-lo > 1 {
+			mid := (lo + hi) / 2
+			if at(mid).DaysAtTarget >= need {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+		found = hi
+	}
+	levels := make([]int, 0, len(got))
+	for level := range got {
+		levels = append(levels, level)
+	}
+	sort.Ints(levels)
+	out := make([]Outcome, len(levels))
+	for i, level := range levels {
+		out[i] = got[level]
+	}
+	return found, out
+}
+
+func outcomeAt(os []Outcome, name string) *Outcome {
+	for i := range os {
+		if os[i].Name == name {
+			return &os[i]
+		}
+	}
+	return nil
+}
+
+// replayDays is one candidate over the days, side by side on the machine's cores; each day is
+// seeded by its index, so every candidate sees the same boots on a day.
+func replayDays(c Candidate, ds []*replay.Trace, p Params, loop replay.Loop) Outcome {
+	results := make([]replay.Result, len(ds))
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				results[i] = replay.Simulate(ds[i], c.policy, loop, uint64(i+1))
+			}
+		}()
+	}
+	for i := range ds {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	o := Outcome{Candidate: c, Days: len(ds)}
+	var waits []time.Duration
+	claims, hits := 0, 0
+	for _, r := range results {
+		claims, hits = claims+r.Claims, hits+r.WarmHits
+		if r.Claims == 0 || float64(r.WarmHits) >= p.WarmHitTarget*float64(r.Claims) {
+			o.DaysAtTarget++
+		}
+		cost := r.IdleWarmPodSeconds
+		if p.SandboxesPerNode > 0 {
+			cost = r.NodeSeconds
+		}
+		o.Cost += cost / float64(len(ds))
+		waits = append(waits, r.Waits...)
+	}
+	if claims > 0 {
+		o.WarmShare = float64(hits) / float64(claims)
+	}
+	o.WaitP95, o.WaitP99 = replay.Percentile(waits, 95), replay.Percentile(waits, 99)
+	return o
 }

@@ -79,12 +79,23 @@ func TestAdviceIsTheCheapestSettingAtTheTarget(t *testing.T) {
 	require.Len(t, advice, 1)
 	a := advice[0]
 	require.NotNil(t, a.Recommended, a.Verdict)
+	require.NotNil(t, a.Lowest)
+	var fixedAtTarget *Outcome
 	for _, o := range a.Outcomes {
 		if o.DaysAtTarget == o.Days {
-			assert.LessOrEqual(t, a.Recommended.Cost, o.Cost, "%s reaches the target for less than the recommendation %s", o.Name, a.Recommended.Name)
+			assert.LessOrEqual(t, a.Lowest.Cost, o.Cost, "%s reaches the target for less than the lowest %s", o.Name, a.Lowest.Name)
+			if o.policy.Fixed > 0 && fixedAtTarget == nil {
+				fixedAtTarget = &o
+			}
 		}
 	}
 	assert.Equal(t, a.Days, a.Recommended.DaysAtTarget)
+	if a.Recommended.policy.Fixed == 0 {
+		// the margin: raised while it costs at most MarginShare of the fixed pool at the target
+		require.NotNil(t, fixedAtTarget)
+		assert.LessOrEqual(t, a.Recommended.Cost, MarginShare*fixedAtTarget.Cost)
+		assert.Positive(t, a.Margin, "%s was not raised, though it costs %.2f of %s", a.Lowest.Name, a.Lowest.Cost/fixedAtTarget.Cost, fixedAtTarget.Name)
+	}
 	ds := days(h, "code", day)
 	for _, o := range a.Outcomes {
 		if o.policy.Fixed != 7 {
@@ -172,8 +183,11 @@ func TestSampleHistoryIsTheLoadDays(t *testing.T) {
 // Every setting advise searches is one the program takes (its own validation, under mocks), and
 // the check can refuse: a setting beyond the program's bounds is refused with its message.
 func TestEverySettingIsOneTheProgramTakes(t *testing.T) {
-	for _, c := range candidates(DefaultParams(), 20) {
-		require.NoError(t, c.accepted(), c.Name)
+	for _, l := range ladders(DefaultParams(), 20) {
+		for _, level := range []int{0, 1, l.Levels - 1} { // the bottom, a headroom, the top
+			c := l.At(level)
+			require.NoError(t, c.accepted(), c.Name)
+		}
 	}
 	bad := Candidate{Name: "too many per node", Config: []Setting{set("sizing.policy", "arrivals"), set("sizing.sandboxesPerNode", 200)}}
 	err := bad.accepted()
