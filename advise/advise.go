@@ -77,6 +77,9 @@ func (p Params) loop() replay.Loop {
 type Candidate struct {
 	Name   string
 	Config []Setting
+	// Ladder and Level place it on its ladder (Ladder.At(Level)).
+	Ladder string
+	Level  int
 	policy replay.Policy
 }
 
@@ -133,10 +136,11 @@ type Outcome struct {
 // PoolAdvice is one pool's answer.
 type PoolAdvice struct {
 	Pool        string
+	Target      float64 // the warm-hit share a day must reach
 	Days        int
 	Claims      int
 	Peak        int
-	Outcomes    []Outcome // fixed sizes, then the autoscaled candidates
+	Outcomes    []Outcome // every setting replayed, ladder by ladder, each lowest level first
 	Recommended *Outcome
 	// Lowest is the cheapest setting at the target, before the margin (Recommended without it).
 	Lowest *Outcome
@@ -145,6 +149,7 @@ type PoolAdvice struct {
 	Need, Margin int
 	Verdict      string
 	Caveats      []string
+	days         []*replay.Trace // what was replayed, for the plots
 }
 
 // days splits the pool's arrivals into traces of one Day each, aligned to the clock (a 24 h day
@@ -249,6 +254,14 @@ func ladders(p Params, bound int) []Ladder {
 		l.NodeLaunchSeconds = p.NodeLaunchSeconds + 10 // Karpenter's longest batch window
 		out = append(out, arrivals(fmt.Sprintf("arrivals, rounded, nodeLaunchSeconds %d", l.NodeLaunchSeconds), l))
 	}
+	for i := range out {
+		name, at := out[i].Name, out[i].At
+		out[i].At = func(level int) Candidate {
+			c := at(level)
+			c.Ladder, c.Level = name, level
+			return c
+		}
+	}
 	return out
 }
 
@@ -283,7 +296,7 @@ func Advise(h *history.History, p Params) ([]PoolAdvice, error) {
 // target. The cheapest of those is recommended; an autoscaled one is then raised by the margin.
 func AdviseDays(pool string, ds []*replay.Trace, p Params) (PoolAdvice, error) {
 	loop := p.loop()
-	a := PoolAdvice{Pool: pool, Days: len(ds)}
+	a := PoolAdvice{Pool: pool, Target: p.WarmHitTarget, Days: len(ds), days: ds}
 	for _, d := range ds {
 		a.Claims += len(d.Arrivals)
 		a.Peak = max(a.Peak, d.Peak())
@@ -350,7 +363,8 @@ func AdviseDays(pool string, ds []*replay.Trace, p Params) (PoolAdvice, error) {
 }
 
 // search finds the lowest level of l at the target on need days (-1: none up to its top), by
-// bisection (more of the knob misses less); every level when all is set (the fixed frontier).
+// bisection (more of the knob misses less); with all set, it replays every level (the fixed
+// frontier) and finds the cheapest at the target.
 // It returns the outcomes it replayed, lowest level first.
 func search(l Ladder, ds []*replay.Trace, p Params, loop replay.Loop, need int, all bool) (int, []Outcome) {
 	got := map[int]Outcome{}
@@ -364,8 +378,9 @@ func search(l Ladder, ds []*replay.Trace, p Params, loop replay.Loop, need int, 
 	}
 	found := -1
 	if all {
+		// every level: the cheapest at the target (node packing makes cost not quite monotone)
 		for level := 0; level < l.Levels; level++ {
-			if at(level).DaysAtTarget >= need && found < 0 {
+			if o := at(level); o.DaysAtTarget >= need && (found < 0 || o.Cost < got[found].Cost) {
 				found = level
 			}
 		}

@@ -120,11 +120,22 @@ func TestRunPrintsTheAdvice(t *testing.T) {
 	text += strings.TrimPrefix(historyOf(t, "browser", 20*time.Minute, dayTraces(23)...), "pool,claim,created,deleted\n")
 	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
 	var out, errOut bytes.Buffer
-	code := run([]string{"--history", path, "--day", "20m", "--node-price-per-hour", "0.0765", "--json", filepath.Join(dir, "a.json")}, &out, &errOut)
+	plots := filepath.Join(dir, "plots")
+	code := run([]string{"--history", path, "--day", "20m", "--node-price-per-hour", "0.0765", "--json", filepath.Join(dir, "a.json"), "--plots", plots}, &out, &errOut)
 	require.Equal(t, 0, code, errOut.String())
 	s := out.String()
-	for _, want := range []string{"pool browser:", "pool code:", "fixed-1", "claims + headroom 3", "arrivals, rounded to 8 per node", "verdict:", `its entry of the pools list: {"`, `"name":"code"`, "per day"} {
+	for _, want := range []string{"pool browser:", "pool code:", "fixed-1", "claims + headroom ", "arrivals, rounded to 8 per node", "<- recommended", "verdict:", `its entry of the pools list: {"`, `"name":"code"`, "per day"} {
 		assert.Contains(t, s, want)
+	}
+	// the plots: two PNGs per pool, named in the output
+	for _, pool := range []string{"browser", "code"} {
+		for _, what := range []string{"settings", "busiest-day"} {
+			path := filepath.Join(plots, pool+"-"+what+".png")
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.True(t, bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")), "%s is not a PNG", path)
+			assert.Contains(t, s, "wrote "+path)
+		}
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "a.json"))
 	require.NoError(t, err)
@@ -150,6 +161,7 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{[]string{"--history", good, "--sandboxes-per-node", "-1"}, 2, "--sandboxes-per-node is -1"},
 		{[]string{"--history", good, "--boot-seconds", "0"}, 2, "--boot-seconds is 0"},
 		{[]string{"--history", good, "--day", "1s"}, 2, "--day is 1s"},
+		{[]string{"--history", good, "--plots", good}, 2, "--plots " + good + " is not a directory"},
 	} {
 		var out, errOut bytes.Buffer
 		jsonPath := filepath.Join(dir, "refused.json")

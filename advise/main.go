@@ -39,6 +39,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&p.NodePricePerHour, "node-price-per-hour", p.NodePricePerHour, "what a node costs per hour, to print money beside node-seconds (0: none)")
 	fs.DurationVar(&p.Day, "day", p.Day, "the history is judged day by day, of this length")
 	jsonPath := fs.String("json", "", "also write the advice as JSON to this file")
+	plotDir := fs.String("plots", "", "also draw, per pool, the settings replayed (warm hits against cost) and its busiest day, as PNG files in this directory")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -52,6 +53,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := p.Check(); err != nil { // before the history is read: a bad flag costs nothing
 		fmt.Fprintf(stderr, "advise: %v\n", err)
 		return 2
+	}
+	if *plotDir != "" {
+		if st, err := os.Stat(*plotDir); err == nil && !st.IsDir() {
+			fmt.Fprintf(stderr, "advise: --plots %s is not a directory; name a directory (it is made if missing)\n", *plotDir)
+			return 2
+		}
 	}
 	f, err := os.Open(*path)
 	if err != nil {
@@ -70,6 +77,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	printAdvice(stdout, advice, p)
+	if *plotDir != "" {
+		paths, err := writePlots(*plotDir, advice, p)
+		if err != nil {
+			fmt.Fprintf(stderr, "advise: %v\n", err)
+			return 1
+		}
+		for _, path := range paths {
+			fmt.Fprintf(stdout, "wrote %s\n", path)
+		}
+	}
 	if *jsonPath != "" {
 		b, _ := json.MarshalIndent(advice, "", "  ")
 		if err := os.WriteFile(*jsonPath, append(b, '\n'), 0o644); err != nil {
@@ -91,19 +108,22 @@ func printAdvice(w io.Writer, advice []PoolAdvice, p Params) {
 			fmt.Fprintf(w, "  note: %s\n", c)
 		}
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "  (fixed pools: those on the frontier, no other fixed size with more warm hits for less)")
+		fmt.Fprintf(w, "  (fixed pools on the frontier from %.0f%% warm hits up; each autoscaled policy at the lowest headroom that reaches the target on %d of %d days)\n", 100*p.WarmHitTarget-frontierFrom, a.Need, a.Days)
+		if a.Margin > 0 {
+			fmt.Fprintf(w, "  (recommended: %s raised by %d headroom: %d day(s) say little of the days they do not hold, and up to %.0f%% of the cheapest fixed pool's cost the spares are worth it)\n", a.Lowest.Name, a.Margin, a.Days, 100*MarginShare)
+		}
 		fmt.Fprintf(tw, "  setting\twarm hits\tdays at %g%%\twait p95\tp99\t%s", 100*p.WarmHitTarget, cost)
 		if p.NodePricePerHour > 0 && p.SandboxesPerNode > 0 {
 			fmt.Fprint(tw, "\tper day")
 		}
 		fmt.Fprintln(tw)
-		for _, o := range a.Outcomes {
-			if o.policy.Fixed > 0 && !onFrontier(o, a.Outcomes) && (a.Recommended == nil || o.Name != a.Recommended.Name) {
-				continue
-			}
+		for _, o := range a.Shown() {
 			mark := ""
-			if a.Recommended != nil && o.Name == a.Recommended.Name {
+			switch {
+			case a.Recommended != nil && o.Name == a.Recommended.Name:
 				mark = "  <- recommended"
+			case a.Lowest != nil && o.Name == a.Lowest.Name:
+				mark = fmt.Sprintf("  <- the cheapest at the target on %d of %d days", a.Need, a.Days)
 			}
 			fmt.Fprintf(tw, "  %s\t%.1f%%\t%d/%d\t%.1f s\t%.1f s\t%.0f", o.Name, 100*o.WarmShare, o.DaysAtTarget, o.Days, o.WaitP95.Seconds(), o.WaitP99.Seconds(), o.Cost)
 			if p.NodePricePerHour > 0 && p.SandboxesPerNode > 0 {
@@ -125,6 +145,49 @@ func printAdvice(w io.Writer, advice []PoolAdvice, p Params) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// frontierFrom: fixed pools are printed from this many points below the target up.
+const frontierFrom = 10
+
+// Shown are the settings worth printing: the fixed pools on the frontier near the target, each
+// autoscaled ladder at its lowest level at the target (its highest replayed when none is), and
+// the recommendation.
+func (a PoolAdvice) Shown() []Outcome {
+	var out []Outcome
+	var fixedAll []Outcome
+	lowest := map[string]Outcome{}
+	var order []string
+	for _, o := range a.Outcomes {
+		if o.policy.Fixed > 0 {
+			fixedAll = append(fixedAll, o)
+			continue
+		}
+		cur, seen := lowest[o.Ladder]
+		if !seen {
+			order = append(order, o.Ladder)
+		}
+		reaches := o.DaysAtTarget >= a.Need
+		switch {
+		case !seen,
+			reaches && (cur.DaysAtTarget < a.Need || o.Level < cur.Level),
+			!reaches && cur.DaysAtTarget < a.Need && o.Level > cur.Level:
+			lowest[o.Ladder] = o
+		}
+	}
+	target := a.Recommended
+	for _, o := range fixedAll {
+		if 100*o.WarmShare >= 100*a.Target-frontierFrom && onFrontier(o, fixedAll) {
+			out = append(out, o)
+		}
+	}
+	for _, name := range order {
+		out = append(out, lowest[name])
+	}
+	if target != nil && target.Name != lowest[target.Ladder].Name && target.policy.Fixed == 0 {
+		out = append(out, *target)
+	}
+	return out
 }
 
 // onFrontier reports whether no other fixed pool has at least o's warm hits for at most its cost,

@@ -1,0 +1,305 @@
+package main
+
+// The advice's pictures: per pool, the settings' plane (warm hits against cost, each ladder a
+// line up its knob, the recommendation marked) and the busiest day as the recommendation and the
+// fixed pool at the target would have run it.
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
+)
+
+const plotWidth, plotHeight = 9 * vg.Inch, 5.5 * vg.Inch
+
+// plotBelowTarget: the settings plot starts this many points of warm hits below the target.
+const plotBelowTarget = 6
+
+var (
+	colorFixed  = color.RGBA{R: 90, G: 90, B: 90, A: 255}
+	colorTarget = color.RGBA{R: 44, G: 160, B: 44, A: 255}
+	colorDemand = color.RGBA{A: 255}
+	colorPick   = color.RGBA{R: 214, G: 39, B: 40, A: 255}
+	// one per autoscaled ladder, in the order ladders lists them
+	ladderColors = []color.RGBA{{R: 31, G: 119, B: 180, A: 255}, {R: 255, G: 127, B: 14, A: 255},
+		{R: 148, G: 103, B: 189, A: 255}, {R: 140, G: 86, B: 75, A: 255}, {R: 23, G: 190, B: 207, A: 255}}
+)
+
+// plotFile is where a pool's plot goes: the pool's name made safe for a file name.
+func plotFile(dir, pool, what string) string {
+	safe := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, pool)
+	return filepath.Join(dir, safe+"-"+what+".png")
+}
+
+// writePlots writes each pool's two plots into dir and returns their paths.
+func writePlots(dir string, advice []PoolAdvice, p Params) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, a := range advice {
+		path := plotFile(dir, a.Pool, "settings")
+		if err := settingsPlot(path, a, p); err != nil {
+			return paths, err
+		}
+		paths = append(paths, path)
+		if a.Recommended == nil {
+			continue
+		}
+		path = plotFile(dir, a.Pool, "busiest-day")
+		if err := busiestDayPlot(path, a, a.days, p); err != nil {
+			return paths, err
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
+}
+
+func costLabel(p Params) string {
+	if p.SandboxesPerNode == 0 {
+		return "idle warm pod-seconds per day"
+	}
+	if p.NodePricePerHour > 0 {
+		return fmt.Sprintf("node cost per day (at %g an hour)", p.NodePricePerHour)
+	}
+	return "node-seconds per day"
+}
+
+func costValue(o Outcome, p Params) float64 {
+	if p.SandboxesPerNode > 0 && p.NodePricePerHour > 0 {
+		return o.Cost / 3600 * p.NodePricePerHour
+	}
+	return o.Cost
+}
+
+// settingsPlot: every setting replayed, warm hits against cost; a ladder is a line through its
+// levels in order, the fixed pools labelled by size, the recommendation a large mark.
+func settingsPlot(path string, a PoolAdvice, p Params) error {
+	if len(a.Outcomes) == 0 {
+		return errors.New("settings plot: nothing was replayed")
+	}
+	pl := plot.New()
+	pl.Title.Text = fmt.Sprintf("pool %s: %d day(s), %d claims: the settings replayed", a.Pool, a.Days, a.Claims)
+	pl.X.Label.Text = costLabel(p)
+	pl.Y.Label.Text = "warm hits (% of claims)"
+	pl.Add(plotter.NewGrid())
+	pl.Legend.Top, pl.Legend.Left = false, false
+	// The plane near the target: from a few points below it, up to a little beyond the dearer
+	// of the recommendation and the cheapest fixed pool at the target.
+	yMin := 100*p.WarmHitTarget - plotBelowTarget
+	xMax := 0.0
+	for _, o := range a.Outcomes {
+		if o.DaysAtTarget >= a.Need && (o.policy.Fixed > 0 || (a.Recommended != nil && o.Name == a.Recommended.Name)) {
+			xMax = max(xMax, costValue(o, p))
+			if o.policy.Fixed > 0 {
+				break
+			}
+		}
+	}
+	if a.Recommended != nil {
+		xMax = max(xMax, costValue(*a.Recommended, p))
+	}
+	if xMax == 0 {
+		for _, o := range a.Outcomes {
+			xMax = max(xMax, costValue(o, p))
+		}
+	}
+	xMax *= 1.25
+	byLadder := map[string][]Outcome{}
+	var order []string
+	for _, o := range a.Outcomes {
+		if 100*o.WarmShare < yMin || costValue(o, p) > xMax {
+			continue
+		}
+		if _, ok := byLadder[o.Ladder]; !ok {
+			order = append(order, o.Ladder)
+		}
+		byLadder[o.Ladder] = append(byLadder[o.Ladder], o)
+	}
+	maxCost := xMax / 1.1
+	auto := 0
+	for _, name := range order {
+		os := byLadder[name]
+		sort.Slice(os, func(i, j int) bool { return os[i].Level < os[j].Level })
+		xys := make(plotter.XYs, len(os))
+		labels := make([]string, len(os))
+		for i, o := range os {
+			xys[i] = plotter.XY{X: costValue(o, p), Y: 100 * o.WarmShare}
+			labels[i] = fmt.Sprint(o.Level)
+			if name == "fixed" {
+				labels[i] = fmt.Sprint(o.policy.Fixed)
+			}
+		}
+		c, legend, shape := colorFixed, "fixed pools (size)", draw.GlyphDrawer(draw.CircleGlyph{})
+		if name != "fixed" {
+			c, legend, shape = ladderColors[auto%len(ladderColors)], name+" (headroom)", draw.TriangleGlyph{}
+			auto++
+		}
+		line, points, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return err
+		}
+		line.Color, points.Color, points.Shape, points.Radius = c, c, shape, vg.Points(3)
+		pl.Add(line, points)
+		pl.Legend.Add(legend, line, points)
+		if name != "fixed" {
+			continue // the fixed sizes are labelled; the headroom is in the table
+		}
+		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+		if err != nil {
+			return err
+		}
+		for i := range lb.TextStyle {
+			lb.TextStyle[i].Color = c
+		}
+		lb.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(-10)}
+		pl.Add(lb)
+	}
+	target, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 100 * p.WarmHitTarget}, {X: max(maxCost, 1) * 1.1, Y: 100 * p.WarmHitTarget}})
+	if err != nil {
+		return err
+	}
+	target.Color, target.Dashes = colorTarget, []vg.Length{vg.Points(4), vg.Points(3)}
+	pl.Add(target)
+	pl.Legend.Add(fmt.Sprintf("%g%% warm hits", 100*p.WarmHitTarget), target)
+	if r := a.Recommended; r != nil {
+		s, err := plotter.NewScatter(plotter.XYs{{X: costValue(*r, p), Y: 100 * r.WarmShare}})
+		if err != nil {
+			return err
+		}
+		s.GlyphStyle = draw.GlyphStyle{Color: colorPick, Radius: vg.Points(7), Shape: draw.RingGlyph{}}
+		pl.Add(s)
+		pl.Legend.Add("recommended: "+r.Name, s)
+	}
+	pl.X.Min, pl.X.Max = 0, xMax
+	pl.Y.Min, pl.Y.Max = yMin, 100.2
+	return save(pl, path)
+}
+
+// busiestDay is the day with the most claims held at once (the first of equals).
+func busiestDay(ds []*replay.Trace) int {
+	best := 0
+	for i, d := range ds {
+		if d.Peak() > ds[best].Peak() {
+			best = i
+		}
+	}
+	return best
+}
+
+// busiestDayPlot: the claims held on the busiest day, and the pool's size as the recommendation
+// and as the cheapest fixed pool at the target would have held it.
+func busiestDayPlot(path string, a PoolAdvice, ds []*replay.Trace, p Params) error {
+	if len(ds) == 0 {
+		return errors.New("busiest-day plot: no days")
+	}
+	i := busiestDay(ds)
+	day := ds[i]
+	pl := plot.New()
+	pl.Title.Text = fmt.Sprintf("pool %s, its busiest day (%d of %d, %d claims, peak %d held)", a.Pool, i+1, len(ds), len(day.Arrivals), day.Peak())
+	unit, scale := "minutes", time.Minute
+	if day.Duration > 3*time.Hour {
+		unit, scale = "hours", time.Hour
+	}
+	pl.X.Label.Text = unit + " into the day"
+	pl.Y.Label.Text = "sandboxes"
+	pl.Add(plotter.NewGrid())
+	pl.Legend.Top, pl.Legend.Left = true, true
+	end := max(day.Duration, day.End())
+	x := func(d time.Duration) float64 { return float64(d) / float64(scale) }
+	addSteps := func(xys plotter.XYs, c color.Color, width vg.Length, legend string) error {
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return err
+		}
+		l.StepStyle, l.Color, l.Width = plotter.PostStep, c, width
+		pl.Add(l)
+		pl.Legend.Add(legend, l)
+		return nil
+	}
+	held := heldSteps(day)
+	xys := make(plotter.XYs, 0, len(held)+1)
+	for _, s := range held {
+		xys = append(xys, plotter.XY{X: x(s.at), Y: float64(s.n)})
+	}
+	xys = append(xys, plotter.XY{X: x(end), Y: 0})
+	if err := addSteps(xys, colorDemand, vg.Points(1), "claims held"); err != nil {
+		return err
+	}
+	loop := p.loop()
+	rec := replay.Simulate(day, a.Recommended.policy, loop, uint64(i+1))
+	xys = xys[:0:0]
+	for _, s := range rec.Sizes {
+		xys = append(xys, plotter.XY{X: x(s.At), Y: float64(s.Replicas)})
+	}
+	xys = append(xys, plotter.XY{X: x(end), Y: float64(rec.Sizes[len(rec.Sizes)-1].Replicas)})
+	if err := addSteps(xys, colorPick, vg.Points(1.5), fmt.Sprintf("warm pool, recommended %s (%.1f%% warm hits this day)", a.Recommended.Name, 100*rec.WarmShare())); err != nil {
+		return err
+	}
+	for _, o := range a.Outcomes {
+		if o.policy.Fixed == 0 || o.DaysAtTarget < a.Need || o.Name == a.Recommended.Name {
+			continue
+		}
+		r := replay.Simulate(day, o.policy, loop, uint64(i+1))
+		if err := addSteps(plotter.XYs{{X: 0, Y: float64(o.policy.Fixed)}, {X: x(end), Y: float64(o.policy.Fixed)}}, colorFixed, vg.Points(1.5),
+			fmt.Sprintf("warm pool, the cheapest fixed pool at the target: %d (%.1f%% this day)", o.policy.Fixed, 100*r.WarmShare())); err != nil {
+			return err
+		}
+		break // the outcomes list fixed pools by size: the first at the target is the cheapest
+	}
+	pl.X.Min, pl.Y.Min = 0, 0
+	return save(pl, path)
+}
+
+type heldStep struct {
+	at time.Duration
+	n  int
+}
+
+// heldSteps is the claims held over the day, one step per create and delete.
+func heldSteps(tr *replay.Trace) []heldStep {
+	type ev struct {
+		at time.Duration
+		d  int
+	}
+	evs := make([]ev, 0, 2*len(tr.Arrivals))
+	for _, a := range tr.Arrivals {
+		evs = append(evs, ev{a.At, 1}, ev{a.At + a.Lifetime, -1})
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].at < evs[j].at })
+	out := []heldStep{{0, 0}}
+	n := 0
+	for _, e := range evs {
+		n += e.d
+		if last := &out[len(out)-1]; last.at == e.at {
+			last.n = n
+		} else {
+			out = append(out, heldStep{e.at, n})
+		}
+	}
+	return out
+}
+
+func save(p *plot.Plot, path string) error {
+	if err := p.Save(plotWidth, plotHeight, path); err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	return nil
+}
