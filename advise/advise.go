@@ -265,6 +265,9 @@ func ladders(p Params, bound int) []Ladder {
 	return out
 }
 
+// The fixed sizes replayed around the smallest at the target.
+const frontierBelow, frontierAbove = 8, 4
+
 // MarginShare: an autoscaled recommendation is raised up its ladder while it costs at most this
 // share of the fixed pool that reaches the target. 14 days cannot tell a setting at the target
 // on 90% of days from one at it on 80%; what the autoscaled pool saves buys the spares that carry
@@ -363,10 +366,11 @@ func AdviseDays(pool string, ds []*replay.Trace, p Params) (PoolAdvice, error) {
 }
 
 // search finds the lowest level of l at the target on need days (-1: none up to its top), by
-// bisection (more of the knob misses less); with all set, it replays every level (the fixed
-// frontier) and finds the cheapest at the target.
+// bisection (more of the knob misses less); with around set, it also replays the levels from
+// frontierBelow under it to frontierAbove over it (the fixed frontier) and finds the cheapest
+// at the target among them.
 // It returns the outcomes it replayed, lowest level first.
-func search(l Ladder, ds []*replay.Trace, p Params, loop replay.Loop, need int, all bool) (int, []Outcome) {
+func search(l Ladder, ds []*replay.Trace, p Params, loop replay.Loop, need int, around bool) (int, []Outcome) {
 	got := map[int]Outcome{}
 	at := func(level int) Outcome {
 		if o, ok := got[level]; ok {
@@ -377,14 +381,7 @@ func search(l Ladder, ds []*replay.Trace, p Params, loop replay.Loop, need int, 
 		return o
 	}
 	found := -1
-	if all {
-		// every level: the cheapest at the target (node packing makes cost not quite monotone)
-		for level := 0; level < l.Levels; level++ {
-			if o := at(level); o.DaysAtTarget >= need && (found < 0 || o.Cost < got[found].Cost) {
-				found = level
-			}
-		}
-	} else if at(l.Levels-1).DaysAtTarget >= need {
+	if at(l.Levels-1).DaysAtTarget >= need {
 		lo, hi := -1, l.Levels-1 // lo misses the target (or is below the ladder), hi reaches it
 		for hi-lo > 1 {
 			mid := (lo + hi) / 2
@@ -395,6 +392,19 @@ func search(l Ladder, ds []*replay.Trace, p Params, loop replay.Loop, need int, 
 			}
 		}
 		found = hi
+	}
+	if around {
+		// the levels near it too: the frontier the table and plot show, and the cheapest at the
+		// target (node packing makes cost not quite monotone in the level)
+		top := l.Levels - 1
+		if found >= 0 {
+			top = min(found+frontierAbove, l.Levels-1)
+		}
+		for level := max(top-frontierAbove-frontierBelow, 0); level <= top; level++ {
+			if o := at(level); o.DaysAtTarget >= need && found >= 0 && o.Cost < got[found].Cost {
+				found = level
+			}
+		}
 	}
 	levels := make([]int, 0, len(got))
 	for level := range got {
