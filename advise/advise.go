@@ -282,9 +282,28 @@ func Advise(h *history.History, p Params) ([]PoolAdvice, error) {
 	}
 	var out []PoolAdvice
 	for _, pool := range h.PoolNames() {
-		a, err := AdviseDays(pool, days(h, pool, p.Day), p)
+		all := days(h, pool, p.Day)
+		// A day without a claim passes the target whatever the setting: judged, it would let a
+		// small pool through. It is a gap in the record or a day without demand; both are left
+		// out, and the caveat says which days and what that costs a fixed pool.
+		var judged []*replay.Trace
+		var empty []string
+		for i, d := range all {
+			if len(d.Arrivals) == 0 {
+				empty = append(empty, strconv.Itoa(i+1))
+				continue
+			}
+			judged = append(judged, d)
+		}
+		a, err := AdviseDays(pool, judged, p)
 		if err != nil {
 			return nil, err
+		}
+		if len(empty) > 0 {
+			a.Caveats = append(a.Caveats, fmt.Sprintf("%d of %d days have no claim (day %s from the first): a gap in the record or days without demand; they are left out, so on such days a fixed pool costs a whole day of nodes more than the table shows, an autoscaled one its floor", len(empty), len(all), strings.Join(empty, ", ")))
+		}
+		if long := longClaims(h, pool, p.Day); long != "" {
+			a.Caveats = append(a.Caveats, long)
 		}
 		if h.Span() < p.Day {
 			a.Caveats = append(a.Caveats, fmt.Sprintf("the history spans %s, less than a day: the advice holds for demand like these %s, not for a whole day's shape", h.Span().Round(time.Second), h.Span().Round(time.Second)))
@@ -292,6 +311,27 @@ func Advise(h *history.History, p Params) ([]PoolAdvice, error) {
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// longClaims says how many of the pool's claims were held longer than a day, if any: a clock
+// that jumped between create and delete, or a session the pool's sizing should know of.
+func longClaims(h *history.History, pool string, day time.Duration) string {
+	n, longest, line := 0, time.Duration(0), 0
+	for _, c := range h.Pools[pool] {
+		if c.Held() {
+			continue
+		}
+		if d := c.Deleted.Sub(c.Created); d > day {
+			n++
+			if d > longest {
+				longest, line = d, c.Line
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d claim(s) held longer than a day (the longest %s, line %d): if a clock jumped between its create and delete, fix those rows; the replay holds them that long", n, longest.Round(time.Second), line)
 }
 
 // AdviseDays is one pool's advice on its days (traces of one Day each). Every fixed size is

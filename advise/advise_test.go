@@ -210,3 +210,25 @@ func TestEverySettingIsOneTheProgramTakes(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "sizing.sandboxesPerNode is 200")
 }
+
+// A day without a claim is left out and said (judged, it passes the target for any pool); a
+// claim held longer than a day is said, with its line.
+func TestEmptyDaysAndLongClaimsAreSaid(t *testing.T) {
+	const day = 20 * time.Minute
+	trs := dayTraces(31, 32)
+	gap := &replay.Trace{Duration: day} // the record's gap: no claim
+	text := historyOf(t, "code", day, trs[0], gap, trs[1])
+	long := epoch.Add(3 * day).Add(-time.Minute)
+	text += fmt.Sprintf("code,held-long,%s,%s\n", long.Format(time.RFC3339), long.Add(2*day).Format(time.RFC3339))
+	h, err := history.Read(strings.NewReader(text), "h.csv")
+	require.NoError(t, err)
+	p := DefaultParams()
+	p.Day = day
+	advice, err := Advise(h, p)
+	require.NoError(t, err)
+	a := advice[0]
+	assert.Equal(t, 2, a.Days, "the empty day is not judged")
+	caveats := strings.Join(a.Caveats, "\n")
+	assert.Contains(t, caveats, "1 of 3 days have no claim (day 2 from the first)")
+	assert.Contains(t, caveats, "1 claim(s) held longer than a day (the longest 40m0s, line ")
+}
