@@ -27,13 +27,17 @@ type Params struct {
 	WarmHitTarget     float64 // in (0.5, 1)
 	NodePricePerHour  float64 // > 0 prints money beside node-seconds
 	Day               time.Duration
+	// MarginShare: raise an autoscaled recommendation's headroom while it costs at most this
+	// share of the cheapest fixed pool at the target; 0 recommends the cheapest at the target.
+	MarginShare float64
 }
 
 // DefaultParams are the benchmark's: the local node's boot, EKS Auto Mode's nodes as issue 29's
 // model takes them (K = 8, 45 s launches, consolidateAfter 30 s), 99% warm hits.
 func DefaultParams() Params {
 	return Params{BootSeconds: components.DefaultBootSeconds, SandboxesPerNode: 8, NodeLaunchSeconds: 45,
-		ConsolidateAfter: 30 * time.Second, WarmHitTarget: components.DefaultWarmHitTarget, Day: 24 * time.Hour}
+		ConsolidateAfter: 30 * time.Second, WarmHitTarget: components.DefaultWarmHitTarget, Day: 24 * time.Hour,
+		MarginShare: DefaultMarginShare}
 }
 
 // Check says what is wrong with p.
@@ -56,6 +60,9 @@ func (p Params) Check() error {
 	}
 	if p.Day < time.Minute {
 		errs = append(errs, fmt.Errorf("--day is %s; at least 1m", p.Day))
+	}
+	if p.MarginShare < 0 || p.MarginShare > 1 {
+		errs = append(errs, fmt.Errorf("--margin is %g; a share of the fixed pool's cost in [0, 1] (0: the cheapest setting at the target, no margin)", p.MarginShare))
 	}
 	if p.ConsolidateAfter < 0 {
 		errs = append(errs, fmt.Errorf("--consolidate-after is %s; 0 or more", p.ConsolidateAfter))
@@ -145,7 +152,7 @@ type PoolAdvice struct {
 	// Lowest is the cheapest setting at the target, before the margin (Recommended without it).
 	Lowest *Outcome
 	// Need is the days at the target a setting must reach; Margin the headroom the
-	// recommendation was raised by beyond the lowest that reaches them (MarginShare).
+	// recommendation was raised by beyond the lowest that reaches them (Params.MarginShare).
 	Need, Margin int
 	Verdict      string
 	Caveats      []string
@@ -268,11 +275,11 @@ func ladders(p Params, bound int) []Ladder {
 // The fixed sizes replayed around the smallest at the target.
 const frontierBelow, frontierAbove = 8, 4
 
-// MarginShare: an autoscaled recommendation is raised up its ladder while it costs at most this
-// share of the fixed pool that reaches the target. 14 days cannot tell a setting at the target
+// DefaultMarginShare: an autoscaled recommendation is raised up its ladder while it costs at most
+// this share of the fixed pool that reaches the target (Params.MarginShare). 14 days cannot tell a setting at the target
 // on 90% of days from one at it on 80%; what the autoscaled pool saves buys the spares that carry
 // it through days the history did not show, and it still saves at least 5%.
-const MarginShare = 0.95
+const DefaultMarginShare = 0.95
 
 // Advise replays the settings on every day of each pool's history and recommends the cheapest
 // that reaches the warm-hit target on 90% of the days (all of them when there are fewer than 10).
@@ -374,7 +381,7 @@ func AdviseDays(pool string, ds []*replay.Trace, p Params) (PoolAdvice, error) {
 	if best != nil && best.policy.Fixed == 0 && bestFixed != nil {
 		for level := bestLevel + 1; level < bestLadder.Levels; level++ {
 			o := replayDays(bestLadder.At(level), ds, p, loop)
-			if o.Cost > MarginShare*bestFixed.Cost || o.DaysAtTarget < need {
+			if o.Cost > p.MarginShare*bestFixed.Cost || o.DaysAtTarget < need {
 				break
 			}
 			a.Outcomes = append(a.Outcomes, o)

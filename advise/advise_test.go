@@ -93,7 +93,7 @@ func TestAdviceIsTheCheapestSettingAtTheTarget(t *testing.T) {
 	if a.Recommended.policy.Fixed == 0 {
 		// the margin: raised while it costs at most MarginShare of the fixed pool at the target
 		require.NotNil(t, fixedAtTarget)
-		assert.LessOrEqual(t, a.Recommended.Cost, MarginShare*fixedAtTarget.Cost)
+		assert.LessOrEqual(t, a.Recommended.Cost, p.MarginShare*fixedAtTarget.Cost)
 		assert.Positive(t, a.Margin, "%s was not raised, though it costs %.2f of %s", a.Lowest.Name, a.Lowest.Cost/fixedAtTarget.Cost, fixedAtTarget.Name)
 	}
 	// each fixed pool's figures are replay.Simulate's on those days
@@ -165,6 +165,7 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{[]string{"--history", good, "--sandboxes-per-node", "-1"}, 2, "--sandboxes-per-node is -1"},
 		{[]string{"--history", good, "--boot-seconds", "0"}, 2, "--boot-seconds is 0"},
 		{[]string{"--history", good, "--day", "1s"}, 2, "--day is 1s"},
+		{[]string{"--history", good, "--margin", "1.5"}, 2, "--margin is 1.5"},
 		{[]string{"--history", good, "--plots", good}, 2, "--plots " + good + " is not a directory"},
 	} {
 		var out, errOut bytes.Buffer

@@ -38,6 +38,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&p.WarmHitTarget, "warm-hit-target", p.WarmHitTarget, "the share of claims that should find a warm sandbox")
 	fs.Float64Var(&p.NodePricePerHour, "node-price-per-hour", p.NodePricePerHour, "what a node costs per hour, to print money beside node-seconds (0: none)")
 	fs.DurationVar(&p.Day, "day", p.Day, "the history is judged day by day, of this length")
+	fs.Float64Var(&p.MarginShare, "margin", p.MarginShare, "raise an autoscaled recommendation's headroom while it costs at most this share of the cheapest fixed pool at the target (0: the cheapest setting at the target)")
 	jsonPath := fs.String("json", "", "also write the advice as JSON to this file")
 	plotDir := fs.String("plots", "", "also draw, per pool, the settings replayed (warm hits against cost) and its busiest day, as PNG files in this directory")
 	if err := fs.Parse(args); err != nil {
@@ -110,7 +111,7 @@ func printAdvice(w io.Writer, advice []PoolAdvice, p Params) {
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 		fmt.Fprintf(w, "  (fixed pools on the frontier from %.0f%% warm hits up; each autoscaled policy at the lowest headroom that reaches the target on %d of %d days)\n", 100*p.WarmHitTarget-frontierFrom, a.Need, a.Days)
 		if a.Margin > 0 {
-			fmt.Fprintf(w, "  (recommended: %s raised by %d headroom: %d day(s) say little of the days they do not hold, and up to %.0f%% of the cheapest fixed pool's cost the spares are worth it)\n", a.Lowest.Name, a.Margin, a.Days, 100*MarginShare)
+			fmt.Fprintf(w, "  (recommended: %s raised by %d headroom: %d day(s) say little of the days they do not hold, and up to %.0f%% of the cheapest fixed pool's cost the spares are worth it)\n", a.Lowest.Name, a.Margin, a.Days, 100*p.MarginShare)
 		}
 		fmt.Fprintf(tw, "  setting\twarm hits\tdays at %g%%\twait p95\tp99\t%s", 100*p.WarmHitTarget, cost)
 		if p.NodePricePerHour > 0 && p.SandboxesPerNode > 0 {

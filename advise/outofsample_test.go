@@ -26,7 +26,7 @@ func must(tr *replay.Trace, err error) *replay.Trace {
 }
 
 // families are the benchmark's three, longday (drawn up as a held-out family, but its figures were
-// read while MarginShare was chosen) and hotspots, which no choice of advise has seen.
+// read while the margin was chosen) and hotspots, which no choice of advise has seen.
 var families = []family{
 	{replay.TraceBurst, func(s uint64) *replay.Trace {
 		p := replay.DefaultTraceParams()
@@ -100,6 +100,13 @@ func (r outOfSample) met() bool {
 func runOutOfSample(t testing.TB, f family, train, test []*replay.Trace) outOfSample {
 	p := DefaultParams()
 	p.Day = train[0].Duration
+	if v := os.Getenv("ADVISE_OOS_MARGIN"); v != "" {
+		m, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			t.Fatalf("ADVISE_OOS_MARGIN=%q: want a share, 0 for none", v)
+		}
+		p.MarginShare = m
+	}
 	a, err := AdviseDays(f.name, train, p)
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +155,8 @@ func envSeed(t testing.TB, key string, def uint64) uint64 {
 //
 //	go test -run '^$' -bench '^BenchmarkOutOfSample$' -benchtime 1x ./advise
 //
-// ADVISE_OOS_TRAIN and ADVISE_OOS_TEST move the first seeds (1 and 101). ADVISE_OOS_SPLITS=N
+// ADVISE_OOS_TRAIN and ADVISE_OOS_TEST move the first seeds (1 and 101); ADVISE_OOS_MARGIN sets
+// Params.MarginShare (0: the cheapest at the target, no margin). ADVISE_OOS_SPLITS=N
 // runs N more splits (train 10000j+1.., test 10000j+101.., j = 1..N) and counts per family the
 // splits that meet the Goal, beside the best any one fixed size does on them.
 func BenchmarkOutOfSample(b *testing.B) {
