@@ -234,3 +234,37 @@ func pickCell(picks map[string]int) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// The published split's figures in advise/README.md are what the advice does: per family, the
+// recommendation from seeds 1..14, its test days at the target on seeds 101..130, and its cost
+// over the hindsight fixed pool's, and the same on the unseen seeds 1001..1014 / 2001..2030.
+func TestPublishedOutOfSampleFigures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 10 replays of 44 days skipped")
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]string{}
+	for _, line := range strings.Split(string(readme), "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) == 8 {
+			rows[cells[0]] = cells
+		}
+	}
+	for _, f := range families {
+		row, ok := rows[f.name]
+		if !ok {
+			t.Errorf("advise/README.md has no row for family %s", f.name)
+			continue
+		}
+		for i, split := range []struct{ train, test uint64 }{{1, 101}, {1001, 2001}} {
+			r := runOutOfSample(t, f, daysOf(f, split.train, 14), daysOf(f, split.test, 30))
+			got := []string{fmt.Sprintf("%s: %d/%d", r.recommended, r.reached, r.testDays), fmt.Sprintf("%.3f", r.cost/r.hindsightCost)}
+			if want := row[1+2*i : 3+2*i]; got[0] != want[0] || got[1] != want[1] {
+				t.Errorf("%s, train from %d: the advice gives %q, the README says %q", f.name, split.train, got, want)
+			}
+		}
+	}
+}
