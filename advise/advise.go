@@ -27,6 +27,10 @@ type Params struct {
 	WarmHitTarget     float64 // in (0.5, 1)
 	NodePricePerHour  float64 // > 0 prints money beside node-seconds
 	Day               time.Duration
+	// Current names the setting the pool runs now, as advise prints settings ("fixed-20",
+	// "claims + headroom 3", "arrivals, rounded to 8 per node, headroom 2"): it is replayed
+	// beside the others, and set against what the team got when the history says.
+	Current string
 	// MarginShare: raise an autoscaled recommendation's headroom while it costs at most this
 	// share of the cheapest fixed pool at the target; 0 recommends the cheapest at the target.
 	MarginShare float64
@@ -63,6 +67,11 @@ func (p Params) Check() error {
 	}
 	if p.MarginShare < 0 || p.MarginShare > 1 {
 		errs = append(errs, fmt.Errorf("--margin is %g; a share of the fixed pool's cost in [0, 1] (0: the cheapest setting at the target, no margin)", p.MarginShare))
+	}
+	if p.Current != "" {
+		if _, err := named(ladders(p, maxCurrentBound), p.Current); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if p.ConsolidateAfter < 0 {
 		errs = append(errs, fmt.Errorf("--consolidate-after is %s; 0 or more", p.ConsolidateAfter))
@@ -149,6 +158,8 @@ type PoolAdvice struct {
 	Peak        int
 	Outcomes    []Outcome // every setting replayed, ladder by ladder, each lowest level first
 	Recommended *Outcome
+	// Current is the setting the pool runs now (Params.Current), replayed on the same days.
+	Current *Outcome
 	// Lowest is the cheapest setting at the target, before the margin (Recommended without it).
 	Lowest *Outcome
 	// Need is the days at the target a setting must reach; Margin the headroom the
@@ -374,6 +385,14 @@ func AdviseDays(pool string, ds []*replay.Trace, p Params) (PoolAdvice, error) {
 			bestFixed = o
 		}
 	}
+	if p.Current != "" {
+		c, err := named(ladders(p, max(bound, currentBound(p.Current))), p.Current)
+		if err != nil {
+			return a, err
+		}
+		o := replayDays(c, ds, p, loop)
+		a.Current = &o
+	}
 	if best != nil {
 		lowest := *best
 		a.Lowest = &lowest
@@ -410,6 +429,34 @@ func AdviseDays(pool string, ds []*replay.Trace, p Params) (PoolAdvice, error) {
 		a.Verdict = fmt.Sprintf("autoscaled, %s: %g%% warm hits on %d of %d days for %s", best.Name, 100*p.WarmHitTarget, best.DaysAtTarget, len(ds), saving)
 	}
 	return a, nil
+}
+
+// maxCurrentBound bounds the settings --current can name: the program's maxReplicas is far below.
+const maxCurrentBound = 1000
+
+// currentBound is a fixed pool's size when name is one, so the ladder reaches it.
+func currentBound(name string) int {
+	var n int
+	if _, err := fmt.Sscanf(name, "fixed-%d", &n); err == nil {
+		return n
+	}
+	return 0
+}
+
+// named is the setting of that name on the ladders.
+func named(ls []Ladder, name string) (Candidate, error) {
+	for _, l := range ls {
+		for level := 0; level < l.Levels; level++ {
+			if c := l.At(level); c.Name == name {
+				return c, nil
+			}
+		}
+	}
+	examples := make([]string, len(ls))
+	for i, l := range ls {
+		examples[i] = fmt.Sprintf("%q", l.At(min(2, l.Levels-1)).Name)
+	}
+	return Candidate{}, fmt.Errorf("--current %q is no setting advise knows; name it as advise prints it, e.g. %s", name, strings.Join(examples, ", "))
 }
 
 // search finds the lowest level of l at the target on need days (-1: none up to its top), by

@@ -125,10 +125,10 @@ func TestRunPrintsTheAdvice(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
 	var out, errOut bytes.Buffer
 	plots := filepath.Join(dir, "plots")
-	code := run([]string{"--history", path, "--day", "20m", "--node-price-per-hour", "0.0765", "--json", filepath.Join(dir, "a.json"), "--plots", plots}, &out, &errOut)
+	code := run([]string{"--history", path, "--day", "20m", "--node-price-per-hour", "0.0765", "--json", filepath.Join(dir, "a.json"), "--plots", plots, "--current", "fixed-20"}, &out, &errOut)
 	require.Equal(t, 0, code, errOut.String())
 	s := out.String()
-	for _, want := range []string{"pool browser:", "pool code:", "fixed-1", "claims + headroom ", "arrivals, rounded to 8 per node", "<- recommended", "verdict:", `its entry of the pools list: {"`, `"name":"code"`, "per day"} {
+	for _, want := range []string{"pool browser:", "pool code:", "fixed-1", "claims + headroom ", "arrivals, rounded to 8 per node", "<- recommended", "now: fixed-20: ", "verdict:", `its entry of the pools list: {"`, `"name":"code"`, "per day"} {
 		assert.Contains(t, s, want)
 	}
 	// the plots: two PNGs per pool, named in the output
@@ -166,6 +166,7 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{[]string{"--history", good, "--boot-seconds", "0"}, 2, "--boot-seconds is 0"},
 		{[]string{"--history", good, "--day", "1s"}, 2, "--day is 1s"},
 		{[]string{"--history", good, "--margin", "1.5"}, 2, "--margin is 1.5"},
+		{[]string{"--history", good, "--current", "fixed 30"}, 2, `--current "fixed 30" is no setting advise knows; name it as advise prints it, e.g. "fixed-3"`},
 		{[]string{"--history", good, "--plots", good}, 2, "--plots " + good + " is not a directory"},
 	} {
 		var out, errOut bytes.Buffer

@@ -38,6 +38,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&p.WarmHitTarget, "warm-hit-target", p.WarmHitTarget, "the share of claims that should find a warm sandbox")
 	fs.Float64Var(&p.NodePricePerHour, "node-price-per-hour", p.NodePricePerHour, "what a node costs per hour, to print money beside node-seconds (0: none)")
 	fs.DurationVar(&p.Day, "day", p.Day, "the history is judged day by day, of this length")
+	fs.StringVar(&p.Current, "current", "", `the setting the pool runs now, as advise prints settings ("fixed-20", "claims + headroom 3", "arrivals, rounded to 8 per node, headroom 2"), for every pool: replayed beside the others`)
 	fs.Float64Var(&p.MarginShare, "margin", p.MarginShare, "raise an autoscaled recommendation's headroom while it costs at most this share of the cheapest fixed pool at the target (0: the cheapest setting at the target)")
 	jsonPath := fs.String("json", "", "also write the advice as JSON to this file")
 	plotDir := fs.String("plots", "", "also draw, per pool, the settings replayed (warm hits against cost) and its busiest day, as PNG files in this directory")
@@ -133,6 +134,13 @@ func printAdvice(w io.Writer, advice []PoolAdvice, p Params) {
 			fmt.Fprintf(tw, "%s\n", mark)
 		}
 		tw.Flush()
+		if c := a.Current; c != nil {
+			fmt.Fprintf(w, "  now: %s: %.1f%% warm hits in the model, %d/%d days at %g%%, %.0f %s", c.Name, 100*c.WarmShare, c.DaysAtTarget, c.Days, 100*p.WarmHitTarget, c.Cost, cost)
+			if r := a.Recommended; r != nil && c.Cost > 0 {
+				fmt.Fprintf(w, "; the recommendation costs %.0f%% of it", 100*r.Cost/c.Cost)
+			}
+			fmt.Fprintln(w)
+		}
 		fmt.Fprintf(w, "  verdict: %s\n", a.Verdict)
 		switch {
 		case a.Recommended != nil && len(advice) == 1:
