@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -33,21 +32,13 @@ users:
 // as strings, a --path object (sizing.*) as one JSON object, numbers as numbers.
 func (c Candidate) programConfig() map[string]string {
 	cfg := map[string]string{}
-	objects := map[string]map[string]any{}
+	objects := map[string]any{}
 	for _, s := range c.Config {
-		top, rest, nested := strings.Cut(s.Key, ".")
-		if !nested {
+		if top, _, nested := strings.Cut(s.Key, "."); !nested && !strings.Contains(top, "[") {
 			cfg[top] = s.Value
 			continue
 		}
-		if objects[top] == nil {
-			objects[top] = map[string]any{}
-		}
-		if _, err := strconv.ParseFloat(s.Value, 64); err == nil {
-			objects[top][rest] = json.Number(s.Value)
-		} else {
-			objects[top][rest] = s.Value
-		}
+		setPath(objects, s.Key, s.Value)
 	}
 	for k, v := range objects {
 		b, _ := json.Marshal(v)

@@ -96,6 +96,8 @@ type Candidate struct {
 	// Ladder and Level place it on its ladder (Ladder.At(Level)).
 	Ladder string
 	Level  int
+	// Margin marks a step of the margin (a raise of the cheapest at the target).
+	Margin bool
 	policy replay.Policy
 }
 
@@ -106,9 +108,20 @@ type Setting struct{ Key, Value string }
 func (c Candidate) Commands() []string {
 	out := make([]string, len(c.Config))
 	for i, s := range c.Config {
-		out[i] = fmt.Sprintf("pulumi config set --path '%s' %s", s.Key, s.Value)
+		out[i] = fmt.Sprintf("pulumi config set --path '%s' %s", s.Key, shellWord(s.Value))
 	}
 	return out
+}
+
+// shellWord is v as one word of a POSIX shell: as it is when it is plain, single-quoted when not
+// (a cron expression's spaces and stars).
+func shellWord(v string) string {
+	for _, r := range v {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-/:", r)) {
+			return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
+		}
+	}
+	return v
 }
 
 // Entry is the settings as the pool's entry of the `pools` list, named: a nested object,
@@ -116,26 +129,51 @@ func (c Candidate) Commands() []string {
 func (c Candidate) Entry(pool string) map[string]any {
 	e := map[string]any{"name": pool}
 	for _, s := range c.Config {
-		m, key := e, s.Key
-		for {
-			dot := strings.IndexByte(key, '.')
-			if dot < 0 {
-				break
-			}
-			sub, ok := m[key[:dot]].(map[string]any)
-			if !ok {
-				sub = map[string]any{}
-				m[key[:dot]] = sub
-			}
-			m, key = sub, key[dot+1:]
-		}
-		if n, err := strconv.ParseFloat(s.Value, 64); err == nil {
-			m[key] = n
-		} else {
-			m[key] = s.Value
-		}
+		setPath(e, s.Key, s.Value)
 	}
 	return e
+}
+
+// setPath sets a --path key (dots for objects, name[i] for a list's i-th element) in root: a
+// number as a number, anything else as a string.
+func setPath(root map[string]any, key, value string) {
+	var v any = value
+	if n, err := strconv.ParseFloat(value, 64); err == nil {
+		v = n
+	}
+	parts := strings.Split(key, ".")
+	var cur any = root
+	for i, part := range parts {
+		last := i == len(parts)-1
+		name, index := part, -1
+		if open := strings.IndexByte(part, '['); open > 0 && strings.HasSuffix(part, "]") {
+			if n, err := strconv.Atoi(part[open+1 : len(part)-1]); err == nil {
+				name, index = part[:open], n
+			}
+		}
+		m := cur.(map[string]any)
+		if index < 0 {
+			if last {
+				m[name] = v
+				return
+			}
+			if _, ok := m[name].(map[string]any); !ok {
+				m[name] = map[string]any{}
+			}
+			cur = m[name]
+			continue
+		}
+		list, _ := m[name].([]any)
+		for len(list) <= index {
+			list = append(list, map[string]any{})
+		}
+		m[name] = list
+		if last {
+			list[index] = v
+			return
+		}
+		cur = list[index]
+	}
 }
 
 func set(key string, value any) Setting { return Setting{key, fmt.Sprint(value)} }
@@ -218,20 +256,26 @@ type Ladder struct {
 	Name   string
 	Levels int
 	At     func(level int) Candidate
+	// Raise is the setting at level with k more spares all day, for the margin; nil: At(level+k).
+	Raise func(level, k int) (Candidate, bool)
+}
+
+// raise is Raise, or up the ladder.
+func (l Ladder) raise(level, k int) (Candidate, bool) {
+	if l.Raise != nil {
+		return l.Raise(level, k)
+	}
+	if level+k >= l.Levels {
+		return Candidate{}, false
+	}
+	return l.At(level + k), true
 }
 
 // ladders are the settings searched, all bounded by maxReplicas = bound: fixed pools 1..bound,
 // claims plus headroom 1..bound-1, and the arrivals policy plus headroom 0..bound-1 (with the
 // node keys when there are nodes).
 func ladders(p Params, bound int) []Ladder {
-	short, long := time.Duration(components.DefaultShortWindowSeconds)*time.Second, time.Duration(components.DefaultLongWindowSeconds)*time.Second
-	// autoscaled: a pool at rest holds what the policy asks for with no demand (a day split from
-	// a continuous history starts where the night left the pool, not at the floor).
-	autoscaled := func(c Candidate, desired func(replay.Demand) float64) Candidate {
-		c.policy = replay.Policy{Floor: 1, Max: bound, Short: short, Long: long, Desired: desired}
-		c.policy.InitialScale = min(max(int(math.Ceil(desired(replay.Demand{}))), 1), bound)
-		return c
-	}
+	autoscaled := func(c Candidate, desired func(replay.Demand) float64) Candidate { return autoscaled(c, desired, bound) }
 	out := []Ladder{
 		{Name: "fixed", Levels: bound, At: func(i int) Candidate { return fixed(i + 1) }},
 		{Name: "claims + headroom", Levels: bound - 1, At: func(i int) Candidate {
@@ -273,14 +317,41 @@ func ladders(p Params, bound int) []Ladder {
 		out = append(out, arrivals(fmt.Sprintf("arrivals, rounded, nodeLaunchSeconds %d", l.NodeLaunchSeconds), l))
 	}
 	for i := range out {
-		name, at := out[i].Name, out[i].At
-		out[i].At = func(level int) Candidate {
-			c := at(level)
-			c.Ladder, c.Level = name, level
-			return c
-		}
+		out[i] = stamped(out[i])
 	}
 	return out
+}
+
+// autoscaled gives an autoscaled setting its policy: bounded by [1, bound], reading the
+// exporter's windows, and at rest where the policy holds it with no demand (a day split from a
+// continuous history starts where the night left the pool, not at the floor).
+func autoscaled(c Candidate, desired func(replay.Demand) float64, bound int) Candidate {
+	short, long := time.Duration(components.DefaultShortWindowSeconds)*time.Second, time.Duration(components.DefaultLongWindowSeconds)*time.Second
+	c.policy = replay.Policy{Floor: 1, Max: bound, Short: short, Long: long, Desired: desired}
+	c.policy.InitialScale = min(max(int(math.Ceil(desired(replay.Demand{}))), 1), bound)
+	return c
+}
+
+// stamped makes l's settings say where on it they are.
+func stamped(l Ladder) Ladder {
+	at := l.At
+	l.At = func(level int) Candidate {
+		c := at(level)
+		c.Ladder, c.Level = l.Name, level
+		return c
+	}
+	return l
+}
+
+// arrivalsSizing is the arrivals policy's sizing as advise renders it, rounded to nodes when
+// there are nodes.
+func arrivalsSizing(p Params) components.Sizing {
+	s := components.Sizing{Policy: components.SizingArrivals, BootSeconds: p.BootSeconds, HPASyncSeconds: components.DefaultHPASyncSeconds,
+		WarmHitTarget: p.WarmHitTarget, ShortWindowSeconds: components.DefaultShortWindowSeconds, LongWindowSeconds: components.DefaultLongWindowSeconds, SandboxesPerNode: 1}
+	if p.SandboxesPerNode > 1 {
+		s.SandboxesPerNode = p.SandboxesPerNode
+	}
+	return s
 }
 
 // The fixed sizes replayed around the smallest at the target.
@@ -371,11 +442,13 @@ func AdviseDays(pool string, ds []*replay.Trace, p Params) (PoolAdvice, error) {
 	var best, bestFixed *Outcome
 	var bestLadder Ladder
 	var bestLevel int
-	for _, l := range ladders(p, bound) {
+	found := map[string]int{}
+	consider := func(l Ladder) {
 		level, outcomes := search(l, ds, p, loop, need, l.Name == "fixed")
 		a.Outcomes = append(a.Outcomes, outcomes...)
+		found[l.Name] = level
 		if level < 0 {
-			continue
+			return
 		}
 		o := outcomeAt(outcomes, l.At(level).Name)
 		if best == nil || o.Cost < best.Cost {
@@ -383,6 +456,19 @@ func AdviseDays(pool string, ds []*replay.Trace, p Params) (PoolAdvice, error) {
 		}
 		if l.Name == "fixed" {
 			bestFixed = o
+		}
+	}
+	for _, l := range ladders(p, bound) {
+		consider(l)
+	}
+	// A schedule's floor by day lets the night run on less headroom: the arrivals policy with
+	// a floor through the history's busy hours, at a few headrooms below the one it needs
+	// without a floor, each bisected for its floor.
+	if w, ok := busyWindow(ds, p.Day); ok {
+		if h := found[arrivalsLadderName(p)]; h > 0 {
+			for _, headroom := range uniqueInts(0, h/3, 2*h/3) {
+				consider(scheduleLadder(p, bound, arrivalsSizing(p), w, headroom))
+			}
 		}
 	}
 	if p.Current != "" {
@@ -398,14 +484,19 @@ func AdviseDays(pool string, ds []*replay.Trace, p Params) (PoolAdvice, error) {
 		a.Lowest = &lowest
 	}
 	if best != nil && best.policy.Fixed == 0 && bestFixed != nil {
-		for level := bestLevel + 1; level < bestLadder.Levels; level++ {
-			o := replayDays(bestLadder.At(level), ds, p, loop)
+		for k := 1; ; k++ {
+			c, ok := bestLadder.raise(bestLevel, k)
+			if !ok {
+				break
+			}
+			c.Margin = true
+			o := replayDays(c, ds, p, loop)
 			if o.Cost > p.MarginShare*bestFixed.Cost || o.DaysAtTarget < need {
 				break
 			}
 			a.Outcomes = append(a.Outcomes, o)
 			best = &a.Outcomes[len(a.Outcomes)-1]
-			a.Margin = level - bestLevel
+			a.Margin = k
 		}
 	}
 	if best != nil {

@@ -201,7 +201,8 @@ func TestSampleHistoryIsTheLoadDays(t *testing.T) {
 // Every setting advise searches is one the program takes (its own validation, under mocks), and
 // the check can refuse: a setting beyond the program's bounds is refused with its message.
 func TestEverySettingIsOneTheProgramTakes(t *testing.T) {
-	for _, l := range ladders(DefaultParams(), 20) {
+	p := DefaultParams()
+	for _, l := range append(ladders(p, 20), scheduleLadder(p, 20, arrivalsSizing(p), BusyWindow{Start: 8, End: 20}, 2)) {
 		for _, level := range []int{0, 1, l.Levels - 1} { // the bottom, a headroom, the top
 			c := l.At(level)
 			require.NoError(t, c.accepted(), c.Name)

@@ -168,6 +168,9 @@ func (a PoolAdvice) Shown() []Outcome {
 	lowest := map[string]Outcome{}
 	var order []string
 	for _, o := range a.Outcomes {
+		if o.Margin {
+			continue // the recommendation is shown; the steps to it are in --json
+		}
 		if o.policy.Fixed > 0 {
 			fixedAll = append(fixedAll, o)
 			continue
@@ -193,7 +196,7 @@ func (a PoolAdvice) Shown() []Outcome {
 	for _, name := range order {
 		out = append(out, lowest[name])
 	}
-	if target != nil && target.Name != lowest[target.Ladder].Name && target.policy.Fixed == 0 {
+	if target != nil && target.Margin {
 		out = append(out, *target)
 	}
 	return out

@@ -213,6 +213,9 @@ func kind(name string) string {
 	if strings.HasPrefix(name, "fixed-") {
 		return "fixed"
 	}
+	if i := strings.Index(name, ", schedule"); i >= 0 {
+		return "arrivals with a schedule"
+	}
 	if i := strings.Index(name, ", headroom"); i >= 0 {
 		return name[:i]
 	}

@@ -125,8 +125,8 @@ func settingsPlot(path string, a PoolAdvice, p Params) error {
 	byLadder := map[string][]Outcome{}
 	var order []string
 	for _, o := range a.Outcomes {
-		if 100*o.WarmShare < yMin || costValue(o, p) > xMax {
-			continue
+		if o.Margin || 100*o.WarmShare < yMin || costValue(o, p) > xMax {
+			continue // the margin's steps: the recommendation is ringed
 		}
 		if _, ok := byLadder[o.Ladder]; !ok {
 			order = append(order, o.Ladder)
@@ -149,7 +149,11 @@ func settingsPlot(path string, a PoolAdvice, p Params) error {
 		}
 		c, legend, shape := colorFixed, "fixed pools (size)", draw.GlyphDrawer(draw.CircleGlyph{})
 		if name != "fixed" {
-			c, legend, shape = ladderColors[auto%len(ladderColors)], name+" (headroom)", draw.TriangleGlyph{}
+			knob := " (headroom)"
+			if strings.Contains(name, ", schedule") {
+				knob = " (its warm floor)"
+			}
+			c, legend, shape = ladderColors[auto%len(ladderColors)], name+knob, draw.TriangleGlyph{}
 			auto++
 		}
 		line, points, err := plotter.NewLinePoints(xys)
