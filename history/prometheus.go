@@ -245,6 +245,9 @@ func Reconstruct(q Query, held, created model.Matrix) (*History, error) {
 	if err := q.Check(); err != nil {
 		return nil, err
 	}
+	if len(q.Pools) == 0 {
+		return nil, errors.New("no pool to rebuild: name at least one")
+	}
 	n := int(q.End.Sub(q.Start)/q.Step) + 1
 	last := q.Start.Add(time.Duration(n-1) * q.Step)
 	at := func(k int) time.Time { return q.Start.Add(time.Duration(k) * q.Step) }

@@ -135,6 +135,7 @@ func TestReconstructRefusesNamingWhatIsWrong(t *testing.T) {
 			want: "the range 2026-12-01T08:00:00Z to 2026-12-01T08:00:00Z is empty"},
 		{name: "a range shorter than a step", q: Query{Pools: []string{"code"}, Start: t0, End: sec(10), Step: step},
 			want: "shorter than one step (15s)"},
+		{name: "no pool", q: query(7), held: held, created: created, want: "no pool to rebuild"},
 		{name: "an empty pool name", q: Query{Pools: []string{"code", " "}, Start: t0, End: sec(90), Step: step},
 			want: "a pool name is empty"},
 		{name: "no held series", q: query(7, "code", "browser"), held: held, created: append(model.Matrix{createdOf("browser", "warm", 0, 1, 1, 1, 1, 1, 1)}, created...),
