@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
 	"github.com/warmpool/warm-pool-autoscaling-keda/history"
 	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
 )
@@ -153,6 +154,11 @@ func TestRunRefusesBadInput(t *testing.T) {
 	require.NoError(t, os.WriteFile(good, []byte(historyOf(t, "code", time.Hour, dayTraces(1)...)), 0o644))
 	bad := filepath.Join(dir, "bad.csv")
 	require.NoError(t, os.WriteFile(bad, []byte("claim,created,deleted\nc1,2026-12-01T08:00:30Z,2026-12-01T08:00:00Z\n"), 0o644))
+	// A loopback port nothing listens on: the Prometheus there is unreachable.
+	closed, err := freeport.Addr()
+	require.NoError(t, err)
+	nobody := "http://" + closed
+	from, to := "2026-12-01T08:00:00Z", "2026-12-01T09:00:00Z"
 	for _, c := range []struct {
 		args []string
 		code int
@@ -168,6 +174,20 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{[]string{"--history", good, "--margin", "1.5"}, 2, "--margin is 1.5"},
 		{[]string{"--history", good, "--current", "fixed 30"}, 2, `--current "fixed 30" is no setting advise knows; name it as advise prints it, e.g. "fixed-3"`},
 		{[]string{"--history", good, "--plots", good}, 2, "--plots " + good + " is not a directory"},
+		{[]string{"--history", good, "extra"}, 2, `"extra" is not a flag`},
+		// the Prometheus source
+		{[]string{"--history", good, "--prometheus", nobody}, 2, "--history and --prometheus are two sources of the history; give one of them"},
+		{[]string{"--history", good, "--from", from}, 2, "--from goes with --prometheus, not --history"},
+		{[]string{"--history", good, "--pools", "code"}, 2, "--pools goes with --prometheus"},
+		{[]string{"--prometheus", "prometheus:9090", "--from", from, "--to", to}, 2, `--prometheus: "prometheus:9090" is not a Prometheus URL`},
+		{[]string{"--prometheus", nobody, "--to", to}, 2, "--prometheus needs --from, an RFC 3339 time"},
+		{[]string{"--prometheus", nobody, "--from", from}, 2, "--prometheus needs --to"},
+		{[]string{"--prometheus", nobody, "--from", "yesterday", "--to", to}, 2, `--from "yesterday" is not an RFC 3339 time`},
+		{[]string{"--prometheus", nobody, "--from", from, "--to", from}, 2, "the range 2026-12-01T08:00:00Z to 2026-12-01T08:00:00Z is empty"},
+		{[]string{"--prometheus", nobody, "--from", to, "--to", from}, 2, "is empty: the end must be after the start"},
+		{[]string{"--prometheus", nobody, "--from", from, "--to", to, "--step", "500ms"}, 2, "the step is 500ms; it must be at least 1s"},
+		{[]string{"--prometheus", nobody, "--from", from, "--to", to, "--pools", "code,"}, 2, "a pool name is empty"},
+		{[]string{"--prometheus", nobody, "--from", from, "--to", to}, 1, "cannot reach the Prometheus at " + nobody},
 	} {
 		var out, errOut bytes.Buffer
 		jsonPath := filepath.Join(dir, "refused.json")
@@ -234,4 +254,13 @@ func TestEmptyDaysAndLongClaimsAreSaid(t *testing.T) {
 	caveats := strings.Join(a.Caveats, "\n")
 	assert.Contains(t, caveats, "1 of 3 days have no claim (day 2 from the first)")
 	assert.Contains(t, caveats, "1 claim(s) held longer than a day (the longest 40m0s, line ")
+}
+
+// --help documents both sources and the Prometheus' flags.
+func TestHelpDocumentsBothSources(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run([]string{"--help"}, &out, &errOut))
+	for _, want := range []string{"advise --history FILE", "advise --prometheus URL --from T --to T", "-prometheus string", "-pools string", "-from string", "-to string", "-step duration", "(default 15s)", "good to one --step"} {
+		assert.Contains(t, errOut.String(), want)
+	}
 }

@@ -7,7 +7,11 @@
 //	go run ./advise --history claims.csv [--sandboxes-per-node 8] [--node-launch-seconds 45] ...
 //
 // The history's format is package history's (CSV or JSON lines of pool, claim, created,
-// deleted). The figures are the model's (replay), held against the live runs in docs/bursts.md.
+// deleted). Or it is rebuilt from a live cluster's Prometheus, times good to one step:
+//
+//	go run ./advise --prometheus http://127.0.0.1:9090 --from 2026-12-01T00:00:00Z --to 2026-12-15T00:00:00Z [--pools code,browser] [--step 15s]
+//
+// The figures are the model's (replay), held against the live runs in docs/bursts.md.
 package main
 
 import (
@@ -30,7 +34,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("advise", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	p := DefaultParams()
-	path := fs.String("history", "", "the claim history: CSV (header pool,claim,created,deleted) or JSON lines, times in RFC 3339 (required)")
+	path := fs.String("history", "", "the claim history: CSV (header pool,claim,created,deleted) or JSON lines, times in RFC 3339 (this or --prometheus)")
+	prom := addPromFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "usage: advise --history FILE [flags]\n"+
+			"   or: advise --prometheus URL --from T --to T [--pools a,b] [--step 15s] [flags]\n\n")
+		fs.PrintDefaults()
+	}
 	fs.IntVar(&p.BootSeconds, "boot-seconds", p.BootSeconds, "a sandbox's create to Ready, seconds")
 	fs.IntVar(&p.SandboxesPerNode, "sandboxes-per-node", p.SandboxesPerNode, "sandboxes one node holds; 0: nodes are always there (cost is then idle warm pod-seconds)")
 	fs.IntVar(&p.NodeLaunchSeconds, "node-launch-seconds", p.NodeLaunchSeconds, "a new node's launch to Ready, seconds")
@@ -48,8 +58,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if *path == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "advise: --history FILE is required (and nothing else on the line); see --help")
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	q, err := prom.query(*path, set)
+	if err == nil && fs.NArg() > 0 {
+		err = fmt.Errorf("%q is not a flag; the history is --history FILE or --prometheus URL (and nothing else on the line); see --help", fs.Arg(0))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "advise: %v\n", err)
 		return 2
 	}
 	if err := p.Check(); err != nil { // before the history is read: a bad flag costs nothing
@@ -62,13 +78,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	f, err := os.Open(*path)
-	if err != nil {
-		fmt.Fprintf(stderr, "advise: %v\n", err)
-		return 1
+	var h *history.History
+	if q != nil {
+		h, err = fromPrometheus(q)
+	} else {
+		h, err = readFile(*path)
 	}
-	h, err := history.Read(f, *path)
-	f.Close()
 	if err != nil {
 		fmt.Fprintf(stderr, "advise: %v\n", err)
 		return 1
@@ -77,6 +92,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "advise: %v\n", err)
 		return 2
+	}
+	if q != nil {
+		printSource(stdout, h, q)
 	}
 	printAdvice(stdout, advice, p)
 	if *plotDir != "" {
@@ -97,6 +115,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+func readFile(path string) (*history.History, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return history.Read(f, path)
 }
 
 func printAdvice(w io.Writer, advice []PoolAdvice, p Params) {

@@ -39,7 +39,8 @@ const (
 	// CoreDNSModule is the local real nodes' cluster DNS (EKS runs its own CoreDNS add-on).
 	CoreDNSModule = "v1.15.0"
 	// PrometheusModule is the Prometheus module promtool is built from, to test the stack's
-	// alerting rules; PrometheusRelease is the release it is (the module's v0.3MM.P tags
+	// alerting rules (and the server advise's live test reads a history from);
+	// PrometheusRelease is the release it is (the module's v0.3MM.P tags
 	// are Prometheus v3.MM.P). The newest whose go.mod asks for no newer Go than ours (go 1.26.7).
 	PrometheusModule  = "v0.316.0"
 	PrometheusRelease = "3.16.0"
@@ -145,6 +146,10 @@ var Pins = []Pin{
 	{
 		Name: "promtool", LocalControlPlane: PrometheusModule, LocalModule: "github.com/prometheus/prometheus", LocalToolDir: "prometheus",
 		Why: "only tests the alerting rules (promtool test rules); the program renders the rules for the team's own Prometheus",
+	},
+	{
+		Name: "Prometheus server", LocalControlPlane: PrometheusModule, LocalModule: "github.com/prometheus/prometheus", LocalToolDir: "prometheus-server",
+		Why: "only serves a backfilled claim history to advise's live test (history.FromPrometheus); the program reads the team's own Prometheus",
 	},
 }
 

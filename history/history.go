@@ -43,10 +43,21 @@ func (c Claim) Held() bool { return c.Deleted.IsZero() }
 
 // History is every claim read, per pool, each pool's claims by creation time; Start and End
 // bound it: the first creation and the last time it records (a deletion, or a creation when
-// that is later).
+// that is later). A history rebuilt from a Prometheus (FromPrometheus) is bounded by the range
+// asked instead, and says more: see its fields.
 type History struct {
 	Pools      map[string][]Claim
 	Start, End time.Time
+	// Resolution is how far a time may be from the real one: 0 for a history read from a file
+	// (as written), the step for one rebuilt from a Prometheus.
+	Resolution time.Duration
+	// Observed is, per pool, the claims the agent-sandbox controller counted as served warm and
+	// cold over the history (launch_type): the warm-hit share the team really got, to hold the
+	// model's against. Nil for a history read from a file.
+	Observed map[string]Launches
+	// HeldAtStart is, per pool, the claims already held when a rebuilt history starts: created
+	// before it, so not among its claims. Nil for a history read from a file.
+	HeldAtStart map[string]int
 }
 
 // Span is how long the history covers.

@@ -164,6 +164,19 @@ func tools() []tool {
 				"-X github.com/prometheus/common/version.Branch=" + contract.PrometheusModule,
 			},
 		},
+		{
+			// The Prometheus server, from the same module and version as promtool: advise's live
+			// test backfills a claim history with promtool and reads it back through the server's
+			// HTTP API (history.FromPrometheus). A tool module of its own (tools/prometheus-server,
+			// its go.sum a superset of promtool's at the same versions), so that adding it left
+			// promtool's cache key as it was; the two builds share Go's build cache.
+			dir: "prometheus-server", module: "github.com/prometheus/prometheus", version: prometheusVersion,
+			commands: []command{{"github.com/prometheus/prometheus/cmd/prometheus", "prometheus"}},
+			ldflags: []string{
+				"-X github.com/prometheus/common/version.Version=" + contract.PrometheusRelease,
+				"-X github.com/prometheus/common/version.Branch=" + contract.PrometheusModule,
+			},
+		},
 	}
 }
 
@@ -181,4 +194,7 @@ var (
 	Pulumi = []string{"pulumi", "pulumi-kubernetes"}
 	// Monitoring is promtool, which the alerting rules' tests run.
 	Monitoring = []string{"prometheus"}
+	// PrometheusServer is promtool and the Prometheus server: a history backfilled with the one
+	// and served by the other (advise's live test).
+	PrometheusServer = []string{"prometheus", "prometheus-server"}
 )
