@@ -198,6 +198,9 @@ type PoolAdvice struct {
 	Recommended *Outcome
 	// Current is the setting the pool runs now (Params.Current), replayed on the same days.
 	Current *Outcome
+	// Observed is what the controller counted, warm and cold, when the history says (a
+	// Prometheus): the model's prediction of Current is held against it.
+	Observed *history.Launches
 	// Lowest is the cheapest setting at the target, before the margin (Recommended without it).
 	Lowest *Outcome
 	// Need is the days at the target a setting must reach; Margin the headroom the
@@ -387,6 +390,9 @@ func Advise(h *history.History, p Params) ([]PoolAdvice, error) {
 		a, err := AdviseDays(pool, judged, p)
 		if err != nil {
 			return nil, err
+		}
+		if o, ok := h.Observed[pool]; ok && o.Warm+o.Cold > 0 {
+			a.Observed = &o
 		}
 		if len(empty) > 0 {
 			a.Caveats = append(a.Caveats, fmt.Sprintf("%d of %d days have no claim (day %s from the first): a gap in the record or days without demand; they are left out, so on such days a fixed pool costs a whole day of nodes more than the table shows, an autoscaled one its floor", len(empty), len(all), strings.Join(empty, ", ")))

@@ -167,6 +167,10 @@ func printAdvice(w io.Writer, advice []PoolAdvice, p Params) {
 				fmt.Fprintf(w, "; the recommendation costs %.0f%% of it", 100*r.Cost/c.Cost)
 			}
 			fmt.Fprintln(w)
+			if o := a.Observed; o != nil {
+				fmt.Fprintf(w, "  the model against what you got: it gives %s %.1f%% warm hits, the controller counted %.1f%% (%d warm, %d cold): %+.1f points\n",
+					c.Name, 100*c.WarmShare, 100*o.WarmShare(), o.Warm, o.Cold, 100*(c.WarmShare-o.WarmShare()))
+			}
 		}
 		fmt.Fprintf(w, "  verdict: %s\n", a.Verdict)
 		switch {

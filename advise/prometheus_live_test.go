@@ -288,13 +288,16 @@ func TestLivePrometheusHistory(t *testing.T) {
 
 	// advise itself, on the same Prometheus: the source and the warm/cold split printed, then the advice.
 	var out, errOut bytes.Buffer
-	code := run([]string{"--prometheus", url, "--pools", "code", "--from", base.Format(time.RFC3339), "--to", last.Format(time.RFC3339), "--day", "20m"}, &out, &errOut)
+	code := run([]string{"--prometheus", url, "--pools", "code", "--from", base.Format(time.RFC3339), "--to", last.Format(time.RFC3339), "--day", "20m", "--current", "fixed-10"}, &out, &errOut)
 	require.Equal(t, 0, code, errOut.String())
 	o := h.Observed["code"]
 	assert.Contains(t, out.String(), fmt.Sprintf("history: rebuilt from the Prometheus at %s", url))
 	assert.Contains(t, out.String(), fmt.Sprintf("pool code: %d claims created; the controller served %d warm, %d cold", len(h.Pools["code"]), o.Warm, o.Cold))
 	assert.Contains(t, out.String(), "verdict:")
 	assert.NotContains(t, out.String(), "pool browser")
+	// the model's prediction of the setting run now, held against what the controller counted
+	assert.Contains(t, out.String(), "the model against what you got: it gives fixed-10 ")
+	assert.Contains(t, out.String(), fmt.Sprintf("the controller counted %.1f%% (%d warm, %d cold)", 100*o.WarmShare(), o.Warm, o.Cold))
 
 	// The refusals, from the real server.
 	for _, c := range []struct {
