@@ -42,6 +42,9 @@ type Cluster struct {
 	Name       pulumi.StringOutput
 	Kubeconfig pulumi.StringOutput // secret
 	Provider   *kubernetes.Provider
+	// Created says this program creates the cluster (create mode): what is read in it first
+	// waits for it (SandboxRuntimeArgs.NewClusterKubeconfig).
+	Created bool
 }
 
 // NewCluster makes (create) or connects to (existing) the cluster.
@@ -87,9 +90,7 @@ func NewCluster(ctx *pulumi.Context, name string, args *ClusterArgs, opts ...pul
 		return nil, err
 	}
 	c.Provider = provider
-	if args.Mode == ModeCreate {
-		newClusters.Store(provider, c.Kubeconfig)
-	}
+	c.Created = args.Mode == ModeCreate
 
 	return c, ctx.RegisterResourceOutputs(c, pulumi.Map{
 		"name":       c.Name,

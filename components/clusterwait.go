@@ -11,10 +11,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -72,30 +70,6 @@ func wait(ctx context.Context, p Patience, check func(context.Context) (bool, er
 
 // waited is how a duration reads in progress lines: whole seconds.
 func waited(d time.Duration) string { return d.Round(time.Second).String() }
-
-// newClusters maps the Kubernetes provider of each cluster this program creates to that
-// cluster's kubeconfig (after the endpoint wait). The program hands a component only the
-// provider (pulumi.Providers), so this is how SandboxRuntime finds that the cluster is new and
-// how to read it.
-var newClusters sync.Map // *kubernetes.Provider -> pulumi.StringOutput
-
-// newClusterKubeconfig returns the kubeconfig of the cluster this program creates whose
-// provider is among opts, if there is one.
-func newClusterKubeconfig(opts []pulumi.ResourceOption) (pulumi.StringOutput, bool) {
-	o, err := pulumi.NewResourceOptions(opts...)
-	if err != nil {
-		return pulumi.StringOutput{}, false
-	}
-	candidates := append([]pulumi.ProviderResource{o.Provider}, o.Providers...)
-	for _, p := range candidates {
-		if kp, ok := p.(*kubernetes.Provider); ok {
-			if kc, found := newClusters.Load(kp); found {
-				return kc.(pulumi.StringOutput), true
-			}
-		}
-	}
-	return pulumi.StringOutput{}, false
-}
 
 // kubeconfigEndpoint reads the server and its CA from the kubeconfig of the current context (or
 // the only cluster): pulumi-eks's KubeconfigJson has one cluster with server and

@@ -16,6 +16,10 @@ type SandboxRuntimeArgs struct {
 	Mode    string // ModeRequire or ModeCreate
 	Name    string // the RuntimeClass name the warm pods use
 	Handler string // ModeCreate only: the CRI handler
+	// NewClusterKubeconfig is the kubeconfig of a cluster this program has just created (nil for
+	// one that was there): in require mode the RuntimeClass is first waited for on it, since Auto
+	// Mode adds it some time after the cluster answers.
+	NewClusterKubeconfig *pulumi.StringOutput
 }
 
 // SandboxRuntime is the RuntimeClass the warm pods run with.
@@ -38,8 +42,8 @@ func NewSandboxRuntime(ctx *pulumi.Context, name string, args *SandboxRuntimeArg
 	}
 	switch args.Mode {
 	case ModeRequire:
-		if kubeconfig, isNew := newClusterKubeconfig(opts); isNew && !ctx.DryRun() {
-			if err := waitForRuntimeClassOn(ctx, r, kubeconfig, args.Name); err != nil {
+		if args.NewClusterKubeconfig != nil && !ctx.DryRun() {
+			if err := waitForRuntimeClassOn(ctx, r, *args.NewClusterKubeconfig, args.Name); err != nil {
 				return nil, err
 			}
 		}

@@ -91,9 +91,11 @@ func newPlatform(ctx *pulumi.Context, cfg *Config) (*platform, error) {
 			return nil, err
 		}
 	}
-	runtime, err := components.NewSandboxRuntime(ctx, "sandbox-runtime", &components.SandboxRuntimeArgs{
-		Mode: cfg.RuntimeClassMode, Name: contract.RuntimeClassName, Handler: cfg.RuntimeClassHandler,
-	}, inCluster)
+	runtimeArgs := &components.SandboxRuntimeArgs{Mode: cfg.RuntimeClassMode, Name: contract.RuntimeClassName, Handler: cfg.RuntimeClassHandler}
+	if cluster.Created {
+		runtimeArgs.NewClusterKubeconfig = &cluster.Kubeconfig
+	}
+	runtime, err := components.NewSandboxRuntime(ctx, "sandbox-runtime", runtimeArgs, inCluster)
 	if err != nil {
 		return nil, err
 	}
