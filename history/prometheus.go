@@ -33,8 +33,9 @@ package history
 // FromPrometheus refuses, naming what is wrong, rather than guess: an unreachable Prometheus, a
 // pool without either series, a series that does not cover the range (more than two steps
 // missing at its start or end, or a gap of more than two steps; up to two are bridged: the held
-// count carried, the counter's increase counted when it is seen again), and steps where the two
-// series disagree (the held count rose by more than the claims created). The exporter's pool
+// count carried, the counter's increase counted when it is seen again), and series that disagree
+// for longer than a scrape's skew (fifo: a held count that the claims created and deleted cannot
+// give for more than two steps in a row). The exporter's pool
 // name must be the warm pool's name (the program names both alike); an exporter entry counting
 // claims the warm pool did not create makes the series disagree, and is refused so.
 
@@ -436,20 +437,65 @@ func covers(present []bool, at func(int) time.Time, step time.Duration, pool, wh
 	return nil
 }
 
+// skewSteps: the exporter's read and the controller's counter are scraped at different moments,
+// so one can be ahead of the other by a claim or two for a step; the two may disagree for up to
+// this many steps in a row (as many as a gap that is bridged), no longer.
+const skewSteps = 2
+
 // fifo turns the held count and the claims created at each step into claims: the step's
-// creations evenly inside it, its deletions (created minus the held count's change) evenly too,
-// each ending the oldest claim held. The claims held at the first step are held from before the
-// range: they end first, and are not returned.
+// creations evenly inside it, its deletions evenly too, each ending the oldest claim held. The
+// claims held at the first step are held from before the range: they end first, and are not
+// returned.
+//
+// The claims deleted by step k are the claims created by then less the change of the held count,
+// D[k]. Where the held count runs ahead of the counter (a scrape between the two), D dips for a
+// step and comes back: the deletions used are the least D within skewSteps ahead (never below
+// 0), so a deletion is late by at most the skew, never undone. What is refused: a held count
+// below zero, and the held count the claims rebuild differing from the gauge's for more than
+// skewSteps steps in a row (the two series disagree: an exporter entry counting claims the pool
+// did not create, or a counter that lost its increments).
 func fifo(pool string, count, made []int, at func(int) time.Time, step time.Duration) ([]Claim, error) {
-	if count[0] < 0 {
-		return nil, fmt.Errorf("pool %s at %s: %s is %d, below zero: inconsistent data", pool, at(0).Format(time.RFC3339), HeldMetric, count[0])
+	n := len(count)
+	created := make([]int, n) // cumulative, from the first step
+	for k := 0; k < n; k++ {
+		if count[k] < 0 {
+			return nil, fmt.Errorf("pool %s at %s: %s is %d, below zero: inconsistent data; pick a range without that step", pool, at(k).Format(time.RFC3339), HeldMetric, count[k])
+		}
+		if k > 0 {
+			created[k] = created[k-1] + made[k]
+		}
+	}
+	deleted := make([]int, n) // cumulative, skew-tolerant
+	for k := 0; k < n; k++ {
+		least := math.MaxInt
+		for j := k; j < n && j <= k+skewSteps; j++ {
+			least = min(least, created[j]-(count[j]-count[0]))
+		}
+		deleted[k] = max(least, 0)
+	}
+	run := 0
+	for k := 1; k < n; k++ {
+		if deleted[k] < deleted[k-1] {
+			return nil, fmt.Errorf("pool %s at %s: the claims held rose from %d to %d while %d were created (%s) and the counter did not catch up within %d steps: the two series disagree, inconsistent data (does the exporter's entry count claims the warm pool did not create, or were the two scraped far apart?); pick a range without that step",
+				pool, at(k).Format(time.RFC3339), count[k-1], count[k], made[k], CreatedMetric, skewSteps)
+		}
+		if count[0]+created[k]-deleted[k] != count[k] {
+			run++
+		} else {
+			run = 0
+		}
+		if run > skewSteps {
+			j := k - skewSteps
+			return nil, fmt.Errorf("pool %s from %s: %s reads %d but the claims created and deleted leave %d, for more than %d steps in a row: the two series disagree, inconsistent data (does the exporter's entry count claims the warm pool did not create, or did the controller's counter lose increments?); pick a range without those steps",
+				pool, at(j).Format(time.RFC3339), HeldMetric, count[j], count[0]+created[j]-deleted[j], skewSteps)
+		}
 	}
 	var claims []Claim
 	queue := make([]int, count[0]) // indices into claims, oldest first; -1: held from before the range
 	for i := range queue {
 		queue[i] = -1
 	}
-	for k := 1; k < len(count); k++ {
+	for k := 1; k < n; k++ {
 		from := at(k - 1)
 		c := made[k]
 		for j := 0; j < c; j++ {
@@ -457,14 +503,10 @@ func fifo(pool string, count, made []int, at func(int) time.Time, step time.Dura
 				Created: from.Add(time.Duration(float64(step) * (float64(j) + 0.5) / float64(c)))})
 			queue = append(queue, len(claims)-1)
 		}
-		d := c - (count[k] - count[k-1])
-		if d < 0 {
-			return nil, fmt.Errorf("pool %s at %s: the claims held rose from %d to %d while %d were created (%s): the two series disagree, inconsistent data (does the exporter's entry count claims the warm pool did not create, or were the two scraped far apart?); pick a range without that step",
-				pool, at(k).Format(time.RFC3339), count[k-1], count[k], c, CreatedMetric)
-		}
-		if d > len(queue) {
-			return nil, fmt.Errorf("pool %s at %s: %d claims would be deleted but only %d are held (%s fell to %d): the deletions exceed the claims held, inconsistent data; pick a range without that step",
-				pool, at(k).Format(time.RFC3339), d, len(queue), HeldMetric, count[k])
+		d := deleted[k] - deleted[k-1]
+		if d > len(queue) { // cannot happen with deleted <= created - (count - count[0]) and count >= 0; kept as a guard
+			return nil, fmt.Errorf("pool %s at %s: %d claims would be deleted but only %d are held: inconsistent data; pick a range without that step",
+				pool, at(k).Format(time.RFC3339), d, len(queue))
 		}
 		for i := 0; i < d; i++ {
 			end := from.Add(time.Duration(float64(step) * (float64(i) + 0.5) / float64(d)))

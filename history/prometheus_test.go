@@ -149,10 +149,10 @@ func TestReconstructRefusesNamingWhatIsWrong(t *testing.T) {
 			want: `agent_sandbox_claim_creation_total{warmpool_name="code"} covers only 2026-12-01T08:00:00Z to 2026-12-01T08:00:45Z`, alsoWant: "missing at its end"},
 		{name: "a gap of three steps", q: query(7, "code"), held: model.Matrix{heldOf("code", 0, none, none, none, 1, 1, 0)}, created: created,
 			want: "has no sample from 2026-12-01T08:00:15Z to 2026-12-01T08:00:45Z (3 steps of 15s; at most 2 are bridged): it covers 2026-12-01T08:00:00Z to 2026-12-01T08:00:00Z and 2026-12-01T08:01:00Z to 2026-12-01T08:01:30Z"},
-		{name: "held rises more than claims were created", q: query(7, "code"), held: model.Matrix{heldOf("code", 0, 1, 3, 2, 1, 1, 0)}, created: created,
-			want: "pool code at 2026-12-01T08:00:30Z: the claims held rose from 1 to 3 while 1 were created", alsoWant: "inconsistent data"},
-		{name: "deletions exceed the claims held", q: query(7, "code"), held: model.Matrix{heldOf("code", 0, 1, 2, 2, 1, -1, 0)}, created: created,
-			want: "pool code at 2026-12-01T08:01:15Z: 2 claims would be deleted but only 1 are held", alsoWant: "inconsistent data"},
+		{name: "held above what the claims give for longer than the skew", q: query(7, "code"), held: model.Matrix{heldOf("code", 0, 1, 3, 3, 3, 2, 1)}, created: created,
+			want: "pool code from 2026-12-01T08:00:30Z: warmpool_active_claims reads 3 but the claims created and deleted leave 2, for more than 2 steps in a row", alsoWant: "inconsistent data"},
+		{name: "a held count below zero", q: query(7, "code"), held: model.Matrix{heldOf("code", 0, 1, 2, 2, 1, -1, 0)}, created: created,
+			want: "pool code at 2026-12-01T08:01:15Z: warmpool_active_claims is -1, below zero", alsoWant: "inconsistent data"},
 		{name: "no claims created", q: query(7, "code"), held: model.Matrix{heldOf("code", 1, 1, 1, 1, 1, 1, 0)}, created: model.Matrix{createdOf("code", "warm", 3, 3, 3, 3, 3, 3, 3)},
 			want: "pool code: no claims were created between 2026-12-01T08:00:00Z and 2026-12-01T08:01:30Z"},
 	} {
@@ -167,6 +167,28 @@ func TestReconstructRefusesNamingWhatIsWrong(t *testing.T) {
 	h, err := Reconstruct(query(7, "code"), held, created)
 	require.NoError(t, err)
 	assert.Len(t, h.Pools["code"], 2)
+}
+
+// The exporter's read and the controller's counter are scraped at different moments: a held count
+// a step ahead of the counter (or the counter a step ahead of it) is taken, each claim's creation
+// in the counter's step and its deletion at most skewSteps late.
+func TestReconstructTakesAScrapeSkew(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		held, created []float64
+	}{
+		{"the held count a step ahead", []float64{0, 1, 3, 2, 1, 1, 0}, []float64{0, 1, 2, 2, 2, 2, 2}},
+		{"the counter a step ahead", []float64{0, 0, 1, 2, 1, 1, 0}, []float64{0, 1, 2, 2, 2, 2, 2}},
+	} {
+		h, err := Reconstruct(query(7, "code"), model.Matrix{heldOf("code", c.held...)}, model.Matrix{createdOf("code", "warm", c.created...)})
+		require.NoError(t, err, c.name)
+		claims := h.Pools["code"]
+		require.Len(t, claims, 2, c.name)
+		for _, cl := range claims {
+			assert.False(t, cl.Held(), "%s: %s ended", c.name, cl.Name)
+			assert.True(t, cl.Deleted.After(cl.Created), c.name)
+		}
+	}
 }
 
 // A range longer than one query_range may ask is read in parts; the grid's last step is the last
