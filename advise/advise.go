@@ -3,9 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -597,14 +598,9 @@ func search(l Ladder, ds []*replay.Trace, p Params, loop replay.Loop, need int, 
 			}
 		}
 	}
-	levels := make([]int, 0, len(got))
-	for level := range got {
-		levels = append(levels, level)
-	}
-	sort.Ints(levels)
-	out := make([]Outcome, len(levels))
-	for i, level := range levels {
-		out[i] = got[level]
+	var out []Outcome
+	for _, level := range slices.Sorted(maps.Keys(got)) {
+		out = append(out, got[level])
 	}
 	return found, out
 }

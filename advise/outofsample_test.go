@@ -2,8 +2,9 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -226,14 +227,9 @@ func kind(name string) string {
 }
 
 func pickCell(picks map[string]int) string {
-	names := make([]string, 0, len(picks))
-	for n := range picks {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = fmt.Sprintf("%s %d", n, picks[n])
+	var parts []string
+	for _, n := range slices.Sorted(maps.Keys(picks)) {
+		parts = append(parts, fmt.Sprintf("%s %d", n, picks[n]))
 	}
 	return strings.Join(parts, ", ")
 }
