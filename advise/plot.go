@@ -19,19 +19,15 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/warmpool/warm-pool-autoscaling-keda/chart"
 	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
 )
-
-const plotWidth, plotHeight = 9 * vg.Inch, 5.5 * vg.Inch
 
 // plotBelowTarget: the settings plot starts this many points of warm hits below the target.
 const plotBelowTarget = 6
 
 var (
-	colorFixed  = color.RGBA{R: 90, G: 90, B: 90, A: 255}
-	colorTarget = color.RGBA{R: 44, G: 160, B: 44, A: 255}
-	colorDemand = color.RGBA{A: 255}
-	colorPick   = color.RGBA{R: 214, G: 39, B: 40, A: 255}
+	colorPick = color.RGBA{R: 214, G: 39, B: 40, A: 255}
 	// one per autoscaled ladder, in the order ladders lists them
 	ladderColors = []color.RGBA{{R: 31, G: 119, B: 180, A: 255}, {R: 255, G: 127, B: 14, A: 255},
 		{R: 148, G: 103, B: 189, A: 255}, {R: 140, G: 86, B: 75, A: 255}, {R: 23, G: 190, B: 207, A: 255}}
@@ -147,7 +143,7 @@ func settingsPlot(path string, a PoolAdvice, p Params) error {
 				labels[i] = fmt.Sprint(o.policy.Fixed)
 			}
 		}
-		c, legend, shape := colorFixed, "fixed pools (size)", draw.GlyphDrawer(draw.CircleGlyph{})
+		c, legend, shape := chart.Fixed, "fixed pools (size)", draw.GlyphDrawer(draw.CircleGlyph{})
 		if name != "fixed" {
 			knob := " (headroom)"
 			if strings.Contains(name, ", schedule") {
@@ -180,7 +176,7 @@ func settingsPlot(path string, a PoolAdvice, p Params) error {
 	if err != nil {
 		return err
 	}
-	target.Color, target.Dashes = colorTarget, []vg.Length{vg.Points(4), vg.Points(3)}
+	target.Color, target.Dashes = chart.Target, []vg.Length{vg.Points(4), vg.Points(3)}
 	pl.Add(target)
 	pl.Legend.Add(fmt.Sprintf("%g%% warm hits", 100*p.WarmHitTarget), target)
 	if r := a.Recommended; r != nil {
@@ -194,7 +190,7 @@ func settingsPlot(path string, a PoolAdvice, p Params) error {
 	}
 	pl.X.Min, pl.X.Max = 0, xMax
 	pl.Y.Min, pl.Y.Max = yMin, 100.2
-	return save(pl, path)
+	return chart.Save(pl, path)
 }
 
 // busiestDay is the day with the most claims held at once (the first of equals).
@@ -244,7 +240,7 @@ func busiestDayPlot(path string, a PoolAdvice, ds []*replay.Trace, p Params) err
 		xys = append(xys, plotter.XY{X: x(s.at), Y: float64(s.n)})
 	}
 	xys = append(xys, plotter.XY{X: x(end), Y: 0})
-	if err := addSteps(xys, colorDemand, vg.Points(1), "claims held"); err != nil {
+	if err := addSteps(xys, chart.Demand, vg.Points(1), "claims held"); err != nil {
 		return err
 	}
 	loop := p.loop()
@@ -262,14 +258,14 @@ func busiestDayPlot(path string, a PoolAdvice, ds []*replay.Trace, p Params) err
 			continue
 		}
 		r := replay.Simulate(day, o.policy, loop, uint64(i+1))
-		if err := addSteps(plotter.XYs{{X: 0, Y: float64(o.policy.Fixed)}, {X: x(end), Y: float64(o.policy.Fixed)}}, colorFixed, vg.Points(1.5),
+		if err := addSteps(plotter.XYs{{X: 0, Y: float64(o.policy.Fixed)}, {X: x(end), Y: float64(o.policy.Fixed)}}, chart.Fixed, vg.Points(1.5),
 			fmt.Sprintf("warm pool, the cheapest fixed pool at the target: %d (%.1f%% this day)", o.policy.Fixed, 100*r.WarmShare())); err != nil {
 			return err
 		}
 		break // the outcomes list fixed pools by size: the first at the target is the cheapest
 	}
 	pl.X.Min, pl.Y.Min = 0, 0
-	return save(pl, path)
+	return chart.Save(pl, path)
 }
 
 type heldStep struct {
@@ -299,11 +295,4 @@ func heldSteps(tr *replay.Trace) []heldStep {
 		}
 	}
 	return out
-}
-
-func save(p *plot.Plot, path string) error {
-	if err := p.Save(plotWidth, plotHeight, path); err != nil {
-		return fmt.Errorf("plot %s: %w", path, err)
-	}
-	return nil
 }

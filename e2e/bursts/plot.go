@@ -1,8 +1,8 @@
 package bursts
 
-// The benchmark's pictures. gonum.org/v1/plot is imported here only: not by
-// the program, not by the exporter (TestPlottingStaysOutOfTheProductsImportGraph
-// holds that).
+// The benchmark's pictures, drawn with package chart's size, colours and Save.
+// gonum.org/v1/plot is not imported by the program, the exporter or verify
+// (TestPlottingStaysOutOfTheProductsImportGraph holds that).
 
 import (
 	"errors"
@@ -20,18 +20,13 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/warmpool/warm-pool-autoscaling-keda/chart"
 	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
 )
 
-// Plot size: wide enough for a dozen labelled points.
-const plotWidth, plotHeight = 9 * vg.Inch, 5.5 * vg.Inch
-
 var (
-	colorFixed    = color.RGBA{R: 90, G: 90, B: 90, A: 255}
 	colorAuto     = color.RGBA{R: 31, G: 119, B: 180, A: 255}
 	colorArrivals = color.RGBA{R: 214, G: 39, B: 40, A: 255}
-	colorTarget   = color.RGBA{R: 44, G: 160, B: 44, A: 255}
-	colorDemand   = color.RGBA{R: 0, G: 0, B: 0, A: 255}
 	colorSpec     = color.RGBA{R: 255, G: 127, B: 14, A: 255}
 	colorReady    = color.RGBA{R: 31, G: 119, B: 180, A: 255}
 )
@@ -49,7 +44,7 @@ func FrontierPlot(path, title string, points []Point) error {
 	if len(points) == 0 {
 		return errors.New("frontier plot: no points to plot")
 	}
-	if err := checkFormat(path); err != nil {
+	if err := chart.CheckFormat(path); err != nil {
 		return err
 	}
 	minWarm := GoalShare
@@ -65,7 +60,7 @@ func FrontierPlot(path, title string, points []Point) error {
 		return err
 	}
 	zoom.Legend = plot.NewLegend() // the left panel's legend serves both
-	return saveTiles(path, 2*plotWidth, plotHeight, all, zoom)
+	return saveTiles(path, 2*chart.Width, chart.Height, all, zoom)
 }
 
 func frontierPanel(title string, points []Point, yMin float64) (*plot.Plot, error) {
@@ -103,7 +98,7 @@ func frontierPanel(title string, points []Point, yMin float64) (*plot.Plot, erro
 		if err != nil {
 			return nil, err
 		}
-		l.Color, l.Width = colorFixed, vg.Points(1.5)
+		l.Color, l.Width = chart.Fixed, vg.Points(1.5)
 		p.Add(l)
 		p.Legend.Add("fixed pools' frontier", l)
 	}
@@ -111,7 +106,7 @@ func frontierPanel(title string, points []Point, yMin float64) (*plot.Plot, erro
 	if err != nil {
 		return nil, err
 	}
-	target.Color, target.Dashes = colorTarget, []vg.Length{vg.Points(4), vg.Points(3)}
+	target.Color, target.Dashes = chart.Target, []vg.Length{vg.Points(4), vg.Points(3)}
 	p.Add(target)
 	p.Legend.Add(fmt.Sprintf("%.0f%% warm hits", GoalShare), target)
 
@@ -137,7 +132,7 @@ func frontierPanel(title string, points []Point, yMin float64) (*plot.Plot, erro
 		p.Add(lb)
 		return nil
 	}
-	if err := addScatter(fixed, fixedLabels, colorFixed, draw.CircleGlyph{}, "fixed pool (its size)"); err != nil {
+	if err := addScatter(fixed, fixedLabels, chart.Fixed, draw.CircleGlyph{}, "fixed pool (its size)"); err != nil {
 		return nil, err
 	}
 	if err := addScatter(auto, autoLabels, colorAuto, draw.TriangleGlyph{}, "autoscaled (claims held)"); err != nil {
@@ -215,7 +210,7 @@ func TimelinePlot(path, title string, tl Timeline) error {
 		c     color.Color
 		width vg.Length
 	}{
-		{tl.Demand, "demand (claims alive)", colorDemand, vg.Points(1)},
+		{tl.Demand, "demand (claims alive)", chart.Demand, vg.Points(1)},
 		{tl.Spec, "pool spec.replicas (" + tl.Policy + ")", colorSpec, vg.Points(1.5)},
 		{tl.Ready, "Ready warm sandboxes, unheld (" + tl.Policy + ")", colorReady, vg.Points(1)},
 	} {
@@ -238,26 +233,7 @@ func TimelinePlot(path, title string, tl Timeline) error {
 		p.Legend.Add(series.name, l)
 	}
 	p.X.Min, p.Y.Min = 0, 0
-	return save(p, path)
-}
-
-func checkFormat(path string) error {
-	switch ext := strings.ToLower(filepath.Ext(path)); ext {
-	case ".png", ".svg":
-		return nil
-	default:
-		return fmt.Errorf("plot %s: write .png or .svg, not %q", path, ext)
-	}
-}
-
-func save(p *plot.Plot, path string) error {
-	if err := checkFormat(path); err != nil {
-		return err
-	}
-	if err := p.Save(plotWidth, plotHeight, path); err != nil {
-		return fmt.Errorf("plot %s: %w", path, err)
-	}
-	return nil
+	return chart.Save(p, path)
 }
 
 // saveTiles draws plots side by side, aligned, into one picture.
@@ -307,7 +283,7 @@ var windowColors = []color.RGBA{
 // on the plane of warm hits against idle cost relative to the cheapest fixed pool reaching 99%:
 // a line that climbs steeply buys warm hits cheaply; one that runs right pays for them.
 func WindowPlot(path string, traces []string, series map[string][]WindowSeries) error {
-	if err := checkFormat(path); err != nil {
+	if err := chart.CheckFormat(path); err != nil {
 		return err
 	}
 	var panels []*plot.Plot
@@ -350,7 +326,7 @@ func WindowPlot(path string, traces []string, series map[string][]WindowSeries) 
 		if err != nil {
 			return err
 		}
-		one.Color, one.Dashes = colorFixed, []vg.Length{vg.Points(4), vg.Points(3)}
+		one.Color, one.Dashes = chart.Fixed, []vg.Length{vg.Points(4), vg.Points(3)}
 		p.Add(one)
 		p.Legend.Add("the cheapest fixed pool reaching 99%", one)
 		panels = append(panels, p)
@@ -358,14 +334,14 @@ func WindowPlot(path string, traces []string, series map[string][]WindowSeries) 
 	for _, p := range panels[1:] {
 		p.Legend = plot.NewLegend() // the first panel's legend serves all
 	}
-	return saveTiles(path, vg.Length(len(panels))*plotWidth, plotHeight, panels...)
+	return saveTiles(path, vg.Length(len(panels))*chart.Width, chart.Height, panels...)
 }
 
 // NodePlot writes, per trace, the model's plane with nodes: mean warm hits against mean
 // node-seconds over the seeds, one labelled point per policy, the fixed sizes' frontier as a line
 // and the 99% line dashed.
 func NodePlot(path string, traces []string, planes map[string][]Point) error {
-	if err := checkFormat(path); err != nil {
+	if err := chart.CheckFormat(path); err != nil {
 		return err
 	}
 	var panels []*plot.Plot
@@ -400,5 +376,5 @@ func NodePlot(path string, traces []string, planes map[string][]Point) error {
 	for _, p := range panels[1:] {
 		p.Legend = plot.NewLegend() // the first panel's legend serves all
 	}
-	return saveTiles(path, vg.Length(len(panels))*plotWidth*2/3, plotHeight, panels...)
+	return saveTiles(path, vg.Length(len(panels))*chart.Width*2/3, chart.Height, panels...)
 }
