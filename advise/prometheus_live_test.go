@@ -191,7 +191,9 @@ func TestLivePrometheusHistory(t *testing.T) {
 	var lastEnd time.Time
 	for _, g := range pools {
 		for _, c := range g.claims {
-			lastEnd = later(lastEnd, c.deleted)
+			if c.deleted.After(lastEnd) {
+				lastEnd = c.deleted
+			}
 		}
 	}
 	last := lastEnd.Add(2 * time.Minute).Truncate(liveStep)
@@ -331,11 +333,4 @@ func TestLivePrometheusHistory(t *testing.T) {
 		assert.Nil(t, h, c.name)
 	}
 	t.Logf("the whole test: %s", time.Since(start).Round(time.Second))
-}
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
