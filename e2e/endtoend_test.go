@@ -64,14 +64,14 @@ func sideBySide(ctx context.Context, t *testing.T, steps []step) {
 	wg.Wait()
 }
 
-// Namespaces of the stacks that share TestLiveEndToEnd's control plane; the deployed stack keeps the
+// Namespaces of the stacks that share TestLiveRealNodeEndToEnd's control plane; the deployed stack keeps the
 // program's default, as a user's first stack does.
 const (
 	poolsNamespace = "e2e-pools"
 	localNamespace = "e2e-local"
 )
 
-func TestLiveEndToEnd(t *testing.T) {
+func TestLiveRealNodeEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Minute)
 	defer cancel()
 	work := t.TempDir()
@@ -118,7 +118,7 @@ func TestLiveEndToEnd(t *testing.T) {
 				}},
 			})
 		}},
-		{"faults: each part of the loop down under the deployed stack while claims are held", deployed.faults},
+		{"faults: each control-plane part of the loop down under the deployed stack while claims are held", deployed.processFaults},
 		{"pulumi destroy of the deployed stack leaves none of its namespaces", deployed.destroyLeavesNothing},
 	})
 }

@@ -283,72 +283,92 @@ func belowFloor(seen []observed[int64], t0 time.Time, floor int64) ([]string, in
 	return values, spurious
 }
 
-// faults holds 2 claims and takes each part of the loop down in turn, then breaks the guard once
-// (a static fallback of 1) to show the judge catches a scale-down, and prints the table. The API
-// server and etcd go last: every client's backoff after them is theirs to show. The claims are
-// held through every fault: each starts where the last ended, at spec.replicas 2.
-func (e *realEnv) faults(ctx context.Context, t *testing.T) {
+// processFaults holds 2 claims and takes each control-plane part of the loop down in turn, alone
+// on the control plane (every stack shares these parts), and prints the table. The API server
+// and etcd go last: every client's backoff after them is theirs to show. The claims are held
+// through every fault: each starts where the last ended, at spec.replicas 2.
+func (e *realEnv) processFaults(ctx context.Context, t *testing.T) {
 	defer e.holdClaims(ctx, t, heldClaims...)()
-	runSteps(ctx, t, e.faultSteps())
+	runSteps(ctx, t, e.processFaultSteps())
 }
 
-// faultSteps are faults' steps, one per fault.
-func (e *realEnv) faultSteps() []step {
+// exporterFaults holds 2 claims, takes every replica of this stack's exporter down, then breaks
+// the guard once (a static fallback of 1) to show the judge catches a scale-down, and prints the
+// table. Nothing they stop or patch is shared (the exporter's Deployment and the ScaledObject are
+// this stack's), so they run beside the other stacks instead of alone.
+func (e *realEnv) exporterFaults(ctx context.Context, t *testing.T) {
+	defer e.holdClaims(ctx, t, heldClaims...)()
+	runSteps(ctx, t, e.exporterFaultSteps())
+}
+
+// processFaultSteps are processFaults' steps, one per part, and the table.
+func (e *realEnv) processFaultSteps() []step {
 	var rows []faultResult
 	var steps []step
-	processDown, exporterDown := processDownFor(e.cluster.HPASyncPeriod), exporterDownFor(e.cluster.HPASyncPeriod)
-	add := func(f func() fault, what string) {
+	add := func(part string, apiDown bool, what string) {
+		f := e.processFault(part, apiDown)
 		steps = append(steps, step{
-			name: fmt.Sprintf("%s down for %s while 2 claims are held: %s", f().part, f().down, what),
+			name: fmt.Sprintf("%s down for %s while 2 claims are held: %s", f.part, f.down, what),
 			run: func(ctx context.Context, t *testing.T) {
-				rows = append(rows, e.faultHoldsThePool(ctx, t, f()))
+				rows = append(rows, e.faultHoldsThePool(ctx, t, f))
 			},
 		})
 	}
-	process := func(part string, apiDown bool) func() fault {
-		return func() fault { return e.processFault(part, apiDown) }
+	add("keda-operator", false, "never below 2, and 3 once it is back")
+	add("keda-adapter", false, "never below 2 (the HPA holds on a failed metric read), and 3 once it is back")
+	add("kube-controller-manager", false, "never below 2 (nothing writes the pool), and 3 once it is back")
+	add("agent-sandbox-controller", false, "never below 2, the held claims stay bound, and the third binds once it is back")
+	add(localcluster.RealNodeName(0)+"-kubelet", false, "never below 2, no held claim lost")
+	add("kube-apiserver", true, "never below 2, and 3 once it takes writes again")
+	add("etcd", true, "never below 2, and 3 once it is back")
+	return append(steps, e.faultTableStep("control-plane parts", &rows))
+}
+
+// exporterFaultSteps are exporterFaults' steps: the outage, the reject run, and the table.
+func (e *realEnv) exporterFaultSteps() []step {
+	var rows []faultResult
+	exporterDown := exporterDownFor(e.cluster.HPASyncPeriod)
+	return []step{
+		{
+			name: fmt.Sprintf("the exporter (all replicas) down for %s while 2 claims are held: KEDA's fallback holds 2, its Fallback condition and scaler error counter say so", exporterDown),
+			run: func(ctx context.Context, t *testing.T) {
+				r := e.faultHoldsThePool(ctx, t, e.exporterOutage())
+				rows = append(rows, r)
+				if !strings.Contains(r.fallback, "+") {
+					t.Errorf("the exporter was unreadable for %s and KEDA's Fallback condition was never True (%s): a frozen pool would be silent", exporterDown, r.fallback)
+				}
+				if r.errorsUnread != nil || r.errorsAfter <= r.errorsBefore {
+					t.Errorf("keda_scaler_detail_errors_total did not rise while the exporter was unreadable: %s", r.scalerErrors())
+				}
+			},
+		},
+		{
+			name: fmt.Sprintf("reject: with the fallback made static at 1, the same exporter outage (%s) shrinks the pool below 2, and the judge counts it", exporterDown),
+			run: func(ctx context.Context, t *testing.T) {
+				e.setFallback(ctx, t, "static", 1)
+				defer e.setFallback(ctx, t, "currentReplicasIfHigher", contract.DefaultFallbackReplicas)
+				f := e.exporterOutage()
+				f.part = "reject: " + f.part + ", fallback static at 1"
+				r := e.runFault(ctx, t, f)
+				rows = append(rows, r)
+				if r.spurious == 0 {
+					t.Errorf("a static fallback of 1 during an exporter outage left spec.replicas at or above 2 (%s): the judge would not catch a scale-down", strings.Join(r.values, " "))
+				}
+			},
+		},
+		e.faultTableStep("the exporter", &rows),
 	}
-	add(process("keda-operator", false), "never below 2, and 3 once it is back")
-	add(process("keda-adapter", false), "never below 2 (the HPA holds on a failed metric read), and 3 once it is back")
-	add(process("kube-controller-manager", false), "never below 2 (nothing writes the pool), and 3 once it is back")
-	add(process("agent-sandbox-controller", false), "never below 2, the held claims stay bound, and the third binds once it is back")
-	add(process(localcluster.RealNodeName(0)+"-kubelet", false), "never below 2, no held claim lost")
-	steps = append(steps, step{
-		name: fmt.Sprintf("the exporter (all replicas) down for %s while 2 claims are held: KEDA's fallback holds 2, its Fallback condition and scaler error counter say so", exporterDown),
-		run: func(ctx context.Context, t *testing.T) {
-			r := e.faultHoldsThePool(ctx, t, e.exporterOutage())
-			rows = append(rows, r)
-			if !strings.Contains(r.fallback, "+") {
-				t.Errorf("the exporter was unreadable for %s and KEDA's Fallback condition was never True (%s): a frozen pool would be silent", exporterDown, r.fallback)
-			}
-			if r.errorsUnread != nil || r.errorsAfter <= r.errorsBefore {
-				t.Errorf("keda_scaler_detail_errors_total did not rise while the exporter was unreadable: %s", r.scalerErrors())
-			}
-		},
-	})
-	add(process("kube-apiserver", true), "never below 2, and 3 once it takes writes again")
-	add(process("etcd", true), "never below 2, and 3 once it is back")
-	steps = append(steps, step{
-		name: fmt.Sprintf("reject: with the fallback made static at 1, the same exporter outage (%s) shrinks the pool below 2, and the judge counts it", exporterDown),
-		run: func(ctx context.Context, t *testing.T) {
-			e.setFallback(ctx, t, "static", 1)
-			defer e.setFallback(ctx, t, "currentReplicasIfHigher", contract.DefaultFallbackReplicas)
-			f := e.exporterOutage()
-			f.part = "reject: " + f.part + ", fallback static at 1"
-			r := e.runFault(ctx, t, f)
-			rows = append(rows, r)
-			if r.spurious == 0 {
-				t.Errorf("a static fallback of 1 during an exporter outage left spec.replicas at or above 2 (%s): the judge would not catch a scale-down", strings.Join(r.values, " "))
-			}
-		},
-	})
-	steps = append(steps, step{
+}
+
+// faultTableStep prints the rows its group's steps appended (docs/measurements.md keeps them).
+func (e *realEnv) faultTableStep(group string, rows *[]faultResult) step {
+	return step{
 		name: "the fault table (docs/measurements.md keeps it)",
 		run: func(ctx context.Context, t *testing.T) {
-			t.Logf("faults while 2 claims were held (process faults %s, the exporter %s; HPA sync %s):\n%s", processDown, exporterDown, e.cluster.HPASyncPeriod, faultTable(rows))
+			t.Logf("faults of %s while 2 claims were held (process faults %s, the exporter %s; HPA sync %s):\n%s", group,
+				processDownFor(e.cluster.HPASyncPeriod), exporterDownFor(e.cluster.HPASyncPeriod), e.cluster.HPASyncPeriod, faultTable(*rows))
 		},
-	})
-	return steps
+	}
 }
 
 // scalerErrors prints the counter's two readings, or why they are missing.

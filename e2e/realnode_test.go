@@ -118,8 +118,8 @@ func (e *realEnv) serviceURL(ctx context.Context, t testing.TB) string {
 
 // deployedSteps run on the stack as `pulumi up` first deploys it, the exporter running its source:
 // up, verify with the eight readings, an eviction and a restart of the exporter, the move to the
-// prebuilt image (imported by the caller under exporterImageRef) and Pod Security. The faults run
-// on it afterwards, alone on the control plane.
+// prebuilt image (imported by the caller under exporterImageRef), Pod Security and the exporter's
+// faults (this stack's own parts). The control plane's faults run on it afterwards, alone.
 func (e *realEnv) deployedSteps(verifyBin string) []step {
 	var demandURL string
 	return []step{
@@ -197,6 +197,7 @@ func (e *realEnv) deployedSteps(verifyBin string) []step {
 		{"Pod Security: the namespace enforces restricted, rejects a pod that breaks it, and the exporter runs under it", func(ctx context.Context, t *testing.T) {
 			e.podSecurityEnforced(ctx, t)
 		}},
+		{"the exporter's faults: every replica down while 2 claims are held, and the static-fallback reject", e.exporterFaults},
 	}
 }
 

@@ -52,7 +52,7 @@ func browserAgentFiles(emptyDir, httpprobe string) map[string]string {
 }
 
 // twoPoolsConfig is the README's two-pool example, sized for the local node: its CPU requests
-// are small, so the node holds both pools beside the other stacks of TestLiveEndToEnd (the deployed
+// are small, so the node holds both pools beside the other stacks of TestLiveRealNodeEndToEnd (the deployed
 // stack's exporter asks 500m per replica while it compiles its source).
 func twoPoolsConfig() string {
 	pools := []map[string]any{

@@ -26,7 +26,7 @@ import (
 // item 2), on a local control plane with Karpenter's KWOK provider and
 // agent-sandbox (KWOK nodes only; no KEDA: writing the SandboxWarmPool's
 // spec.replicas stands in for the HPA, whose writing of it through /scale is
-// proven by TestLiveEndToEnd and BenchmarkBursts). It lives here, beside
+// proven by TestLiveRealNodeEndToEnd and BenchmarkBursts). It lives here, beside
 // Render and the node model, because its pool is the program's own (Render
 // runs program.Run under mocks) and the model is to be held against it.
 //

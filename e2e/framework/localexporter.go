@@ -11,7 +11,7 @@ import (
 // ExporterCommand is the claim exporter's command package, built by GoBuild.
 const ExporterCommand = Module + "/exporter/cmd/claim-exporter"
 
-// LocalExporter is the claim exporter run as a local process: how TestLiveEndToEnd, the benchmarks
+// LocalExporter is the claim exporter run as a local process: how TestLiveRealNodeEndToEnd, the benchmarks
 // and the demo on simulated nodes run it (KEDA then reads it by the program's exporterUrl). The
 // one way they start it.
 type LocalExporter struct {

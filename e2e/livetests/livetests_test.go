@@ -18,3 +18,17 @@ func TestRefuseOnlyInTheFastPhaseNamingTheRule(t *testing.T) {
 		}
 	}
 }
+
+func TestRefuseRealNodesOnlyInTheSimulatedLaneNamingTheRule(t *testing.T) {
+	t.Setenv(PhaseEnv, SimulatedLane)
+	err := RefuseRealNodes()
+	if err == nil || !strings.Contains(err.Error(), RealNodePrefix) {
+		t.Errorf("in the simulated-node lane: %v, want an error naming the %s prefix", err, RealNodePrefix)
+	}
+	for _, phase := range []string{"", "live", FastPhase} {
+		t.Setenv(PhaseEnv, phase)
+		if err := RefuseRealNodes(); err != nil {
+			t.Errorf("%s=%q: %v, want nil", PhaseEnv, phase, err)
+		}
+	}
+}

@@ -111,6 +111,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := livetests.Refuse("start a local control plane"); err != nil {
 		return nil, err
 	}
+	if opts.RealNodes > 0 {
+		if err := livetests.RefuseRealNodes(); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Progress == nil {
 		opts.Progress = os.Stderr
 	}
