@@ -224,17 +224,13 @@ func (e *env) faults(ctx context.Context, t *testing.T) {
 		e.apiProxy.Cut()
 		e.stopExporter()
 		e.startExporter(t)
-		deadline := time.Now().Add(15 * time.Second)
-		for time.Now().Before(deadline) {
-			code, body := framework.HTTPGet(e.demandURL())
-			if code == http.StatusOK || strings.Contains(body, contract.DemandField) {
-				t.Fatalf("with no successful read yet the exporter answered %d %s", code, body)
-			}
-			if code, _ := framework.HTTPGet(e.exporter.HealthzURL()); code != http.StatusOK {
-				t.Fatalf("/healthz answered %d during the API outage (it must not depend on the API)", code)
-			}
-			time.Sleep(time.Second)
-		}
+		framework.Consistently(t, ctx, "with no successful read yet the exporter serves no count, and /healthz answers 200 (it must not depend on the API)", 15*time.Second,
+			func(context.Context) (bool, string, error) {
+				code, body := framework.HTTPGet(e.demandURL())
+				health, _ := framework.HTTPGet(e.exporter.HealthzURL())
+				ok := code != http.StatusOK && !strings.Contains(body, contract.DemandField) && health == http.StatusOK
+				return ok, fmt.Sprintf("/demand %d %q, /healthz %d", code, body, health), nil
+			})
 		e.consistently(ctx, t, "spec.replicas holds 3 while the exporter has no count", outage, func(n int64) bool { return n >= 3 })
 		e.apiProxy.Restore()
 		e.waitDemand(ctx, t, 3, true, time.Minute)

@@ -147,6 +147,9 @@ func (e *realEnv) twoPools(ctx context.Context, t *testing.T, verifyBin string) 
 	if code != 0 || rep.Failed != 0 {
 		t.Errorf("verify on two pools exited %d with %d failed", code, rep.Failed)
 	}
+	if out, err := os.ReadFile(filepath.Join(e.work, "two-pools-verify.txt")); err != nil || !strings.Contains(string(out), "the pools' phases run side by side") {
+		t.Errorf("verify did not say it ran the two pools' phases side by side (%v)", err)
+	}
 	if rep.CrossPool == nil || rep.CrossPool.Skipped != "" || len(rep.CrossPool.Rounds) != 2 {
 		t.Errorf("verify's cross-pool control did not run a round per pool: %+v", rep.CrossPool)
 	}

@@ -58,6 +58,8 @@ type Config struct {
 	Phase       string
 	JSONPath    string
 	RequireExec bool
+	// PoolsInTurn runs the pools' phases one after another instead of side by side.
+	PoolsInTurn bool
 	OrdinaryPod string
 	ProbeURL    string
 	DownEach    bool
@@ -153,6 +155,7 @@ Flags:
 	fs.IntVar(&c.LoadCap, "load-cap", c.LoadCap, "most claims verify creates on a pool (demand-1..N); must be <= maxReplicaCount (output loadCap, or pools[].loadCap); set, it applies to every pool run")
 	fs.StringVar(&c.Phase, "phase", c.Phase, "demand, control or all")
 	fs.StringVar(&c.JSONPath, "json", "", "also write a machine-readable report to this file (\"-\" = stdout, text then goes to stderr)")
+	fs.BoolVar(&c.PoolsInTurn, "pools-in-turn", false, "run the pools' phases one after another (default: side by side, each pool in its own namespace; use it when the cluster has no room for every pool's load cap at once)")
 	fs.BoolVar(&c.RequireExec, "require-exec", false, "treat a node without a kubelet (KWOK, or kubelet port 0) as FAIL instead of SKIP for the readings")
 	fs.StringVar(&c.OrdinaryPod, "ordinary-pod", "", "ordinary pod, in the stack namespace, to compare the sandbox readings with (default: a running pod of the exporter Deployment)")
 	fs.StringVar(&c.ProbeURL, "probe-url", c.ProbeURL, "http(s) URL outside the pod that the no-network check requests from the claimed pod (/bin/httpprobe, else wget); an IP literal does not depend on name resolution")

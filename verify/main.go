@@ -151,12 +151,7 @@ func execute(ctx context.Context, stop func(), cfg Config, kube kubernetes.Inter
 				}
 			}
 		}()
-		for _, r := range runners {
-			if ctx.Err() != nil {
-				break
-			}
-			r.Run(ctx)
-		}
+		runPoolPhases(ctx, cfg, runners, rep)
 		if cfg.Phase != "demand" && ctx.Err() == nil {
 			crossPool(ctx, cfg, runners, all, func(t PoolTarget) *Runner {
 				// A pool this run only watches: read, never written, and its checks not reported.

@@ -16,6 +16,7 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
+	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
 )
 
 // The CoreDNS the cache builds must run the Corefile the cluster generates:
@@ -65,13 +66,12 @@ func TestLiveBuiltCoreDNSRunsTheGeneratedCorefile(t *testing.T) {
 	// server; health answers before that, so the first queries may be refused
 	// by the kernel (nothing listens yet). Those are retried, never judged.
 	var rcode dnsmessage.RCode
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		if rcode, err = queryA(net.JoinHostPort(bindAddress, "53"), "example.com."); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("asking coredns for example.com for 30 s: %v", err)
-		}
+	if err := poll.Until(ctx, 30*time.Second, 200*time.Millisecond, func(context.Context) (bool, error) {
+		var err error
+		rcode, err = queryA(net.JoinHostPort(bindAddress, "53"), "example.com.")
+		return err == nil, err
+	}); err != nil {
+		t.Fatalf("asking coredns for example.com: %v", err)
 	}
 	if rcode != dnsmessage.RCodeRefused {
 		t.Fatalf("coredns answered %v for example.com, want REFUSED (a name outside cluster.local must not be forwarded)", rcode)

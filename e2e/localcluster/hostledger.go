@@ -125,7 +125,7 @@ func undo(e hostEntry, kubeProxy string) error {
 // (containerd's shims name its socket, runsc its root), which are the
 // processes the recorded pids do not cover.
 func killStateProcesses(stateDir string) []error {
-	return removeUntilGone(50, 100*time.Millisecond, func() []int { return processesNaming(stateDir) },
+	return removeUntilGone(5*time.Second, 100*time.Millisecond, func() []int { return processesNaming(stateDir) },
 		func(pid int) error {
 			_ = syscall.Kill(pid, syscall.SIGKILL) // gone already (ESRCH) is what we want
 			return nil
@@ -251,7 +251,7 @@ func removeCgroup(name string) error {
 // volumes, container root file systems, network namespaces, the kubelet's
 // shared bind mount of its root).
 func unmountUnder(dir string) []error {
-	return removeUntilGone(10, 0, func() []string { return mountsUnder(dir) },
+	return removeUntilGone(2*time.Second, 10*time.Millisecond, func() []string { return mountsUnder(dir) },
 		func(p string) error {
 			// EINVAL: no longer a mount point; ENOENT: gone with its parent.
 			if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
@@ -263,15 +263,15 @@ func unmountUnder(dir string) []error {
 }
 
 // removeUntilGone lists what is left and removes each, round after round (removing one
-// can uncover or free another: a mount under a mount, a shim's child), until nothing is
-// left or the rounds run out. It returns the last round's errors and, when something is
-// still there, one error naming it.
-func removeUntilGone[T any](rounds int, pause time.Duration, left func() []T, remove func(T) error, stillThere func([]T) error) []error {
+// can uncover or free another: a mount under a mount, a shim's child), every interval
+// until nothing is left or within has passed (poll.Until). It returns the last round's
+// errors and, when something is still there, one error naming it.
+func removeUntilGone[T any](within, interval time.Duration, left func() []T, remove func(T) error, stillThere func([]T) error) []error {
 	var errs []error
-	for round := 0; round < rounds; round++ {
+	err := poll.Until(context.Background(), within, interval, func(context.Context) (bool, error) {
 		items := left()
 		if len(items) == 0 {
-			return nil
+			return true, nil
 		}
 		errs = nil
 		for _, it := range items {
@@ -279,7 +279,10 @@ func removeUntilGone[T any](rounds int, pause time.Duration, left func() []T, re
 				errs = append(errs, err)
 			}
 		}
-		time.Sleep(pause)
+		return false, nil
+	})
+	if err == nil {
+		return nil
 	}
 	if items := left(); len(items) > 0 {
 		return append(errs, stillThere(items))

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A removal that uncovers more (a mount under a mount) is repeated until nothing is left.
 func TestRemoveUntilGoneRepeatsUntilNothingIsLeft(t *testing.T) {
 	left := []string{"/s/a", "/s/a/b", "/s/a/b/c"} // each round removes only the deepest
-	errs := removeUntilGone(10, 0, func() []string { return left },
+	errs := removeUntilGone(time.Second, time.Millisecond, func() []string { return left },
 		func(p string) error {
 			if p == left[len(left)-1] {
 				left = left[:len(left)-1]
@@ -27,17 +28,17 @@ func TestRemoveUntilGoneRepeatsUntilNothingIsLeft(t *testing.T) {
 // What survives every round is named, with the last round's errors (not every round's).
 func TestRemoveUntilGoneNamesWhatSurvived(t *testing.T) {
 	calls := 0
-	errs := removeUntilGone(3, 0, func() []int { return []int{41, 42} },
+	errs := removeUntilGone(50*time.Millisecond, 10*time.Millisecond, func() []int { return []int{41, 42} },
 		func(pid int) error {
 			calls++
 			return fmt.Errorf("kill %d: refused (call %d)", pid, calls)
 		},
 		func(rest []int) error { return fmt.Errorf("processes %v survived", rest) })
-	if calls != 6 {
-		t.Errorf("removals tried: %d, want 2 items x 3 rounds = 6", calls)
+	if calls < 4 || calls%2 != 0 {
+		t.Errorf("removals tried: %d, want both items in each of several rounds", calls)
 	}
 	got := errors.Join(errs...).Error()
-	for _, want := range []string{"kill 41: refused (call 5)", "kill 42: refused (call 6)", "processes [41 42] survived"} {
+	for _, want := range []string{fmt.Sprintf("kill 41: refused (call %d)", calls-1), fmt.Sprintf("kill 42: refused (call %d)", calls), "processes [41 42] survived"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("errors %q do not say %q", got, want)
 		}

@@ -4,6 +4,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -162,10 +163,11 @@ func (r *Report) Printf(format string, args ...any) {
 }
 
 func (r *Report) add(phase, name string, s Status, evidence string) {
-	r.addFor("", phase, name, s, evidence)
+	r.addFor(nil, "", phase, name, s, evidence)
 }
 
-func (r *Report) addFor(pool, phase, name string, s Status, evidence string) {
+// addFor records a check and prints it: held while scope (nil: none) holds its lines.
+func (r *Report) addFor(scope *Scoped, pool, phase, name string, s Status, evidence string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.Checks = append(r.Checks, Check{Phase: phase, Name: name, Status: s, Evidence: evidence, Pool: pool})
@@ -179,7 +181,15 @@ func (r *Report) addFor(pool, phase, name string, s Status, evidence string) {
 	case NA:
 		r.NotApplicable++
 	}
-	fmt.Fprintf(r.out, "%s %s: %s\n", s, name, evidence)
+	fmt.Fprintf(r.writer(scope), "%s %s: %s\n", s, name, evidence)
+}
+
+// writer is where a line of scope's goes: its held lines, or out. Called with mu held.
+func (r *Report) writer(scope *Scoped) io.Writer {
+	if scope != nil && scope.held != nil {
+		return scope.held
+	}
+	return r.out
 }
 
 func (r *Report) Pass(phase, name, evidence string) { r.add(phase, name, Pass, evidence) }
@@ -281,6 +291,38 @@ type Scoped struct {
 	pool   *PoolReport
 	prefix string
 	mirror bool
+	// held, when set, keeps the scope's printed lines until Release (pools run side by side
+	// print one after another). Guarded by the report's mu.
+	held *bytes.Buffer
+}
+
+// Hold keeps the scope's lines from now on, until Release.
+func (s *Scoped) Hold() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held = &bytes.Buffer{}
+}
+
+// Release prints the lines held so far and prints the scope's later lines at once.
+func (s *Scoped) Release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held != nil {
+		_, _ = s.out.Write(s.held.Bytes())
+		s.held = nil
+	}
+}
+
+// Printf prints a progress or evidence line of the scope's (held while it holds them).
+func (s *Scoped) Printf(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fmt.Fprintf(s.writer(s), format+"\n", args...)
+}
+
+// Section prints a phase heading of the scope's.
+func (s *Scoped) Section(i, n int, title string) {
+	s.Printf("== %d/%d %s ==", i, n, title)
 }
 
 // ForPool makes (or finds) the pool's record. labelled: check names carry "[name] ".
@@ -322,16 +364,16 @@ func (s *Scoped) Name() string { return s.pool.Name }
 func (s *Scoped) Label() string { return s.prefix }
 
 func (s *Scoped) Pass(phase, name, evidence string) {
-	s.Report.addFor(s.pool.Name, phase, s.prefix+name, Pass, evidence)
+	s.addFor(s, s.pool.Name, phase, s.prefix+name, Pass, evidence)
 }
 func (s *Scoped) Fail(phase, name, evidence string) {
-	s.Report.addFor(s.pool.Name, phase, s.prefix+name, Fail, evidence)
+	s.addFor(s, s.pool.Name, phase, s.prefix+name, Fail, evidence)
 }
 func (s *Scoped) Skip(phase, name, evidence string) {
-	s.Report.addFor(s.pool.Name, phase, s.prefix+name, Skip, evidence)
+	s.addFor(s, s.pool.Name, phase, s.prefix+name, Skip, evidence)
 }
 func (s *Scoped) NA(phase, name, evidence string) {
-	s.Report.addFor(s.pool.Name, phase, s.prefix+name, NA, evidence)
+	s.addFor(s, s.pool.Name, phase, s.prefix+name, NA, evidence)
 }
 
 // Judge records PASS when ok, else FAIL, with the same evidence either way.
