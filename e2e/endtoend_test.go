@@ -67,8 +67,9 @@ func sideBySide(ctx context.Context, t *testing.T, steps []step) {
 // Namespaces of the stacks that share TestLiveRealNodeEndToEnd's control plane; the deployed stack keeps the
 // program's default, as a user's first stack does.
 const (
-	poolsNamespace = "e2e-pools"
-	localNamespace = "e2e-local"
+	poolsNamespace          = "e2e-pools"
+	localNamespace          = "e2e-local"
+	exporterFaultsNamespace = "e2e-exporter-faults"
 )
 
 func TestLiveRealNodeEndToEnd(t *testing.T) {
@@ -92,7 +93,7 @@ func TestLiveRealNodeEndToEnd(t *testing.T) {
 	runSteps(ctx, t, []step{
 		// Side by side: none of these takes a part of the control plane down, and each stack has
 		// its namespaces; the real node has room for all of them (the pools' requests are small).
-		{"side by side: the deployed stack, a two-pool stack, a stack with a local exporter, bad input", func(ctx context.Context, t *testing.T) {
+		{"side by side: the deployed stack, a two-pool stack, the exporter's faults, a stack with a local exporter, bad input", func(ctx context.Context, t *testing.T) {
 			sideBySide(ctx, t, []step{
 				{"the deployed stack", func(ctx context.Context, t *testing.T) {
 					runSteps(ctx, t, deployed.deployedSteps(verifyBin))
@@ -101,6 +102,11 @@ func TestLiveRealNodeEndToEnd(t *testing.T) {
 					pools := newDeployedEnv(t, ctx, c, filepath.Join(work, "pools"), "pools",
 						map[string]string{"namespace": poolsNamespace, "exporterImage": exporterImageRef})
 					runSteps(ctx, t, pools.poolSteps(verifyBin))
+				}},
+				{"the exporter's faults", func(ctx context.Context, t *testing.T) {
+					faults := newDeployedEnv(t, ctx, c, filepath.Join(work, "exporter-faults"), "exporter-faults",
+						map[string]string{"namespace": exporterFaultsNamespace, "exporterImage": exporterImageRef})
+					runSteps(ctx, t, faults.exporterFaultSteps())
 				}},
 				{"the exporter as a local process", func(ctx context.Context, t *testing.T) {
 					// Its Deployment runs the prebuilt image (cheap on the node's CPU); KEDA reads

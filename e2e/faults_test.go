@@ -298,7 +298,7 @@ func (e *realEnv) processFaults(ctx context.Context, t *testing.T) {
 // this stack's), so they run beside the other stacks instead of alone.
 func (e *realEnv) exporterFaults(ctx context.Context, t *testing.T) {
 	defer e.holdClaims(ctx, t, heldClaims...)()
-	runSteps(ctx, t, e.exporterFaultSteps())
+	runSteps(ctx, t, e.exporterOutageSteps())
 }
 
 // processFaultSteps are processFaults' steps, one per part, and the table.
@@ -324,8 +324,8 @@ func (e *realEnv) processFaultSteps() []step {
 	return append(steps, e.faultTableStep("control-plane parts", &rows))
 }
 
-// exporterFaultSteps are exporterFaults' steps: the outage, the reject run, and the table.
-func (e *realEnv) exporterFaultSteps() []step {
+// exporterOutageSteps are exporterFaults' steps: the outage, the reject run, and the table.
+func (e *realEnv) exporterOutageSteps() []step {
 	var rows []faultResult
 	exporterDown := exporterDownFor(e.cluster.HPASyncPeriod)
 	return []step{

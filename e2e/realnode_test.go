@@ -118,8 +118,8 @@ func (e *realEnv) serviceURL(ctx context.Context, t testing.TB) string {
 
 // deployedSteps run on the stack as `pulumi up` first deploys it, the exporter running its source:
 // up, verify with the eight readings, an eviction and a restart of the exporter, the move to the
-// prebuilt image (imported by the caller under exporterImageRef), Pod Security and the exporter's
-// faults (this stack's own parts). The control plane's faults run on it afterwards, alone.
+// prebuilt image (imported by the caller under exporterImageRef) and Pod Security. The control
+// plane's faults run on it afterwards, alone.
 func (e *realEnv) deployedSteps(verifyBin string) []step {
 	var demandURL string
 	return []step{
@@ -197,7 +197,6 @@ func (e *realEnv) deployedSteps(verifyBin string) []step {
 		{"Pod Security: the namespace enforces restricted, rejects a pod that breaks it, and the exporter runs under it", func(ctx context.Context, t *testing.T) {
 			e.podSecurityEnforced(ctx, t)
 		}},
-		{"the exporter's faults: every replica down while 2 claims are held, and the static-fallback reject", e.exporterFaults},
 	}
 }
 
@@ -205,18 +204,33 @@ func (e *realEnv) deployedSteps(verifyBin string) []step {
 // the move to two pools and verify per pool and across pools, then destroy.
 func (e *realEnv) poolSteps(verifyBin string) []step {
 	return []step{
-		{"pulumi up of a one-pool stack on the prebuilt exporter image", func(ctx context.Context, t *testing.T) {
-			e.upStack(ctx, t)
-			if pod := e.waitExporterRolledOut(ctx, t, 5*time.Minute); pod.Spec.Containers[0].Image != exporterImageRef {
-				t.Fatalf("the exporter pod runs %s, want %s", pod.Spec.Containers[0].Image, exporterImageRef)
-			}
-		}},
+		{"pulumi up of a one-pool stack on the prebuilt exporter image", e.upOnPrebuiltImage},
 		{"two pools from config (different images and sizes): the stack moves from the shorthand, verify passes per pool and across pools", func(ctx context.Context, t *testing.T) {
 			e.twoPools(ctx, t, verifyBin)
 		}},
 		{"pulumi destroy removes the stack and leaves none of its namespaces", func(ctx context.Context, t *testing.T) {
 			e.destroyLeavesNothing(ctx, t)
 		}},
+	}
+}
+
+// exporterFaultSteps run on a stack of their own beside the others, on the prebuilt image (as
+// the deployed stack runs after its image path): up, the exporter's faults (every replica down,
+// the static-fallback reject), destroy. Nothing they stop or patch is shared.
+func (e *realEnv) exporterFaultSteps() []step {
+	return []step{
+		{"pulumi up of a one-pool stack on the prebuilt exporter image", e.upOnPrebuiltImage},
+		{"every exporter replica down while 2 claims are held, and the static-fallback reject", e.exporterFaults},
+		{"pulumi destroy removes the stack and leaves none of its namespaces", e.destroyLeavesNothing},
+	}
+}
+
+// upOnPrebuiltImage runs up on a stack whose config names exporterImageRef and checks that the
+// exporter's pod runs it.
+func (e *realEnv) upOnPrebuiltImage(ctx context.Context, t *testing.T) {
+	e.upStack(ctx, t)
+	if pod := e.waitExporterRolledOut(ctx, t, 5*time.Minute); pod.Spec.Containers[0].Image != exporterImageRef {
+		t.Fatalf("the exporter pod runs %s, want %s", pod.Spec.Containers[0].Image, exporterImageRef)
 	}
 }
 
