@@ -97,6 +97,9 @@ func (e *realEnv) runFault(ctx context.Context, t *testing.T, f fault) faultResu
 	framework.Eventually(t, ctx, "spec.replicas=2 for 2 held claims", 3*time.Minute, func(ctx context.Context) (bool, error) {
 		return e.specReplicasIs(ctx, 2)
 	})
+	// Both held claims bound and Ready first: a claim still binding (a cold start, on a stack
+	// just up) would read as not Ready during the fault, which the fault did not cause.
+	e.heldClaimsReady(ctx, t, "the held claims Ready before the fault")
 	wctx, stopWatching := context.WithCancel(ctx)
 	defer stopWatching()
 	pool := watchObjects(wctx, e.cluster.Dynamic.Resource(gvr.SandboxWarmPool).Namespace(e.ns), "metadata.name="+e.pool, specReplicasOf)
@@ -148,18 +151,7 @@ func (e *realEnv) runFault(ctx context.Context, t *testing.T, f fault) faultResu
 		return e.specReplicasIs(ctx, 2)
 	})
 	// The held claims must come back Ready (a kubelet outage marks them not Ready meanwhile).
-	framework.Eventually(t, ctx, "the held claims Ready after the fault", 2*time.Minute, func(ctx context.Context) (bool, error) {
-		for _, n := range heldClaims {
-			u, err := e.cluster.Dynamic.Resource(gvr.SandboxClaim).Namespace(e.ns).Get(ctx, n, metav1.GetOptions{})
-			if err != nil {
-				return false, fmt.Errorf("held claim %s: %w", n, err)
-			}
-			if !claimReady(u) {
-				return false, fmt.Errorf("held claim %s is not Ready: %v", n, u.Object["status"])
-			}
-		}
-		return true, nil
-	})
+	e.heldClaimsReady(ctx, t, "the held claims Ready after the fault")
 	errorsAfter, errAfter := e.scalerErrors(ctx)
 	stopWatching()
 
@@ -185,6 +177,22 @@ func (e *realEnv) runFault(ctx context.Context, t *testing.T, f fault) faultResu
 	t.Logf("%s down %s: spec.replicas from the watch %s; held claims lost %v, not Ready %v; KEDA fallback %s, scaler errors %s; a claim after the return Ready in %s; back to demand %s after the return",
 		f.part, down, strings.Join(r.values, " "), r.lost, r.notReady, r.fallback, r.scalerErrors(), r.latency.Round(time.Millisecond), r.recovery.Round(time.Second))
 	return r
+}
+
+// heldClaimsReady waits until every held claim reads Ready.
+func (e *realEnv) heldClaimsReady(ctx context.Context, t *testing.T, what string) {
+	framework.Eventually(t, ctx, what, 2*time.Minute, func(ctx context.Context) (bool, error) {
+		for _, n := range heldClaims {
+			u, err := e.cluster.Dynamic.Resource(gvr.SandboxClaim).Namespace(e.ns).Get(ctx, n, metav1.GetOptions{})
+			if err != nil {
+				return false, fmt.Errorf("held claim %s: %w", n, err)
+			}
+			if !claimReady(u) {
+				return false, fmt.Errorf("held claim %s is not Ready: %v", n, u.Object["status"])
+			}
+		}
+		return true, nil
+	})
 }
 
 // faultHoldsThePool runs the fault and fails on any spec.replicas below the held claims' size and
