@@ -96,6 +96,7 @@ func TestDemandPhaseRejects(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case has a fake cluster of its own; they wait in wall time
 			c := newCluster(t)
 			if tc.setup != nil {
 				tc.setup(c)

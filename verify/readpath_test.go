@@ -65,6 +65,7 @@ func TestAFailedStepNamesTheReadPath(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case has a fake cluster of its own; they wait in wall time
 			c := newCluster(t)
 			c.keda.Store(false)
 			c.start()
