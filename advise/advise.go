@@ -471,10 +471,10 @@ func AdviseDays(pool string, ds []*replay.Trace, p Params) (PoolAdvice, error) {
 	// A schedule's floor by day lets the night run on less headroom: the arrivals policy with
 	// a floor through the history's busy hours, at a few headrooms below the one it needs
 	// without a floor, each bisected for its floor.
-	if w, ok := busyWindow(ds, p.Day); ok {
+	if ws, ok := busyWindows(ds, p.Day); ok {
 		if h := found[arrivalsLadderName(p)]; h > 0 {
 			for _, headroom := range uniqueInts(0, h/3, 2*h/3) {
-				consider(scheduleLadder(p, bound, arrivalsSizing(p), w, headroom))
+				consider(scheduleLadder(p, bound, arrivalsSizing(p), ws, headroom))
 			}
 		}
 	}

@@ -222,7 +222,8 @@ func TestSampleHistoryIsTheLoadDays(t *testing.T) {
 // the check can refuse: a setting beyond the program's bounds is refused with its message.
 func TestEverySettingIsOneTheProgramTakes(t *testing.T) {
 	p := DefaultParams()
-	for _, l := range append(ladders(p, 20), scheduleLadder(p, 20, arrivalsSizing(p), BusyWindow{Start: 8, End: 20}, 2)) {
+	for _, l := range append(ladders(p, 20), scheduleLadder(p, 20, arrivalsSizing(p), BusyWindows{{Start: 8, End: 20}}, 2),
+		scheduleLadder(p, 20, arrivalsSizing(p), BusyWindows{{Start: 7, End: 10}, {Start: 17, End: 21}}, 0)) {
 		for _, level := range []int{0, 1, l.Levels - 1} { // the bottom, a headroom, the top
 			c := l.At(level)
 			require.NoError(t, c.accepted(), c.Name)

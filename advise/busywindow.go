@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/components"
@@ -20,13 +21,21 @@ const (
 	minQuietSlots = 4
 )
 
-// BusyWindow is the span of the day the history is busy in, as slots [Start, End): where a
+// maxBusyWindows: a day busy in more spans than this keeps its closest ones together.
+const maxBusyWindows = 3
+
+// BusyWindow is a span of the day the history is busy in, as slots [Start, End): where a
 // schedule's floor goes.
 type BusyWindow struct{ Start, End int }
 
-// busyWindow finds it: from the first busy slot to the last. ok is false when no slot is busy,
-// or the window leaves fewer than minQuietSlots out.
-func busyWindow(ds []*replay.Trace, day time.Duration) (BusyWindow, bool) {
+// BusyWindows are the day's busy spans, in order: a schedule window each.
+type BusyWindows []BusyWindow
+
+// busyWindows finds them: runs of busy slots, a lull shorter than minQuietSlots kept inside its
+// window (a floor through it costs less than the refill after it), at most maxBusyWindows (the
+// closest merged). ok is false when no slot is busy, or the windows leave fewer than
+// minQuietSlots out.
+func busyWindows(ds []*replay.Trace, day time.Duration) (BusyWindows, bool) {
 	var arrivals [slotsPerDay]float64
 	for _, d := range ds {
 		for _, a := range d.Arrivals {
@@ -37,35 +46,65 @@ func busyWindow(ds []*replay.Trace, day time.Duration) (BusyWindow, bool) {
 	for _, n := range arrivals {
 		peak = max(peak, n)
 	}
-	w := BusyWindow{Start: -1}
+	var ws BusyWindows
 	for i, n := range arrivals {
-		if peak > 0 && n >= busyShare*peak {
-			if w.Start < 0 {
-				w.Start = i
-			}
-			w.End = i + 1
+		if peak == 0 || n < busyShare*peak {
+			continue
+		}
+		if last := len(ws) - 1; last >= 0 && i-ws[last].End < minQuietSlots {
+			ws[last].End = i + 1
+		} else {
+			ws = append(ws, BusyWindow{Start: i, End: i + 1})
 		}
 	}
-	if w.Start < 0 || w.End-w.Start > slotsPerDay-minQuietSlots {
-		return BusyWindow{}, false
+	for len(ws) > maxBusyWindows {
+		closest := 0
+		for i := range len(ws) - 1 {
+			if ws[i+1].Start-ws[i].End < ws[closest+1].Start-ws[closest].End {
+				closest = i
+			}
+		}
+		ws[closest].End = ws[closest+1].End
+		ws = slices.Delete(ws, closest+1, closest+2)
 	}
-	return w, true
+	busy := 0
+	for _, w := range ws {
+		busy += w.End - w.Start
+	}
+	if len(ws) == 0 || busy > slotsPerDay-minQuietSlots {
+		return nil, false
+	}
+	return ws, true
 }
 
-// window is the schedule window that keeps warm sandboxes through w, as the program renders it:
-// the slots as hours of a 24 h day in UTC (the history's days are aligned to UTC midnight).
-func (w BusyWindow) window(warm int) schedule.Window {
+// windows are the schedule windows that keep warm sandboxes through ws, as the program renders
+// them: the slots as hours of a 24 h day in UTC (the history's days are aligned to UTC midnight).
+func (ws BusyWindows) windows(warm int) []schedule.Window {
 	hours := func(slot int) string { return fmt.Sprintf("0 %d * * *", slot*24/slotsPerDay%24) }
-	return schedule.Window{Start: hours(w.Start), End: hours(w.End), Timezone: schedule.DefaultTimezone, Warm: warm}
+	out := make([]schedule.Window, len(ws))
+	for i, w := range ws {
+		out[i] = schedule.Window{Start: hours(w.Start), End: hours(w.End), Timezone: schedule.DefaultTimezone, Warm: warm}
+	}
+	return out
 }
 
-// inForce says whether at (from the day's start) lies in the window, for a day of length day.
-func (w BusyWindow) inForce(at, day time.Duration) bool {
-	return at >= time.Duration(w.Start)*day/slotsPerDay && at < time.Duration(w.End)*day/slotsPerDay
+// inForce says whether at (from the day's start) lies in one of the windows, for a day of
+// length day.
+func (ws BusyWindows) inForce(at, day time.Duration) bool {
+	for _, w := range ws {
+		if at >= time.Duration(w.Start)*day/slotsPerDay && at < time.Duration(w.End)*day/slotsPerDay {
+			return true
+		}
+	}
+	return false
 }
 
-func (w BusyWindow) String() string {
-	return fmt.Sprintf("%02d:00-%02d:00 UTC", w.Start*24/slotsPerDay, w.End*24/slotsPerDay)
+func (ws BusyWindows) String() string {
+	var spans []string
+	for _, w := range ws {
+		spans = append(spans, fmt.Sprintf("%02d:00-%02d:00", w.Start*24/slotsPerDay, w.End*24/slotsPerDay))
+	}
+	return strings.Join(spans, " and ") + " UTC"
 }
 
 // arrivalsLadderName is the ladder the schedule is laid on: arrivals, rounded to nodes when
@@ -78,24 +117,25 @@ func arrivalsLadderName(p Params) string {
 }
 
 // scheduleLadder is the arrivals policy (rounded to nodes when there are nodes) at a headroom,
-// with a floor of warm sandboxes through the busy window, by that floor.
-func scheduleLadder(p Params, bound int, s components.Sizing, w BusyWindow, headroom int) Ladder {
-	name := fmt.Sprintf("%s, headroom %d, schedule %s", arrivalsLadderName(p), headroom, w)
+// with a floor of warm sandboxes through the busy windows, by that floor.
+func scheduleLadder(p Params, bound int, s components.Sizing, ws BusyWindows, headroom int) Ladder {
+	name := fmt.Sprintf("%s, headroom %d, schedule %s", arrivalsLadderName(p), headroom, ws)
 	return stamped(Ladder{Name: name, Levels: bound - 1, Raise: func(level, k int) (Candidate, bool) {
 		// the margin is spares all day, not a higher floor by day
 		if headroom+k >= bound {
 			return Candidate{}, false
 		}
-		return scheduleLadder(p, bound, s, w, headroom+k).At(level), true
+		return scheduleLadder(p, bound, s, ws, headroom+k).At(level), true
 	}, At: func(i int) Candidate {
 		warm := i + 1
 		sw := s
-		sw.Schedule = []schedule.Window{w.window(warm)}
-		win := sw.Schedule[0]
+		sw.Schedule = ws.windows(warm)
 		config := []Setting{set("minReplicas", 1), set("maxReplicas", bound), set("sizing.policy", components.SizingArrivals),
-			set("sizing.bootSeconds", s.BootSeconds), set("sizing.warmHitTarget", s.WarmHitTarget),
-			set("sizing.schedule[0].start", win.Start), set("sizing.schedule[0].end", win.End),
-			set("sizing.schedule[0].timezone", win.Timezone), set("sizing.schedule[0].warm", warm)}
+			set("sizing.bootSeconds", s.BootSeconds), set("sizing.warmHitTarget", s.WarmHitTarget)}
+		for j, win := range sw.Schedule {
+			at := fmt.Sprintf("sizing.schedule[%d].", j)
+			config = append(config, set(at+"start", win.Start), set(at+"end", win.End), set(at+"timezone", win.Timezone), set(at+"warm", warm))
+		}
 		if s.SandboxesPerNode > 1 {
 			config = append(config, set("sizing.sandboxesPerNode", s.SandboxesPerNode))
 		}
@@ -104,7 +144,7 @@ func scheduleLadder(p Params, bound int, s components.Sizing, w BusyWindow, head
 		}
 		return autoscaled(Candidate{Name: fmt.Sprintf("%s, warm %d", name, warm), Config: config}, func(d replay.Demand) float64 {
 			floor := 0.0
-			if w.inForce(d.At, p.Day) {
+			if ws.inForce(d.At, p.Day) {
 				floor = float64(warm)
 			}
 			return components.ArrivalsDesired(sw, headroom, float64(d.Held), float64(d.ArrivalsShort), float64(d.ArrivalsLong), floor)
