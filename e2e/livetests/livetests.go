@@ -5,9 +5,9 @@
 // PhaseEnv=live-simulated. The two doors to the upstream tools (localcluster.Start and
 // toolcache.Ensure) call Refuse first, and Start calls RefuseRealNodes before it starts real
 // nodes, so a test that breaks a rule fails, saying what to rename, instead of building every
-// tool in the fast phase, never running in the live phase, or meeting another run's real node. The check is made where the tools are reached, by the run
-// itself: a reading of the source cannot tell a test that calls a start step from one that only
-// lists the steps.
+// tool in the fast phase, never running in the live phase, or meeting another run's real node.
+// The check is made where the tools are reached, by the run itself: a reading of the source
+// cannot tell a test that calls a start step from one that only lists the steps.
 package livetests
 
 import (

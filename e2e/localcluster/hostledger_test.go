@@ -28,7 +28,8 @@ func TestRemoveUntilGoneRepeatsUntilNothingIsLeft(t *testing.T) {
 // What survives every round is named, with the last round's errors (not every round's).
 func TestRemoveUntilGoneNamesWhatSurvived(t *testing.T) {
 	calls := 0
-	errs := removeUntilGone(50*time.Millisecond, 10*time.Millisecond, func() []int { return []int{41, 42} },
+	// 20 pauses' worth: several rounds even on a loaded machine.
+	errs := removeUntilGone(200*time.Millisecond, 10*time.Millisecond, func() []int { return []int{41, 42} },
 		func(pid int) error {
 			calls++
 			return fmt.Errorf("kill %d: refused (call %d)", pid, calls)

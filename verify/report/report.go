@@ -156,10 +156,13 @@ func (r *Report) Section(i, n int, title string) {
 }
 
 // Printf prints a progress or evidence line (not a check).
-func (r *Report) Printf(format string, args ...any) {
+func (r *Report) Printf(format string, args ...any) { r.printf(nil, format, args...) }
+
+// printf prints a line of scope's (nil: the report's own).
+func (r *Report) printf(scope *Scoped, format string, args ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	fmt.Fprintf(r.out, format+"\n", args...)
+	fmt.Fprintf(r.writer(scope), format+"\n", args...)
 }
 
 func (r *Report) add(phase, name string, s Status, evidence string) {
@@ -314,11 +317,7 @@ func (s *Scoped) Release() {
 }
 
 // Printf prints a progress or evidence line of the scope's (held while it holds them).
-func (s *Scoped) Printf(format string, args ...any) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	fmt.Fprintf(s.writer(s), format+"\n", args...)
-}
+func (s *Scoped) Printf(format string, args ...any) { s.printf(s, format, args...) }
 
 // Section prints a phase heading of the scope's.
 func (s *Scoped) Section(i, n int, title string) {
