@@ -46,6 +46,9 @@ type Config struct {
 	Tags                      map[string]string
 	UpgradePolicy             string
 	createModeKeysSet         []string
+	// callersCluster: an AutoscaledWarmPool component's config, on the cluster its caller's
+	// kubernetes provider reaches (componentconfig.go); the cluster keys are not its inputs.
+	callersCluster bool
 	// Kubeconfig holds the kubeconfig contents (a path in config is read here), with
 	// current-context set to KubeContext when one is given, so the exported copy is self-contained.
 	Kubeconfig  string
@@ -110,9 +113,25 @@ func (c *Config) InClusterExporterURL() string {
 // nothing, so a bad config fails the run before any resource exists.
 func LoadConfig(ctx *pulumi.Context) (*Config, error) {
 	r := &configReader{cfg: config.New(ctx, contract.ProjectName)}
+	c := r.read(ctx.Project(), ctx.Stack())
+	if err := c.Validate(r.errs...); err != nil {
+		return nil, err
+	}
+	if c.ClusterMode == components.ModeExisting {
+		contents, err := resolveKubeconfig(c.Kubeconfig, c.KubeContext)
+		if err != nil {
+			return nil, err
+		}
+		c.Kubeconfig = contents
+	}
+	return c, nil
+}
+
+// read reads every key with its default; what is malformed is left in r.errs for Validate.
+func (r *configReader) read(project, stack string) *Config {
 	c := &Config{
-		Project:                   ctx.Project(),
-		Stack:                     ctx.Stack(),
+		Project:                   project,
+		Stack:                     stack,
 		ClusterMode:               r.str("clusterMode", components.ModeCreate),
 		ClusterName:               r.str("clusterName", ""),
 		KubernetesVersion:         r.str("kubernetesVersion", contract.KubernetesVersion),
@@ -159,17 +178,7 @@ func LoadConfig(ctx *pulumi.Context) (*Config, error) {
 			c.ClusterName = c.Project + "-" + c.Stack
 		}
 	}
-	if err := c.Validate(r.errs...); err != nil {
-		return nil, err
-	}
-	if c.ClusterMode == components.ModeExisting {
-		contents, err := resolveKubeconfig(c.Kubeconfig, c.KubeContext)
-		if err != nil {
-			return nil, err
-		}
-		c.Kubeconfig = contents
-	}
-	return c, nil
+	return c
 }
 
 // readStructured reads the object keys: the one pool's template and sizing,
@@ -225,8 +234,15 @@ func (c *Config) readStructured(r *configReader) {
 // configReader reads the stack's plain keys, gathering every malformed value
 // so that one run reports them all.
 type configReader struct {
-	cfg  *config.Config
+	cfg  configSource
 	errs []string
+}
+
+// configSource is where the keys come from: the stack's config (*config.Config), or the inputs
+// of an AutoscaledWarmPool component (componentconfig.go), in the form the CLI hands config
+// over: scalars as text, lists and objects as JSON.
+type configSource interface {
+	Try(key string) (string, error)
 }
 
 // setAwayFrom reports whether the stack sets key to something other than def (whitespace aside):
@@ -317,6 +333,15 @@ var ReservedNamespaces = []string{"default", "kube-system", "kube-public", "kube
 // Validate checks every rule at once, so one run reports every mistake; each message names the key,
 // what is wrong and how to fix it.
 func (c *Config) Validate(earlier ...string) error {
+	errs := c.problems(earlier...)
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("invalid configuration (keys under %s:):\n  - %s", contract.ProjectName, strings.Join(errs, "\n  - "))
+}
+
+// problems is every rule the config breaks, each naming its key.
+func (c *Config) problems(earlier ...string) []string {
 	errs := append([]string{}, earlier...)
 	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
 	oneOf := func(key, value string, allowed ...string) {
@@ -363,7 +388,8 @@ func (c *Config) Validate(earlier ...string) error {
 			add("agentSandboxMode/kedaMode=adopt read an install that is already on the cluster, but clusterMode=create makes a new, empty cluster; use install with clusterMode=create, or adopt with clusterMode=existing")
 		}
 	case components.ModeExisting:
-		if strings.TrimSpace(c.Kubeconfig) == "" {
+		// A component's cluster is its kubernetes provider's, handed over by the caller.
+		if strings.TrimSpace(c.Kubeconfig) == "" && !c.callersCluster {
 			add("clusterMode=existing needs kubeconfig: set it to a kubeconfig file path or its contents, e.g. `pulumi config set kubeconfig ~/.kube/config` (and kubeContext to pick a context)")
 		}
 		if c.VpcID != "" || len(c.PrivateSubnetIDs) > 0 || len(c.publicSubnetIDs) > 0 {
@@ -419,10 +445,7 @@ func (c *Config) Validate(earlier ...string) error {
 		// list the program would render, so the two can never disagree.
 		c.validateExporterPools(add)
 	}
-	if len(errs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("invalid configuration (keys under %s:):\n  - %s", contract.ProjectName, strings.Join(errs, "\n  - "))
+	return errs
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }

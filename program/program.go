@@ -3,6 +3,7 @@
 package program
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -18,57 +19,6 @@ func Run(ctx *pulumi.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := newPlatform(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	pools := cfg.Pools()
-	warmPools, err := newWarmPools(ctx, cfg, p, pools)
-	if err != nil {
-		return err
-	}
-	exp, err := newExporter(ctx, cfg, p, pools, warmPools)
-	if err != nil {
-		return err
-	}
-	poolOutputs, err := newAutoscalers(ctx, cfg, p, pools, warmPools, exp)
-	if err != nil {
-		return err
-	}
-	if p.monitoring != nil {
-		if err := p.monitoring.Create(ctx, &components.MonitoringTargets{
-			Namespace: exp.stackNamespaceName, RuleFile: cfg.ruleFile(),
-			DependsOn: []pulumi.Resource{exp.stackNamespace, exp.claimExporter.Service},
-		}); err != nil {
-			return err
-		}
-	}
-	ctx.Export("clusterName", p.cluster.Name)
-	ctx.Export("kubeconfig", p.cluster.Kubeconfig)
-	ctx.Export("stackNamespace", exp.stackNamespaceName)
-	ctx.Export("stackLabel", pulumi.String(cfg.StackLabelValue()))
-	ctx.Export("exporterServiceAccount", exp.claimExporter.ServiceAccountName)
-	ctx.Export("exporterService", exp.claimExporter.ServiceName)
-	ctx.Export("pools", poolOutputs)
-	ctx.Export("isolation", pulumi.String(cfg.Isolation))
-	return nil
-}
-
-// platform is what every pool stands on: the cluster, its provider, and the runtime class,
-// agent-sandbox and KEDA installed or checked in it.
-type platform struct {
-	cluster   *components.Cluster
-	inCluster pulumi.ResourceOption
-	keda      *components.Keda
-	// monitoring is the exporter's ServiceMonitor and the alerting rules; nil when both are off.
-	monitoring *components.Monitoring
-	// installs are the installed resources themselves, not the components: destroy deletes the
-	// namespaces (and the claims, sandboxes and ScaledObjects in them, whose finalizers these
-	// controllers remove) before agent-sandbox and KEDA. See components.Keda.Installed.
-	installs []pulumi.Resource
-}
-
-func newPlatform(ctx *pulumi.Context, cfg *Config) (*platform, error) {
 	cluster, err := components.NewCluster(ctx, "cluster", &components.ClusterArgs{
 		Mode: cfg.ClusterMode, Name: cfg.ClusterName, KubernetesVersion: cfg.KubernetesVersion,
 		VpcID: cfg.VpcID, PrivateSubnetIDs: cfg.PrivateSubnetIDs,
@@ -78,40 +28,115 @@ func newPlatform(ctx *pulumi.Context, cfg *Config) (*platform, error) {
 		Kubeconfig: cfg.Kubeconfig,
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// Every in-cluster resource goes through the cluster's provider (default providers are disabled).
-	inCluster := pulumi.Providers(cluster.Provider)
+	on := placement{inCluster: pulumi.Providers(cluster.Provider)}
+	if cluster.Created {
+		on.newClusterKubeconfig = &cluster.Kubeconfig
+	}
+	outputs, err := deploy(ctx, cfg, on)
+	if err != nil {
+		return err
+	}
+	ctx.Export("clusterName", cluster.Name)
+	ctx.Export("kubeconfig", cluster.Kubeconfig)
+	for _, key := range slices.Sorted(maps.Keys(outputs)) {
+		ctx.Export(key, outputs[key])
+	}
+	return nil
+}
 
-	// The Prometheus Operator's CRDs are read first: without them the preview fails before
-	// anything in the cluster is registered.
-	var mon *components.Monitoring
-	if cfg.Monitoring.on() {
-		if mon, err = components.NewMonitoring(ctx, "monitoring", cfg.monitoringArgs(), inCluster); err != nil {
+// placement is where deploy puts the stack's in-cluster resources: the program's own
+// cluster, or the one an AutoscaledWarmPool component's caller reaches (component.go).
+type placement struct {
+	// inCluster is on every in-cluster component: the cluster's provider, or the parent
+	// whose kubernetes provider they inherit.
+	inCluster pulumi.ResourceOption
+	// newClusterKubeconfig: the cluster was created by this run, and is read only once it answers.
+	newClusterKubeconfig *pulumi.StringOutput
+	// prefix goes before each child's name, so that two components in one stack differ.
+	prefix string
+}
+
+// deploy is everything in the cluster: the runtime class, agent-sandbox and KEDA, each pool,
+// the exporter, the autoscalers and the monitoring; it returns the outputs verify reads.
+func deploy(ctx *pulumi.Context, cfg *Config, on placement) (pulumi.Map, error) {
+	p, err := newPlatform(ctx, cfg, on)
+	if err != nil {
+		return nil, err
+	}
+	pools := cfg.Pools()
+	warmPools, err := newWarmPools(ctx, cfg, p, pools)
+	if err != nil {
+		return nil, err
+	}
+	exp, err := newExporter(ctx, cfg, p, pools, warmPools)
+	if err != nil {
+		return nil, err
+	}
+	outputs, err := newAutoscalers(ctx, cfg, p, pools, warmPools, exp)
+	if err != nil {
+		return nil, err
+	}
+	if p.monitoring != nil {
+		if err := p.monitoring.Create(ctx, &components.MonitoringTargets{
+			Namespace: exp.stackNamespaceName, RuleFile: cfg.ruleFile(),
+			DependsOn: []pulumi.Resource{exp.stackNamespace, exp.claimExporter.Service},
+		}); err != nil {
 			return nil, err
 		}
 	}
-	runtimeArgs := &components.SandboxRuntimeArgs{Mode: cfg.RuntimeClassMode, Name: contract.RuntimeClassName, Handler: cfg.RuntimeClassHandler}
-	if cluster.Created {
-		runtimeArgs.NewClusterKubeconfig = &cluster.Kubeconfig
+	outputs["stackNamespace"] = exp.stackNamespaceName
+	outputs["stackLabel"] = pulumi.String(cfg.StackLabelValue())
+	outputs["exporterServiceAccount"] = exp.claimExporter.ServiceAccountName
+	outputs["exporterService"] = exp.claimExporter.ServiceName
+	outputs["isolation"] = pulumi.String(cfg.Isolation)
+	return outputs, nil
+}
+
+// platform is what every pool stands on: the runtime class, agent-sandbox and KEDA installed
+// or checked in the cluster.
+type platform struct {
+	placement
+	keda *components.Keda
+	// monitoring is the exporter's ServiceMonitor and the alerting rules; nil when both are off.
+	monitoring *components.Monitoring
+	// installs are the installed resources themselves, not the components: destroy deletes the
+	// namespaces (and the claims, sandboxes and ScaledObjects in them, whose finalizers these
+	// controllers remove) before agent-sandbox and KEDA. See components.Keda.Installed.
+	installs []pulumi.Resource
+}
+
+func newPlatform(ctx *pulumi.Context, cfg *Config, on placement) (*platform, error) {
+	// The Prometheus Operator's CRDs are read first: without them the preview fails before
+	// anything in the cluster is registered.
+	var mon *components.Monitoring
+	var err error
+	if cfg.Monitoring.on() {
+		if mon, err = components.NewMonitoring(ctx, on.prefix+"monitoring", cfg.monitoringArgs(), on.inCluster); err != nil {
+			return nil, err
+		}
 	}
-	runtime, err := components.NewSandboxRuntime(ctx, "sandbox-runtime", runtimeArgs, inCluster)
+	runtimeArgs := &components.SandboxRuntimeArgs{Mode: cfg.RuntimeClassMode, Name: contract.RuntimeClassName, Handler: cfg.RuntimeClassHandler,
+		NewClusterKubeconfig: on.newClusterKubeconfig}
+	runtime, err := components.NewSandboxRuntime(ctx, on.prefix+"sandbox-runtime", runtimeArgs, on.inCluster)
 	if err != nil {
 		return nil, err
 	}
-	agentSandbox, err := components.NewAgentSandbox(ctx, "agent-sandbox", &components.AgentSandboxArgs{
+	agentSandbox, err := components.NewAgentSandbox(ctx, on.prefix+"agent-sandbox", &components.AgentSandboxArgs{
 		Mode: cfg.AgentSandboxMode, Version: cfg.AgentSandboxVersion,
-	}, inCluster)
+	}, on.inCluster)
 	if err != nil {
 		return nil, err
 	}
-	keda, err := components.NewKeda(ctx, "keda", &components.KedaArgs{
+	keda, err := components.NewKeda(ctx, on.prefix+"keda", &components.KedaArgs{
 		Mode: cfg.KedaMode, ChartVersion: cfg.KedaChartVersion, Values: cfg.kedaValues(),
-	}, inCluster)
+	}, on.inCluster)
 	if err != nil {
 		return nil, err
 	}
-	return &platform{cluster: cluster, inCluster: inCluster, keda: keda, monitoring: mon,
+	return &platform{placement: on, keda: keda, monitoring: mon,
 		installs: slices.Concat(runtime.Installed, agentSandbox.Installed, keda.Installed)}, nil
 }
 
@@ -121,7 +146,7 @@ func newWarmPools(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool) 
 	listed := len(cfg.PoolList) > 0
 	warmPools := make([]*components.WarmPool, len(pools))
 	for i, pool := range pools {
-		name := "warm-pool"
+		name := p.prefix + "warm-pool"
 		if listed {
 			name += "-" + pool.Name
 		}
@@ -161,16 +186,16 @@ func newExporter(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool, w
 		// A stack that ran the one-pool shorthand had this namespace under its WarmPool "warm-pool":
 		// the alias carries it over (and the exporter in it), instead of deleting it and failing to
 		// create it again under its new parent.
-		ns, err := components.NewStackNamespace(ctx, "stack-namespace", &components.StackNamespaceArgs{
+		ns, err := components.NewStackNamespace(ctx, p.prefix+"stack-namespace", &components.StackNamespaceArgs{
 			Namespace: cfg.Namespace, StackLabelValue: cfg.StackLabelValue(), DependsOn: p.installs,
-		}, p.inCluster, pulumi.Aliases([]pulumi.Alias{{Name: pulumi.String("warm-pool"), Type: pulumi.String(components.WarmPoolType)}}))
+		}, p.inCluster, pulumi.Aliases([]pulumi.Alias{{Name: pulumi.String(p.prefix + "warm-pool"), Type: pulumi.String(components.WarmPoolType)}}))
 		if err != nil {
 			return nil, err
 		}
 		stackNamespace, stackNamespaceName = ns.Namespace, ns.NamespaceName
 	}
 	if cfg.PreviewPrincipalArn != "" {
-		if _, err := components.NewPreviewAccess(ctx, "preview-access", &components.PreviewAccessArgs{
+		if _, err := components.NewPreviewAccess(ctx, p.prefix+"preview-access", &components.PreviewAccessArgs{
 			Namespace: stackNamespaceName, NamespaceName: cfg.Namespace, DependsOn: []pulumi.Resource{stackNamespace},
 		}, p.inCluster); err != nil {
 			return nil, err
@@ -180,7 +205,7 @@ func newExporter(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool, w
 	for i, p := range cfg.exporterPools() {
 		exporterPools = append(exporterPools, components.ExporterPool{ExporterPool: p, DependsOn: []pulumi.Resource{warmPools[i].Namespace}})
 	}
-	claimExporter, err := components.NewClaimExporter(ctx, "claim-exporter", &components.ClaimExporterArgs{
+	claimExporter, err := components.NewClaimExporter(ctx, p.prefix+"claim-exporter", &components.ClaimExporterArgs{
 		Namespace: stackNamespaceName, NamespaceName: cfg.Namespace, DependsOn: []pulumi.Resource{stackNamespace},
 		Selector: cfg.ClaimSelector, Image: cfg.ExporterImage, Replicas: cfg.ExporterReplicas, Source: exporterSource, Pools: exporterPools,
 	}, p.inCluster)
@@ -192,9 +217,10 @@ func newExporter(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool, w
 
 // newAutoscalers is each pool's ScaledObject reading its count from the exporter, and the
 // pools' outputs (the first pool's also under the keys a one-pool stack always exported).
-func newAutoscalers(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool, warmPools []*components.WarmPool, exp *stackExporter) (pulumi.Array, error) {
+func newAutoscalers(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool, warmPools []*components.WarmPool, exp *stackExporter) (pulumi.Map, error) {
 	listed := len(cfg.PoolList) > 0
 	var poolOutputs pulumi.Array
+	outputs := pulumi.Map{}
 	for i, pc := range pools {
 		pool := warmPools[i]
 		exporterURL := exp.claimExporter.URL
@@ -204,7 +230,7 @@ func newAutoscalers(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool
 		if pc.ExporterURL != "" {
 			exporterURL = pulumi.String(pc.ExporterURL).ToStringOutput()
 		}
-		name := "autoscaler"
+		name := p.prefix + "autoscaler"
 		if listed {
 			name += "-" + pc.Name
 		}
@@ -230,15 +256,16 @@ func newAutoscalers(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool
 			continue
 		}
 		// The first pool's keys, as a one-pool stack always exported them.
-		ctx.Export("namespace", pool.NamespaceName)
-		ctx.Export("poolName", pool.PoolName)
-		ctx.Export("templateName", pool.TemplateName)
-		ctx.Export("scaledObjectName", autoscaler.Name)
-		ctx.Export("exporterUrl", exporterURL)
-		ctx.Export("claimSelector", pulumi.String(pc.ClaimSelector))
-		ctx.Export("minReplicas", pulumi.Int(pc.MinReplicas))
-		ctx.Export("maxReplicas", pulumi.Int(pc.MaxReplicas))
-		ctx.Export("loadCap", pulumi.Int(pc.LoadCap))
+		outputs["namespace"] = pool.NamespaceName
+		outputs["poolName"] = pool.PoolName
+		outputs["templateName"] = pool.TemplateName
+		outputs["scaledObjectName"] = autoscaler.Name
+		outputs["exporterUrl"] = exporterURL
+		outputs["claimSelector"] = pulumi.String(pc.ClaimSelector)
+		outputs["minReplicas"] = pulumi.Int(pc.MinReplicas)
+		outputs["maxReplicas"] = pulumi.Int(pc.MaxReplicas)
+		outputs["loadCap"] = pulumi.Int(pc.LoadCap)
 	}
-	return poolOutputs, nil
+	outputs["pools"] = poolOutputs
+	return outputs, nil
 }
