@@ -55,8 +55,6 @@ type placement struct {
 	inCluster pulumi.ResourceOption
 	// newClusterKubeconfig: the cluster was created by this run, and is read only once it answers.
 	newClusterKubeconfig *pulumi.StringOutput
-	// prefix goes before each child's name, so that two components in one stack differ.
-	prefix string
 }
 
 // deploy is everything in the cluster: the runtime class, agent-sandbox and KEDA, each pool,
@@ -114,23 +112,23 @@ func newPlatform(ctx *pulumi.Context, cfg *Config, on placement) (*platform, err
 	var mon *components.Monitoring
 	var err error
 	if cfg.Monitoring.on() {
-		if mon, err = components.NewMonitoring(ctx, on.prefix+"monitoring", cfg.monitoringArgs(), on.inCluster); err != nil {
+		if mon, err = components.NewMonitoring(ctx, "monitoring", cfg.monitoringArgs(), on.inCluster); err != nil {
 			return nil, err
 		}
 	}
 	runtimeArgs := &components.SandboxRuntimeArgs{Mode: cfg.RuntimeClassMode, Name: contract.RuntimeClassName, Handler: cfg.RuntimeClassHandler,
 		NewClusterKubeconfig: on.newClusterKubeconfig}
-	runtime, err := components.NewSandboxRuntime(ctx, on.prefix+"sandbox-runtime", runtimeArgs, on.inCluster)
+	runtime, err := components.NewSandboxRuntime(ctx, "sandbox-runtime", runtimeArgs, on.inCluster)
 	if err != nil {
 		return nil, err
 	}
-	agentSandbox, err := components.NewAgentSandbox(ctx, on.prefix+"agent-sandbox", &components.AgentSandboxArgs{
+	agentSandbox, err := components.NewAgentSandbox(ctx, "agent-sandbox", &components.AgentSandboxArgs{
 		Mode: cfg.AgentSandboxMode, Version: cfg.AgentSandboxVersion,
 	}, on.inCluster)
 	if err != nil {
 		return nil, err
 	}
-	keda, err := components.NewKeda(ctx, on.prefix+"keda", &components.KedaArgs{
+	keda, err := components.NewKeda(ctx, "keda", &components.KedaArgs{
 		Mode: cfg.KedaMode, ChartVersion: cfg.KedaChartVersion, Values: cfg.kedaValues(),
 	}, on.inCluster)
 	if err != nil {
@@ -146,7 +144,7 @@ func newWarmPools(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool) 
 	listed := len(cfg.PoolList) > 0
 	warmPools := make([]*components.WarmPool, len(pools))
 	for i, pool := range pools {
-		name := p.prefix + "warm-pool"
+		name := "warm-pool"
 		if listed {
 			name += "-" + pool.Name
 		}
@@ -186,16 +184,16 @@ func newExporter(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool, w
 		// A stack that ran the one-pool shorthand had this namespace under its WarmPool "warm-pool":
 		// the alias carries it over (and the exporter in it), instead of deleting it and failing to
 		// create it again under its new parent.
-		ns, err := components.NewStackNamespace(ctx, p.prefix+"stack-namespace", &components.StackNamespaceArgs{
+		ns, err := components.NewStackNamespace(ctx, "stack-namespace", &components.StackNamespaceArgs{
 			Namespace: cfg.Namespace, StackLabelValue: cfg.StackLabelValue(), DependsOn: p.installs,
-		}, p.inCluster, pulumi.Aliases([]pulumi.Alias{{Name: pulumi.String(p.prefix + "warm-pool"), Type: pulumi.String(components.WarmPoolType)}}))
+		}, p.inCluster, pulumi.Aliases([]pulumi.Alias{{Name: pulumi.String("warm-pool"), Type: pulumi.String(components.WarmPoolType)}}))
 		if err != nil {
 			return nil, err
 		}
 		stackNamespace, stackNamespaceName = ns.Namespace, ns.NamespaceName
 	}
 	if cfg.PreviewPrincipalArn != "" {
-		if _, err := components.NewPreviewAccess(ctx, p.prefix+"preview-access", &components.PreviewAccessArgs{
+		if _, err := components.NewPreviewAccess(ctx, "preview-access", &components.PreviewAccessArgs{
 			Namespace: stackNamespaceName, NamespaceName: cfg.Namespace, DependsOn: []pulumi.Resource{stackNamespace},
 		}, p.inCluster); err != nil {
 			return nil, err
@@ -205,7 +203,7 @@ func newExporter(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool, w
 	for i, p := range cfg.exporterPools() {
 		exporterPools = append(exporterPools, components.ExporterPool{ExporterPool: p, DependsOn: []pulumi.Resource{warmPools[i].Namespace}})
 	}
-	claimExporter, err := components.NewClaimExporter(ctx, p.prefix+"claim-exporter", &components.ClaimExporterArgs{
+	claimExporter, err := components.NewClaimExporter(ctx, "claim-exporter", &components.ClaimExporterArgs{
 		Namespace: stackNamespaceName, NamespaceName: cfg.Namespace, DependsOn: []pulumi.Resource{stackNamespace},
 		Selector: cfg.ClaimSelector, Image: cfg.ExporterImage, Replicas: cfg.ExporterReplicas, Source: exporterSource, Pools: exporterPools,
 	}, p.inCluster)
@@ -230,7 +228,7 @@ func newAutoscalers(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool
 		if pc.ExporterURL != "" {
 			exporterURL = pulumi.String(pc.ExporterURL).ToStringOutput()
 		}
-		name := p.prefix + "autoscaler"
+		name := "autoscaler"
 		if listed {
 			name += "-" + pc.Name
 		}
