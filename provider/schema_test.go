@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/components/mockgraph"
+	"github.com/warmpool/warm-pool-autoscaling-keda/program"
+)
+
+// The schema is generated from Pulumi.yaml (the inputs: the program's keys less its cluster's,
+// with their types and descriptions) and from componentOutputs below. After changing either:
+//
+//	go test ./provider -run TestSchemaIsGeneratedFromPulumiYaml -update
+var update = flag.Bool("update", false, "write schema.json from Pulumi.yaml instead of comparing")
+
+// componentOutputs are the component's outputs: the program's stack outputs less the cluster's,
+// under the same names (verify reads them). A test holds these to what the component returns.
+var componentOutputs = map[string]struct{ typ, description string }{
+	"namespace":              {"string", "The first pool's namespace."},
+	"poolName":               {"string", "The first pool's SandboxWarmPool."},
+	"templateName":           {"string", "The first pool's SandboxTemplate."},
+	"scaledObjectName":       {"string", "The first pool's ScaledObject."},
+	"exporterUrl":            {"string", "The URL KEDA reads the first pool's demand from."},
+	"claimSelector":          {"string", "The label selector of the first pool's claims (empty: every claim in its namespace)."},
+	"minReplicas":            {"integer", "The first pool's floor."},
+	"maxReplicas":            {"integer", "The first pool's ceiling."},
+	"loadCap":                {"integer", "The claims verify's load holds at the first pool's peak."},
+	"pools":                  {"pools", "Every pool: name, namespace, templateName, scaledObjectName, exporterUrl, claimSelector, minReplicas, maxReplicas, loadCap, sizingPolicy."},
+	"stackNamespace":         {"string", "The namespace of the claim exporter."},
+	"stackLabel":             {"string", "The value of the stack label on the component's namespaces (<project>.<stack>)."},
+	"exporterService":        {"string", "The claim exporter's Service."},
+	"exporterServiceAccount": {"string", "The claim exporter's ServiceAccount."},
+	"isolation":              {"string", "The isolation verify holds the sandboxes to: vm or gvisor."},
+}
+
+const anyObject = `{"type": "object", "additionalProperties": {"$ref": "pulumi.json#/Any"}}`
+
+// propertyType is a Pulumi.yaml config type as a schema type.
+func propertyType(c workspace.ProjectConfigType) (map[string]any, error) {
+	var t map[string]any
+	switch name := c.TypeName(); name {
+	case "string", "integer", "boolean":
+		t = map[string]any{"type": name}
+	case "object":
+		t = map[string]any{}
+		if err := json.Unmarshal([]byte(anyObject), &t); err != nil {
+			return nil, err
+		}
+	case "array":
+		items := map[string]any{"type": "string"}
+		if c.Items != nil && c.Items.Type == "object" {
+			items = map[string]any{}
+			if err := json.Unmarshal([]byte(anyObject), &items); err != nil {
+				return nil, err
+			}
+		}
+		t = map[string]any{"type": "array", "items": items}
+	default:
+		return nil, fmt.Errorf("config type %q has no schema type here", name)
+	}
+	return t, nil
+}
+
+// generateSchema is the package schema: the component's inputs from Pulumi.yaml, each plain
+// (the component reads them at once, as the program reads stack config), and its outputs.
+func generateSchema(t *testing.T) []byte {
+	t.Helper()
+	proj, err := workspace.LoadProject("../Pulumi.yaml")
+	require.NoError(t, err)
+	inputs := map[string]any{}
+	for _, key := range program.ComponentInputKeys() {
+		c, ok := proj.Config[key]
+		require.Truef(t, ok, "the program reads %s, which Pulumi.yaml does not declare", key)
+		p, err := propertyType(c)
+		require.NoErrorf(t, err, "input %s", key)
+		p["plain"] = true
+		p["description"] = c.Description
+		inputs[key] = p
+	}
+	outputs := map[string]any{}
+	for key, o := range componentOutputs {
+		p := map[string]any{"type": o.typ, "description": o.description}
+		if o.typ == "pools" {
+			p = map[string]any{"type": "array", "description": o.description, "items": json.RawMessage(anyObject)}
+		}
+		outputs[key] = p
+	}
+	spec := map[string]any{
+		"name":        Name,
+		"displayName": "Autoscaled warm pools of agent sandboxes",
+		"version":     Version,
+		"description": "A warm pool of pre-booted, VM-isolated agent sandboxes (kubernetes-sigs/agent-sandbox) whose size follows SandboxClaim demand through KEDA, on a cluster you already have.",
+		"keywords":    []string{"kubernetes", "keda", "agent-sandbox", "category/cloud", "kind/component"},
+		"repository":  "https://github.com/warmpool/warm-pool-autoscaling-keda",
+		"resources": map[string]any{
+			program.AutoscaledWarmPoolType: map[string]any{
+				"isComponent": true,
+				"description": "The warm pools, their claim exporter and their KEDA autoscalers, with the runtime class checked and agent-sandbox and KEDA installed or adopted, on the cluster your kubernetes provider (the providers option) reaches. Its inputs are the program's stack config keys less the cluster's, with the same defaults and the same checks. One per stack: the pools input takes several pools.",
+				"inputProperties": inputs,
+				"properties":      outputs,
+				"required":        slices.Sorted(maps.Keys(componentOutputs)),
+			},
+		},
+		"language": map[string]any{
+			"go":     map[string]any{"importBasePath": "github.com/warmpool/warm-pool-autoscaling-keda/sdk/go/warmpool", "respectSchemaVersion": true},
+			"nodejs": map[string]any{"packageName": "@warmpool/warmpool", "respectSchemaVersion": true, "dependencies": map[string]string{"@pulumi/pulumi": "^3.0.0"}},
+			"python": map[string]any{"packageName": "pulumi_warmpool", "respectSchemaVersion": true, "requires": map[string]string{"pulumi": ">=3.0.0,<4.0.0"}},
+		},
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	require.NoError(t, enc.Encode(spec))
+	return b.Bytes()
+}
+
+func TestSchemaIsGeneratedFromPulumiYaml(t *testing.T) {
+	want := generateSchema(t)
+	if *update {
+		require.NoError(t, os.WriteFile("schema.json", want, 0o644))
+		return
+	}
+	assert.Equal(t, string(want), string(schema),
+		"schema.json is not what Pulumi.yaml and componentOutputs give; run `go test ./provider -run TestSchemaIsGeneratedFromPulumiYaml -update`")
+}
+
+// TestSchemaDescribesTheComponent reads the committed schema as the engine and the SDK
+// generators do: the component's type, its inputs the program's keys less the cluster's, its
+// outputs what the component returns, and the version the plugin reports.
+func TestSchemaDescribesTheComponent(t *testing.T) {
+	var spec struct {
+		Name      string
+		Version   string
+		Resources map[string]struct {
+			IsComponent     bool
+			InputProperties map[string]struct{ Plain bool }
+			Properties      map[string]json.RawMessage
+		}
+	}
+	require.NoError(t, json.Unmarshal(schema, &spec))
+	assert.Equal(t, Name, spec.Name)
+	assert.Equal(t, Version, spec.Version)
+	assert.True(t, strings.HasPrefix(program.AutoscaledWarmPoolType, Name+":index:"))
+	require.Equal(t, []string{program.AutoscaledWarmPoolType}, slices.Collect(maps.Keys(spec.Resources)))
+	c := spec.Resources[program.AutoscaledWarmPoolType]
+	assert.True(t, c.IsComponent)
+	assert.Equal(t, program.ComponentInputKeys(), slices.Sorted(maps.Keys(c.InputProperties)))
+	for key, p := range c.InputProperties {
+		assert.Truef(t, p.Plain, "input %s is plain: the component reads it at once", key)
+	}
+	for _, key := range program.ClusterKeys {
+		assert.NotContains(t, c.InputProperties, key)
+	}
+
+	// What the component returns, under mocks.
+	t.Setenv("PULUMI_CONFIG", "{}")
+	rec := mockgraph.New()
+	t.Cleanup(rec.Close)
+	var returned []string
+	require.NoError(t, pulumi.RunErr(func(ctx *pulumi.Context) error {
+		caller, err := kubernetes.NewProvider(ctx, "caller", &kubernetes.ProviderArgs{Kubeconfig: pulumi.String("{}")})
+		if err != nil {
+			return err
+		}
+		wp, err := program.NewAutoscaledWarmPool(ctx, "team", map[string]string{"kedaMode": "adopt", "agentSandboxMode": "adopt"}, pulumi.Providers(caller))
+		if err != nil {
+			return err
+		}
+		returned = slices.Sorted(maps.Keys(wp.Outputs))
+		return nil
+	}, rec.Options("consumer", "dev")))
+	assert.Equal(t, returned, slices.Sorted(maps.Keys(c.Properties)), "the schema's outputs are the component's")
+}
