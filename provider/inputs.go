@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -48,8 +47,8 @@ func configValues(props resource.PropertyMap) (map[string]string, error) {
 	return values, nil
 }
 
-// plain is a property value as plain Go values, scalars as text at the top level (where the
-// config reader reads text) and as JSON values inside lists and objects.
+// plain is a property value as plain Go values; configValues writes all but text as JSON
+// (2 as "2", true as "true"), as the CLI does.
 func plain(v resource.PropertyValue, path string) (any, error) {
 	switch {
 	case v.IsSecret():
@@ -67,14 +66,8 @@ func plain(v resource.PropertyValue, path string) (any, error) {
 	case v.IsString():
 		return v.StringValue(), nil
 	case v.IsBool():
-		if !strings.Contains(path, ".") && !strings.Contains(path, "[") {
-			return strconv.FormatBool(v.BoolValue()), nil
-		}
 		return v.BoolValue(), nil
 	case v.IsNumber():
-		if !strings.Contains(path, ".") && !strings.Contains(path, "[") {
-			return strconv.FormatFloat(v.NumberValue(), 'f', -1, 64), nil
-		}
 		return v.NumberValue(), nil
 	case v.IsArray():
 		out := []any{}

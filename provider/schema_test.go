@@ -108,8 +108,8 @@ func generateSchema(t *testing.T) []byte {
 		"repository":  "https://github.com/warmpool/warm-pool-autoscaling-keda",
 		"resources": map[string]any{
 			program.AutoscaledWarmPoolType: map[string]any{
-				"isComponent": true,
-				"description": "The warm pools, their claim exporter and their KEDA autoscalers, with the runtime class checked and agent-sandbox and KEDA installed or adopted, on the cluster your kubernetes provider (the providers option) reaches. Its inputs are the program's stack config keys less the cluster's, with the same defaults and the same checks. One per stack: the pools input takes several pools.",
+				"isComponent":     true,
+				"description":     "The warm pools, their claim exporter and their KEDA autoscalers, with the runtime class checked and agent-sandbox and KEDA installed or adopted, on the cluster your kubernetes provider (the providers option) reaches. Its inputs are the program's stack config keys less the cluster's, with the same defaults and the same checks. One per stack: the pools input takes several pools.",
 				"inputProperties": inputs,
 				"properties":      outputs,
 				"required":        slices.Sorted(maps.Keys(componentOutputs)),
