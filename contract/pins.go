@@ -29,6 +29,11 @@ const (
 	// (pulumi-kubernetes/sdk/v4 v4.32.0) and the version the locally built provider reports.
 	PulumiKubernetesProvider = "4.32.0"
 
+	// PulumiYAMLModule is Pulumi YAML's language host (pulumi-language-yaml), which runs the
+	// package's YAML consumer (provider/examples/yaml) through the real CLI; the newest the proxy
+	// serves. It builds against its own, older Pulumi SDK (its go.mod), as a released plugin does.
+	PulumiYAMLModule = "v1.25.0"
+
 	EtcdModule = "v3.6.16"
 	KwokModule = "v0.8.0"
 	// ContainerdModule and GVisorModule run the local real nodes' pods. gVisor tags no Go
@@ -113,6 +118,10 @@ var Pins = []Pin{
 		// tags lag the releases) with the release's version linked in; see e2e/toolcache/tools.go.
 		Name: "Pulumi Kubernetes provider", Program: PulumiKubernetesProvider, ProgramModule: "github.com/pulumi/pulumi-kubernetes/sdk/v4",
 		LocalControlPlane: PulumiKubernetesProvider,
+	},
+	{
+		Name: "Pulumi YAML", LocalControlPlane: PulumiYAMLModule, LocalModule: "github.com/pulumi/pulumi-yaml", LocalToolDir: "pulumi-yaml",
+		Why: "the program is Go; Pulumi YAML runs only the package's YAML consumer, as a team's own YAML stack would",
 	},
 	{Name: "warm pod image", Program: WarmPodImage, LocalControlPlane: WarmPodImage},
 	{

@@ -148,6 +148,11 @@ func tools() []tool {
 			ldflags:  []string{"-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=" + pulumiVersion},
 		},
 		{
+			// The YAML language host: the package's YAML consumer runs through the real CLI.
+			dir: "pulumi-yaml", module: "github.com/pulumi/pulumi-yaml", version: contract.PulumiYAMLModule,
+			commands: []command{{"github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml", "pulumi-language-yaml"}},
+		},
+		{
 			dir: "pulumi-kubernetes", module: "github.com/pulumi/pulumi-kubernetes/provider/v4",
 			version:  "v4.0.0-20260115033456-f47bc2d6f199",
 			commands: []command{{".", "pulumi-resource-kubernetes"}},
@@ -192,6 +197,8 @@ var (
 	NodeAutoscaler = []string{"karpenter"}
 	// Pulumi is the Pulumi CLI and the Kubernetes provider, which only the Pulumi runs need.
 	Pulumi = []string{"pulumi", "pulumi-kubernetes"}
+	// PulumiYAML is the YAML language host, for the package's YAML consumer, beside Pulumi.
+	PulumiYAML = []string{"pulumi-yaml"}
 	// Monitoring is promtool, which the alerting rules' tests run.
 	Monitoring = []string{"prometheus"}
 	// PrometheusServer is promtool and the Prometheus server: a history backfilled with the one
