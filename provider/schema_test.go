@@ -75,6 +75,17 @@ func propertyType(c workspace.ProjectConfigType) (map[string]any, error) {
 	return t, nil
 }
 
+// plainAllTheWayDown marks a type and the types inside it plain: the component reads every value
+// at once, as the program reads stack config, so an SDK takes values, not outputs.
+func plainAllTheWayDown(p map[string]any) {
+	p["plain"] = true
+	for _, inner := range []string{"items", "additionalProperties"} {
+		if t, ok := p[inner].(map[string]any); ok {
+			plainAllTheWayDown(t)
+		}
+	}
+}
+
 // generateSchema is the package schema: the component's inputs from Pulumi.yaml, each plain
 // (the component reads them at once, as the program reads stack config), and its outputs.
 func generateSchema(t *testing.T) []byte {
@@ -87,7 +98,7 @@ func generateSchema(t *testing.T) []byte {
 		require.Truef(t, ok, "the program reads %s, which Pulumi.yaml does not declare", key)
 		p, err := propertyType(c)
 		require.NoErrorf(t, err, "input %s", key)
-		p["plain"] = true
+		plainAllTheWayDown(p)
 		p["description"] = c.Description
 		inputs[key] = p
 	}
