@@ -93,7 +93,7 @@ func TestLiveRealNodeEndToEnd(t *testing.T) {
 	runSteps(ctx, t, []step{
 		// Side by side: none of these takes a part of the control plane down, and each stack has
 		// its namespaces; the real node has room for all of them (the pools' requests are small).
-		{"side by side: the deployed stack, a two-pool stack, the exporter's faults, a stack with a local exporter, bad input", func(ctx context.Context, t *testing.T) {
+		{"side by side: the deployed stack, a two-pool stack, the exporter's faults, a stack with a local exporter, the package from YAML, bad input", func(ctx context.Context, t *testing.T) {
 			sideBySide(ctx, t, []step{
 				{"the deployed stack", func(ctx context.Context, t *testing.T) {
 					runSteps(ctx, t, deployed.deployedSteps(verifyBin))
@@ -114,6 +114,9 @@ func TestLiveRealNodeEndToEnd(t *testing.T) {
 					local := newLocalExporterEnv(t, ctx, c, filepath.Join(work, "local"), "local",
 						map[string]string{"namespace": localNamespace, "exporterImage": exporterImageRef, "isolation": "gvisor"})
 					runSteps(ctx, t, local.localExporterSteps(verifyBin, adopted))
+				}},
+				{"the package from a team's YAML stack", func(ctx context.Context, t *testing.T) {
+					runSteps(ctx, t, newYAMLConsumer(ctx, t, c, filepath.Join(work, "yaml-consumer")).steps(verifyBin, adopted))
 				}},
 				{"bad input", func(ctx context.Context, t *testing.T) {
 					kubeconfig, err := os.ReadFile(c.Kubeconfig)
