@@ -93,7 +93,7 @@ func TestLiveRealNodeEndToEnd(t *testing.T) {
 	runSteps(ctx, t, []step{
 		// Side by side: none of these takes a part of the control plane down, and each stack has
 		// its namespaces; the real node has room for all of them (the pools' requests are small).
-		{"side by side: the deployed stack, a two-pool stack, the exporter's faults, a stack with a local exporter, the package from YAML, bad input", func(ctx context.Context, t *testing.T) {
+		{"side by side: the deployed stack, a two-pool stack, the exporter's faults, a stack with a local exporter, the package from YAML and from Go, bad input", func(ctx context.Context, t *testing.T) {
 			sideBySide(ctx, t, []step{
 				{"the deployed stack", func(ctx context.Context, t *testing.T) {
 					runSteps(ctx, t, deployed.deployedSteps(verifyBin))
@@ -117,6 +117,9 @@ func TestLiveRealNodeEndToEnd(t *testing.T) {
 				}},
 				{"the package from a team's YAML stack", func(ctx context.Context, t *testing.T) {
 					runSteps(ctx, t, newYAMLConsumer(ctx, t, c, filepath.Join(work, "yaml-consumer")).steps(verifyBin, adopted))
+				}},
+				{"the package from a team's Go stack", func(ctx context.Context, t *testing.T) {
+					runSteps(ctx, t, newGoConsumer(ctx, t, c, filepath.Join(work, "go-consumer")).goConsumerSteps(verifyBin, adopted))
 				}},
 				{"bad input", func(ctx context.Context, t *testing.T) {
 					kubeconfig, err := os.ReadFile(c.Kubeconfig)

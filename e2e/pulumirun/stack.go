@@ -39,6 +39,14 @@ type Options struct {
 	Config map[string]string
 	// Output receives build progress when a tool must be built; default stderr.
 	Output io.Writer
+	// Plugins are resource plugins the program needs besides the Kubernetes provider, installed
+	// from their binaries (the engine never downloads one here).
+	Plugins []Plugin
+}
+
+// Plugin is a resource plugin binary and the version it is installed as.
+type Plugin struct {
+	Name, Version, File string
 }
 
 // Stack is one local stack of the program.
@@ -81,14 +89,16 @@ func New(ctx context.Context, opts Options) (*Stack, error) {
 		// The engine must never fetch a plugin: everything is installed here.
 		"PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
 	}
-	install := exec.CommandContext(ctx, pulumiBin, "plugin", "install", "resource", "kubernetes",
-		toolcache.ProviderVersion, "--file", bins.Path("pulumi-resource-kubernetes"))
-	install.Env = os.Environ()
-	for k, v := range env {
-		install.Env = append(install.Env, k+"="+v)
-	}
-	if out, err := install.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("installing the Kubernetes provider plugin: %w: %s", err, out)
+	plugins := append([]Plugin{{"kubernetes", toolcache.ProviderVersion, bins.Path("pulumi-resource-kubernetes")}}, opts.Plugins...)
+	for _, p := range plugins {
+		install := exec.CommandContext(ctx, pulumiBin, "plugin", "install", "resource", p.Name, p.Version, "--file", p.File)
+		install.Env = os.Environ()
+		for k, v := range env {
+			install.Env = append(install.Env, k+"="+v)
+		}
+		if out, err := install.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("installing the %s plugin: %w: %s", p.Name, err, out)
+		}
 	}
 	project, err := workspace.LoadProject(opts.ProjectFile)
 	if err != nil {

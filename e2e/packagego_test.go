@@ -1,0 +1,75 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/pulumirun"
+	"github.com/warmpool/warm-pool-autoscaling-keda/examples/go/teamstack"
+)
+
+// The warmpool package from a team's own Go stack (examples/go, on the generated Go SDK), run
+// inline through the Automation API: the real CLI and engine, which start the package's plugin
+// (built from provider/) for the SDK's remote component and call its Construct. (The CLI cannot
+// run a Go project itself here: the Go language host is not on the module proxy.)
+
+// newGoConsumer is stack dev of examples/go on the control plane c, its installs adopted and its
+// exporter on the prebuilt image, its state under work.
+func newGoConsumer(ctx context.Context, t *testing.T, c *localcluster.Cluster, work string) *env {
+	plugin := goBuild(t, work, framework.Module+"/provider")
+	root, err := framework.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The plugin's name and version as the SDK asks the engine for them.
+	b, err := os.ReadFile(filepath.Join(root, "sdk", "go", "warmpool", "pulumi-plugin.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked struct{ Name, Version string }
+	if err := json.Unmarshal(b, &asked); err != nil || asked.Name == "" || asked.Version == "" {
+		t.Fatalf("sdk/go/warmpool/pulumi-plugin.json names no plugin and version (%v): %s", err, b)
+	}
+	kubeconfig, err := os.ReadFile(c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := pulumirun.New(ctx, pulumirun.Options{
+		Output: framework.NewLogWriter(t), WorkDir: filepath.Join(work, "pulumi"),
+		ProjectFile: filepath.Join(root, "examples", "go", "Pulumi.yaml"), StackName: "dev", Program: teamstack.Run,
+		Config: map[string]string{
+			"kubeconfig": string(kubeconfig), "kedaMode": "adopt", "agentSandboxMode": "adopt",
+			"isolation": "gvisor", "exporterImage": exporterImageRef,
+		},
+		Plugins: []pulumirun.Plugin{{Name: asked.Name, Version: asked.Version, File: plugin}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{stackRun: stackRun{cluster: c, work: work, stack: st}}
+}
+
+// goConsumerSteps: up, verify on what it deployed, destroy.
+func (e *env) goConsumerSteps(verifyBin string, adopted sharedInstall) []step {
+	return []step{
+		{"pulumi up deploys the component through the Go SDK and passes on every output verify reads", func(ctx context.Context, t *testing.T) {
+			e.upStack(ctx, t)
+			if e.ns != teamstack.Namespace {
+				t.Errorf("output namespace is %q, want %s", e.ns, teamstack.Namespace)
+			}
+		}},
+		{"verify passes on what the package deployed", func(ctx context.Context, t *testing.T) {
+			rep, code := e.runVerify(ctx, t, verifyBin, "verify-go")
+			if code != 0 {
+				t.Fatalf("verify exited %d on the Go consumer's stack", code)
+			}
+			checkScaleSteps(t, rep)
+		}},
+		{"pulumi destroy removes everything in order and leaves shared installs alone", func(ctx context.Context, t *testing.T) { e.destroy(ctx, t, adopted) }},
+	}
+}

@@ -1,0 +1,10 @@
+// Command go is a team's own Go stack using the warmpool package (teamstack).
+package main
+
+import (
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/examples/go/teamstack"
+)
+
+func main() { pulumi.Run(teamstack.Run) }
