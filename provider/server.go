@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -22,6 +23,27 @@ type server struct {
 	pulumirpc.UnimplementedResourceProviderServer
 	host   *pprovider.HostClient
 	schema []byte
+
+	mu sync.Mutex
+	// components is the one AutoscaledWarmPool constructed in each project/stack.
+	components map[string]string
+}
+
+// oneForStack refuses a second AutoscaledWarmPool in a stack, naming both: its children would
+// repeat the first one's names (the program's), which the engine reports only as a duplicate
+// URN deep in the tree. The same name again (preview, then update) is the same component.
+func (s *server) oneForStack(project, stack, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := project + "/" + stack
+	if first, ok := s.components[key]; ok && first != name {
+		return fmt.Errorf("%s %q: stack %s already has %s %q, and a stack takes one: list every pool in its pools input instead", program.AutoscaledWarmPoolType, name, stack, program.AutoscaledWarmPoolType, first)
+	}
+	if s.components == nil {
+		s.components = map[string]string{}
+	}
+	s.components[key] = name
+	return nil
 }
 
 func (s *server) GetPluginInfo(context.Context, *emptypb.Empty) (*pulumirpc.PluginInfo, error) {
@@ -42,6 +64,9 @@ func (s *server) Configure(context.Context, *pulumirpc.ConfigureRequest) (*pulum
 func (s *server) Construct(ctx context.Context, req *pulumirpc.ConstructRequest) (*pulumirpc.ConstructResponse, error) {
 	if req.GetType() != program.AutoscaledWarmPoolType {
 		return nil, status.Errorf(codes.InvalidArgument, "%s serves %s only, not %s", Name, program.AutoscaledWarmPoolType, req.GetType())
+	}
+	if err := s.oneForStack(req.GetProject(), req.GetStack(), req.GetName()); err != nil {
+		return nil, err
 	}
 	props, err := plugin.UnmarshalProperties(req.GetInputs(), plugin.MarshalOptions{
 		KeepUnknowns: true, KeepSecrets: true, KeepResources: true, KeepOutputValues: true,
