@@ -115,6 +115,7 @@ func (y *yamlConsumer) must(ctx context.Context, t *testing.T, args ...string) s
 func (y *yamlConsumer) steps(verifyBin string, adopted sharedInstall) []step {
 	return []step{
 		{"pulumi preview of a bad input fails with the program's message, naming the input, and creates nothing", y.badInputRefused},
+		{"pulumi preview without the kubernetes provider fails saying so, never reaching for an ambient kubeconfig", y.noProviderRefused},
 		{"pulumi up deploys the component and passes on every output verify reads", y.up},
 		{"verify passes on what the package deployed", func(ctx context.Context, t *testing.T) {
 			r := &stackRun{cluster: y.cluster, work: y.work}
@@ -139,27 +140,41 @@ func (y *yamlConsumer) steps(verifyBin string, adopted sharedInstall) []step {
 }
 
 func (y *yamlConsumer) badInputRefused(ctx context.Context, t *testing.T) {
-	good, err := os.ReadFile(filepath.Join(y.project, "Pulumi.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad := strings.Replace(string(good), "      minReplicas: 1\n", "      minReplicas: 4\n", 1)
-	if bad == string(good) {
-		t.Fatal("examples/yaml sets no minReplicas: 1 to make a bad input of")
-	}
-	writeFileAtomic(t, filepath.Join(y.project, "Pulumi.yaml"), bad)
-	defer writeFileAtomic(t, filepath.Join(y.project, "Pulumi.yaml"), string(good))
-	out, err := y.run(ctx, t, "preview")
-	if err == nil {
-		t.Fatal("pulumi preview passed with minReplicas 4 above maxReplicas 3")
-	}
+	out := y.previewEdited(ctx, t, "      minReplicas: 1\n", "      minReplicas: 4\n")
 	for _, want := range []string{`invalid inputs of ` + program.AutoscaledWarmPoolType + ` "sandboxes"`, "minReplicas (4) is greater than maxReplicas (3)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("pulumi preview's output does not say %q", want)
 		}
 	}
+}
+
+// previewEdited runs pulumi preview on the project with one edit made (restored after) and
+// returns its output; the edit must change the project, and the preview must fail.
+func (y *yamlConsumer) previewEdited(ctx context.Context, t *testing.T, from, to string) string {
+	good, err := os.ReadFile(filepath.Join(y.project, "Pulumi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(good), from, to, 1)
+	if edited == string(good) {
+		t.Fatalf("examples/yaml has no %q to edit", from)
+	}
+	writeFileAtomic(t, filepath.Join(y.project, "Pulumi.yaml"), edited)
+	defer writeFileAtomic(t, filepath.Join(y.project, "Pulumi.yaml"), string(good))
+	out, err := y.run(ctx, t, "preview")
+	if err == nil {
+		t.Fatalf("pulumi preview passed with %q made %q", from, to)
+	}
 	if _, err := y.cluster.Client.CoreV1().Namespaces().Get(ctx, yamlConsumerNamespace, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("namespace %s after the refused preview: %v (want not found)", yamlConsumerNamespace, err)
+	}
+	return out
+}
+
+func (y *yamlConsumer) noProviderRefused(ctx context.Context, t *testing.T) {
+	out := y.previewEdited(ctx, t, "    options:\n      providers:\n        - ${cluster}\n", "")
+	if want := `"sandboxes" has no kubernetes provider: pass your cluster's in its providers option`; !strings.Contains(out, want) {
+		t.Errorf("pulumi preview's output does not say %q", want)
 	}
 }
 

@@ -65,6 +65,13 @@ func (s *server) Construct(ctx context.Context, req *pulumirpc.ConstructRequest)
 	if req.GetType() != program.AutoscaledWarmPoolType {
 		return nil, status.Errorf(codes.InvalidArgument, "%s serves %s only, not %s", Name, program.AutoscaledWarmPoolType, req.GetType())
 	}
+	// Nothing in the cluster may land on an ambient kubeconfig (the program disables the default
+	// kubernetes provider for the same reason): the caller names its cluster's provider.
+	if _, ok := req.GetProviders()["kubernetes"]; !ok {
+		return nil, fmt.Errorf("%s %q has no kubernetes provider: pass your cluster's in its providers option "+
+			"(YAML `options: {providers: [${cluster}]}`, Go `pulumi.Providers(cluster)`, TypeScript `{providers: [cluster]}`); "+
+			"it never falls back to an ambient kubeconfig", program.AutoscaledWarmPoolType, req.GetName())
+	}
 	if err := s.oneForStack(req.GetProject(), req.GetStack(), req.GetName()); err != nil {
 		return nil, err
 	}

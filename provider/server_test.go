@@ -24,6 +24,7 @@ func TestASecondComponentInAStackIsRefusedNamingTheFirst(t *testing.T) {
 	// Through Construct, before anything is read or registered.
 	_, err = s.Construct(context.Background(), &pulumirpc.ConstructRequest{
 		Project: "team", Stack: "dev", Name: "third", Type: "warmpool:index:AutoscaledWarmPool",
+		Providers: map[string]string{"kubernetes": "urn:pulumi:dev::team::pulumi:providers:kubernetes::cluster::id"},
 	})
 	require.Error(t, err)
 	assert.True(t, strings.Contains(err.Error(), `"third"`), err.Error())
@@ -33,4 +34,15 @@ func TestOnlyTheComponentIsConstructed(t *testing.T) {
 	_, err := (&server{}).Construct(context.Background(), &pulumirpc.ConstructRequest{Type: "warmpool:index:WarmPool", Name: "x"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "serves warmpool:index:AutoscaledWarmPool only, not warmpool:index:WarmPool")
+}
+
+func TestWithoutTheCallersKubernetesProviderNothingIsConstructed(t *testing.T) {
+	s := &server{}
+	_, err := s.Construct(context.Background(), &pulumirpc.ConstructRequest{
+		Project: "team", Stack: "dev", Name: "sandboxes", Type: "warmpool:index:AutoscaledWarmPool",
+		Providers: map[string]string{"aws": "urn:pulumi:dev::team::pulumi:providers:aws::default::id"},
+	})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"sandboxes" has no kubernetes provider: pass your cluster's in its providers option`)
+	assert.Empty(t, s.components, "refused before it counts as the stack's component")
 }
