@@ -52,7 +52,7 @@ func inClusterGraph(rec *mockgraph.Recorder, skip ...string) map[string]any {
 		if slices.Contains(skip, r.Type+"::"+r.Name) || r.Type == "pulumi:pulumi:Stack" {
 			continue
 		}
-		graph[r.Type+"::"+r.Name] = plainValue(resourcePropertyValue(r))
+		graph[r.Type+"::"+r.Name] = plainValue(resource.NewProperty(r.Inputs))
 	}
 	return graph
 }
@@ -158,10 +158,6 @@ func TestComponentInputsAreTheProgramsKeysLessTheClusters(t *testing.T) {
 	}
 	assert.Contains(t, inputs, "pools")
 	assert.NotContains(t, inputs, "kubeconfig")
-}
-
-func resourcePropertyValue(r mockgraph.Resource) resource.PropertyValue {
-	return resource.NewProperty(r.Inputs)
 }
 
 // declaredConfigKeys are the project's own keys in Pulumi.yaml.

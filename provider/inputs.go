@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -16,14 +15,9 @@ import (
 func configValues(props resource.PropertyMap) (map[string]string, error) {
 	values := map[string]string{}
 	var errs []string
-	for _, key := range slices.Sorted(func(yield func(string) bool) {
-		for k := range props {
-			if !yield(string(k)) {
-				return
-			}
-		}
-	}) {
-		v, err := plain(props[resource.PropertyKey(key)], key)
+	for _, k := range props.StableKeys() {
+		key := string(k)
+		v, err := plain(props[k], key)
 		switch {
 		case err != nil:
 			errs = append(errs, err.Error())

@@ -47,32 +47,27 @@ var componentOutputs = map[string]struct{ typ, description string }{
 	"isolation":              {"string", "The isolation verify holds the sandboxes to: vm or gvisor."},
 }
 
-const anyObject = `{"type": "object", "additionalProperties": {"$ref": "pulumi.json#/Any"}}`
+// anyObject is an object of any values: the structured keys, whose shape the program's reader checks.
+func anyObject() map[string]any {
+	return map[string]any{"type": "object", "additionalProperties": map[string]any{"$ref": "pulumi.json#/Any"}}
+}
 
 // propertyType is a Pulumi.yaml config type as a schema type.
 func propertyType(c workspace.ProjectConfigType) (map[string]any, error) {
-	var t map[string]any
 	switch name := c.TypeName(); name {
 	case "string", "integer", "boolean":
-		t = map[string]any{"type": name}
+		return map[string]any{"type": name}, nil
 	case "object":
-		t = map[string]any{}
-		if err := json.Unmarshal([]byte(anyObject), &t); err != nil {
-			return nil, err
-		}
+		return anyObject(), nil
 	case "array":
 		items := map[string]any{"type": "string"}
 		if c.Items != nil && c.Items.Type == "object" {
-			items = map[string]any{}
-			if err := json.Unmarshal([]byte(anyObject), &items); err != nil {
-				return nil, err
-			}
+			items = anyObject()
 		}
-		t = map[string]any{"type": "array", "items": items}
+		return map[string]any{"type": "array", "items": items}, nil
 	default:
 		return nil, fmt.Errorf("config type %q has no schema type here", name)
 	}
-	return t, nil
 }
 
 // plainAllTheWayDown marks a type and the types inside it plain: the component reads every value
@@ -106,7 +101,7 @@ func generateSchema(t *testing.T) []byte {
 	for key, o := range componentOutputs {
 		p := map[string]any{"type": o.typ, "description": o.description}
 		if o.typ == "pools" {
-			p = map[string]any{"type": "array", "description": o.description, "items": json.RawMessage(anyObject)}
+			p = map[string]any{"type": "array", "description": o.description, "items": anyObject()}
 		}
 		outputs[key] = p
 	}

@@ -119,9 +119,9 @@ if not calls or not params or unknown:
 print("%d keywords, each a parameter of AutoscaledWarmPool" % sum(len(c.keywords) for c in calls))
 `
 
-// TestThePythonExampleNamesTheSDKsInputs: examples/python/__main__.py compiles and passes only
-// inputs the generated Python SDK's AutoscaledWarmPool takes.
-func TestThePythonExampleNamesTheSDKsInputs(t *testing.T) {
+// TestThePythonSDKAndTheExampleCompile: the generated Python SDK compiles, and
+// examples/python/__main__.py compiles and passes only inputs its AutoscaledWarmPool takes.
+func TestThePythonSDKAndTheExampleCompile(t *testing.T) {
 	files, err := Generate(schemaJSON(t), "python")
 	if err != nil {
 		t.Fatal(err)
@@ -133,6 +133,15 @@ func TestThePythonExampleNamesTheSDKsInputs(t *testing.T) {
 	python, err := exec.LookPath("python3")
 	if err != nil {
 		t.Fatalf("python3 checks the Python example; install it (apt-get install python3): %v", err)
+	}
+	var sources []string
+	for name := range files {
+		if strings.HasSuffix(name, ".py") {
+			sources = append(sources, filepath.Join(dir, name))
+		}
+	}
+	if out, err := exec.Command(python, append([]string{"-m", "py_compile"}, sources...)...).CombinedOutput(); err != nil {
+		t.Errorf("the generated Python SDK does not compile: %v\n%s", err, out)
 	}
 	example := filepath.Join("..", "..", "examples", "python", "__main__.py")
 	// compile(), not py_compile: nothing is written beside the example.
