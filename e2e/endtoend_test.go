@@ -78,6 +78,8 @@ func TestLiveRealNodeEndToEnd(t *testing.T) {
 	work := t.TempDir()
 	c := startCluster(t, ctx, work, localcluster.Options{RealNodes: 1, SkipWarmPoolCheck: true}, realNodeHint)
 	verifyBin := goBuild(t, work, framework.Module+"/verify")
+	// The package's plugin, once for both of its consumers.
+	plugin := packagePlugin(t, work)
 	// One prebuilt exporter image (ko-style, no Docker) for every stack that runs the image path,
 	// imported into the node once under the reference their config names.
 	archive, err := framework.BuildExporterImage(ctx, framework.NewLogWriter(t), work, exporterImageRef)
@@ -116,10 +118,10 @@ func TestLiveRealNodeEndToEnd(t *testing.T) {
 					runSteps(ctx, t, local.localExporterSteps(verifyBin, adopted))
 				}},
 				{"the package from a team's YAML stack", func(ctx context.Context, t *testing.T) {
-					runSteps(ctx, t, newYAMLConsumer(ctx, t, c, filepath.Join(work, "yaml-consumer")).steps(verifyBin, adopted))
+					runSteps(ctx, t, newYAMLConsumer(ctx, t, c, filepath.Join(work, "yaml-consumer"), plugin).steps(verifyBin, adopted))
 				}},
 				{"the package from a team's Go stack", func(ctx context.Context, t *testing.T) {
-					runSteps(ctx, t, newGoConsumer(ctx, t, c, filepath.Join(work, "go-consumer")).goConsumerSteps(verifyBin, adopted))
+					runSteps(ctx, t, newGoConsumer(ctx, t, c, filepath.Join(work, "go-consumer"), plugin).goConsumerSteps(verifyBin, adopted))
 				}},
 				{"bad input", func(ctx context.Context, t *testing.T) {
 					kubeconfig, err := os.ReadFile(c.Kubeconfig)
@@ -396,23 +398,34 @@ func (e *env) destroy(ctx context.Context, t *testing.T, before sharedInstall) {
 	if !(so < dep && pool < tmpl && tmpl < ns && dep < ns) {
 		t.Errorf("unsafe delete order: ScaledObject %d, exporter Deployment %d, pool %d, template %d, namespace %d", so, dep, pool, tmpl, ns)
 	}
-	framework.Eventually(t, ctx, "namespace "+e.ns+" to be gone", 2*time.Minute, func(ctx context.Context) (bool, error) {
-		_, err := e.cluster.Client.CoreV1().Namespaces().Get(ctx, e.ns, metav1.GetOptions{})
+	namespaceGone(ctx, t, e.cluster, e.ns)
+	sharedInstallsAlone(ctx, t, e.cluster, before)
+}
+
+// namespaceGone waits for a destroyed stack's namespace to be deleted.
+func namespaceGone(ctx context.Context, t *testing.T, c *localcluster.Cluster, ns string) {
+	framework.Eventually(t, ctx, "namespace "+ns+" to be gone", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		_, err := c.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, nil
 		}
 		return false, err
 	})
-	after := snapshotSharedInstalls(t, ctx, e.cluster)
+}
+
+// sharedInstallsAlone holds the adopted installs after a stack's destroy to what they were
+// before: the same CRDs and KEDA namespace, their controllers running, KEDA's APIService Available.
+func sharedInstallsAlone(ctx context.Context, t *testing.T, c *localcluster.Cluster, before sharedInstall) {
+	after := snapshotSharedInstalls(t, ctx, c)
 	for k, v := range before {
 		if after[k] != v {
 			t.Errorf("shared install %s changed: %s -> %s", k, v, after[k])
 		}
 	}
-	if ok, dead := e.cluster.Running(); !ok {
+	if ok, dead := c.Running(); !ok {
 		t.Errorf("shared controllers stopped: %v", dead)
 	}
-	a, err := e.cluster.Dynamic.Resource(localcluster.APIServiceGVR).Get(ctx, "v1beta1.external.metrics.k8s.io", metav1.GetOptions{})
+	a, err := c.Dynamic.Resource(localcluster.APIServiceGVR).Get(ctx, "v1beta1.external.metrics.k8s.io", metav1.GetOptions{})
 	if err != nil || !localcluster.ConditionTrue(a, "Available") {
 		t.Errorf("KEDA's APIService is not Available after destroy (%v)", err)
 	}

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,22 +17,12 @@ import (
 // (built from provider/) for the SDK's remote component and call its Construct. (The CLI cannot
 // run a Go project itself here: the Go language host is not on the module proxy.)
 
-// newGoConsumer is stack dev of examples/go on the control plane c, its installs adopted and its
-// exporter on the prebuilt image, its state under work.
-func newGoConsumer(ctx context.Context, t *testing.T, c *localcluster.Cluster, work string) *env {
-	plugin := goBuild(t, work, framework.Module+"/provider")
+// newGoConsumer is stack dev of examples/go on the control plane c with the package's plugin
+// installed, its installs adopted and its exporter on the prebuilt image, its state under work.
+func newGoConsumer(ctx context.Context, t *testing.T, c *localcluster.Cluster, work string, plugin pulumirun.Plugin) *env {
 	root, err := framework.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
-	}
-	// The plugin's name and version as the SDK asks the engine for them.
-	b, err := os.ReadFile(filepath.Join(root, "sdk", "go", "warmpool", "pulumi-plugin.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var asked struct{ Name, Version string }
-	if err := json.Unmarshal(b, &asked); err != nil || asked.Name == "" || asked.Version == "" {
-		t.Fatalf("sdk/go/warmpool/pulumi-plugin.json names no plugin and version (%v): %s", err, b)
 	}
 	kubeconfig, err := os.ReadFile(c.Kubeconfig)
 	if err != nil {
@@ -46,7 +35,7 @@ func newGoConsumer(ctx context.Context, t *testing.T, c *localcluster.Cluster, w
 			"kubeconfig": string(kubeconfig), "kedaMode": "adopt", "agentSandboxMode": "adopt",
 			"isolation": "gvisor", "exporterImage": exporterImageRef,
 		},
-		Plugins: []pulumirun.Plugin{{Name: asked.Name, Version: asked.Version, File: plugin}},
+		Plugins: []pulumirun.Plugin{plugin},
 	})
 	if err != nil {
 		t.Fatal(err)

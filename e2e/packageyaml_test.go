@@ -3,9 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -29,31 +27,30 @@ import (
 // yamlConsumerNamespace is the namespace examples/yaml gives its pool.
 const yamlConsumerNamespace = "team-sandboxes"
 
-// yamlConsumer is examples/yaml as a project of its own, its state and PULUMI_HOME under work.
+// yamlConsumer is examples/yaml as a project of its own, run by the CLI in a pulumirun.Home.
 type yamlConsumer struct {
 	cluster *localcluster.Cluster
 	work    string
 	project string // the project's directory
-	pulumi  string // the CLI
-	env     []string
+	home    *pulumirun.Home
 }
 
-// newYAMLConsumer builds the plugin, installs the Kubernetes provider and the YAML language host
-// in a PULUMI_HOME of its own, and makes stack dev of examples/yaml on the control plane c, its
-// installs adopted and its exporter on the prebuilt image.
-func newYAMLConsumer(ctx context.Context, t *testing.T, c *localcluster.Cluster, work string) *yamlConsumer {
-	bins, err := toolcache.Ensure(ctx, framework.NewLogWriter(t), append(toolcache.Pulumi, toolcache.PulumiYAML...)...)
+// newYAMLConsumer installs the package's plugin and the Kubernetes provider in a home of its own,
+// with the YAML language host in reach, and makes stack dev of examples/yaml on the control
+// plane c, its installs adopted and its exporter on the prebuilt image.
+func newYAMLConsumer(ctx context.Context, t *testing.T, c *localcluster.Cluster, work string, plugin pulumirun.Plugin) *yamlConsumer {
+	bins, err := toolcache.Ensure(ctx, framework.NewLogWriter(t), toolcache.PulumiYAML...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	built := goBuild(t, work, framework.Module+"/provider")
-	pluginDir := filepath.Join(work, "plugin")
-	if err := os.MkdirAll(pluginDir, 0o755); err != nil {
+	// What `pulumi package add` arranges from the repository; here the plugin just built,
+	// installed as a released plugin binary is.
+	home, err := pulumirun.NewHome(ctx, work, framework.NewLogWriter(t), plugin)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Rename(built, filepath.Join(pluginDir, "pulumi-resource-warmpool")); err != nil {
-		t.Fatal(err)
-	}
+	// The CLI finds a bundled language host beside itself or on PATH ("plugin install" refuses it).
+	home.Env["PATH"] = filepath.Dir(bins.Path("pulumi-language-yaml")) + string(os.PathListSeparator) + os.Getenv("PATH")
 	root, err := framework.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -62,21 +59,11 @@ func newYAMLConsumer(ctx context.Context, t *testing.T, c *localcluster.Cluster,
 	if err != nil {
 		t.Fatal(err)
 	}
-	y := &yamlConsumer{cluster: c, work: work, project: filepath.Join(work, "project"), pulumi: bins.Path("pulumi")}
-	// What `pulumi package add` arranges from the repository, here from the plugin just built.
-	project := string(example) + fmt.Sprintf("plugins:\n  providers:\n    - name: warmpool\n      path: %s\n", pluginDir)
-	for _, d := range []string{y.project, filepath.Join(work, "home"), filepath.Join(work, "state"), filepath.Join(work, "tmp")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	y := &yamlConsumer{cluster: c, work: work, project: filepath.Join(work, "project"), home: home}
+	if err := os.MkdirAll(y.project, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	writeFileAtomic(t, filepath.Join(y.project, "Pulumi.yaml"), project)
-	// The CLI finds a bundled language host beside itself or on PATH ("plugin install" refuses it).
-	y.env = append(os.Environ(), "PATH="+filepath.Dir(bins.Path("pulumi-language-yaml"))+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"PULUMI_HOME="+filepath.Join(work, "home"), "PULUMI_BACKEND_URL=file://"+filepath.Join(work, "state"),
-		"PULUMI_CONFIG_PASSPHRASE="+pulumirun.Passphrase, "PULUMI_SKIP_UPDATE_CHECK=true",
-		"PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true", "TMPDIR="+filepath.Join(work, "tmp"))
-	y.must(ctx, t, "plugin", "install", "resource", "kubernetes", toolcache.ProviderVersion, "--file", bins.Path("pulumi-resource-kubernetes"))
+	writeFileAtomic(t, filepath.Join(y.project, "Pulumi.yaml"), string(example))
 	y.must(ctx, t, "stack", "init", "dev")
 	kubeconfig, err := os.ReadFile(c.Kubeconfig)
 	if err != nil {
@@ -91,10 +78,8 @@ func newYAMLConsumer(ctx context.Context, t *testing.T, c *localcluster.Cluster,
 
 // run runs the CLI in the project and returns its combined output; the output is logged.
 func (y *yamlConsumer) run(ctx context.Context, t *testing.T, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, y.pulumi, append(args, "--non-interactive")...)
-	cmd.Dir, cmd.Env = y.project, y.env
 	start := time.Now()
-	out, err := cmd.CombinedOutput()
+	out, err := y.home.Command(ctx, y.project, append(args, "--non-interactive")...).CombinedOutput()
 	shown := strings.Join(args, " ")
 	if len(args) > 3 && args[0] == "config" {
 		shown = strings.Join(args[:len(args)-1], " ") + " ..."
@@ -180,9 +165,7 @@ func (y *yamlConsumer) noProviderRefused(ctx context.Context, t *testing.T) {
 
 func (y *yamlConsumer) up(ctx context.Context, t *testing.T) {
 	y.must(ctx, t, "up", "--yes")
-	cmd := exec.CommandContext(ctx, y.pulumi, "stack", "output", "--json", "--show-secrets")
-	cmd.Dir, cmd.Env = y.project, y.env
-	b, err := cmd.Output()
+	b, err := y.home.Command(ctx, y.project, "stack", "output", "--json", "--show-secrets").Output()
 	if err != nil {
 		t.Fatalf("pulumi stack output: %v", err)
 	}
@@ -209,16 +192,8 @@ func (y *yamlConsumer) up(ctx context.Context, t *testing.T) {
 
 func (y *yamlConsumer) destroy(ctx context.Context, t *testing.T, adopted sharedInstall) {
 	y.must(ctx, t, "destroy", "--yes")
-	framework.Eventually(t, ctx, "namespace "+yamlConsumerNamespace+" to be gone", 2*time.Minute, func(ctx context.Context) (bool, error) {
-		_, err := y.cluster.Client.CoreV1().Namespaces().Get(ctx, yamlConsumerNamespace, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return true, nil
-		}
-		return false, err
-	})
-	cmd := exec.CommandContext(ctx, y.pulumi, "stack", "export")
-	cmd.Dir, cmd.Env = y.project, y.env
-	b, err := cmd.Output()
+	namespaceGone(ctx, t, y.cluster, yamlConsumerNamespace)
+	b, err := y.home.Command(ctx, y.project, "stack", "export").Output()
 	if err != nil {
 		t.Fatalf("pulumi stack export: %v", err)
 	}
@@ -239,10 +214,5 @@ func (y *yamlConsumer) destroy(ctx context.Context, t *testing.T, adopted shared
 	if len(left) > 0 {
 		t.Errorf("the stack's state still holds %v after destroy", left)
 	}
-	after := snapshotSharedInstalls(t, ctx, y.cluster)
-	for k, v := range adopted {
-		if after[k] != v {
-			t.Errorf("shared install %s changed: %s -> %s", k, v, after[k])
-		}
-	}
+	sharedInstallsAlone(ctx, t, y.cluster, adopted)
 }

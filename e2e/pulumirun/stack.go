@@ -12,14 +12,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
 )
 
 // Passphrase protects the local stack's secrets (the kubeconfig output); the
@@ -39,14 +37,8 @@ type Options struct {
 	Config map[string]string
 	// Output receives build progress when a tool must be built; default stderr.
 	Output io.Writer
-	// Plugins are resource plugins the program needs besides the Kubernetes provider, installed
-	// from their binaries (the engine never downloads one here).
+	// Plugins are resource plugins the program needs besides the Kubernetes provider (NewHome).
 	Plugins []Plugin
-}
-
-// Plugin is a resource plugin binary and the version it is installed as.
-type Plugin struct {
-	Name, Version, File string
 }
 
 // Stack is one local stack of the program.
@@ -56,61 +48,27 @@ type Stack struct {
 	project string
 }
 
-// New prepares PULUMI_HOME (with the locally built Kubernetes provider
-// installed as version toolcache.ProviderVersion) and creates or selects the stack.
+// New prepares the home under opts.WorkDir (NewHome) and creates or selects the stack.
 func New(ctx context.Context, opts Options) (*Stack, error) {
 	out := opts.Output
 	if out == nil {
 		out = os.Stderr
 	}
-	bins, err := toolcache.Ensure(ctx, out, toolcache.Pulumi...)
+	home, err := NewHome(ctx, opts.WorkDir, out, opts.Plugins...)
 	if err != nil {
 		return nil, err
-	}
-	home := filepath.Join(opts.WorkDir, "pulumi-home")
-	backend := filepath.Join(opts.WorkDir, "state")
-	// The Kubernetes provider writes the kubeconfig it is given (client key included) to a new
-	// file in $TMPDIR on every configure and never removes it (writeKubeconfigToFile in
-	// pulumi-kubernetes' provider/util.go, for Helm): kept under the work dir, they go with it.
-	tmp := filepath.Join(opts.WorkDir, "tmp")
-	for _, d := range []string{home, backend, tmp} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, err
-		}
-	}
-	pulumiBin := bins.Path("pulumi")
-	env := map[string]string{
-		"PULUMI_HOME":                home,
-		"TMPDIR":                     tmp,
-		"PULUMI_BACKEND_URL":         "file://" + backend,
-		"PULUMI_CONFIG_PASSPHRASE":   Passphrase,
-		"PULUMI_SKIP_UPDATE_CHECK":   "true",
-		"PULUMI_DIY_BACKEND_NO_LOCK": "false",
-		// The engine must never fetch a plugin: everything is installed here.
-		"PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
-	}
-	plugins := append([]Plugin{{"kubernetes", toolcache.ProviderVersion, bins.Path("pulumi-resource-kubernetes")}}, opts.Plugins...)
-	for _, p := range plugins {
-		install := exec.CommandContext(ctx, pulumiBin, "plugin", "install", "resource", p.Name, p.Version, "--file", p.File)
-		install.Env = os.Environ()
-		for k, v := range env {
-			install.Env = append(install.Env, k+"="+v)
-		}
-		if out, err := install.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("installing the %s plugin: %w: %s", p.Name, err, out)
-		}
 	}
 	project, err := workspace.LoadProject(opts.ProjectFile)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", opts.ProjectFile, err)
 	}
-	project.Backend = &workspace.ProjectBackend{URL: "file://" + backend}
-	cmd, err := auto.NewPulumiCommand(&auto.PulumiCommandOptions{Root: filepath.Dir(filepath.Dir(pulumiBin))})
+	project.Backend = &workspace.ProjectBackend{URL: home.Env["PULUMI_BACKEND_URL"]}
+	cmd, err := auto.NewPulumiCommand(&auto.PulumiCommandOptions{Root: filepath.Dir(filepath.Dir(home.Pulumi))})
 	if err != nil {
 		return nil, err
 	}
 	st, err := auto.UpsertStackInlineSource(ctx, opts.StackName, project.Name.String(), opts.Program,
-		auto.Pulumi(cmd), auto.PulumiHome(home), auto.EnvVars(env), auto.Project(*project),
+		auto.Pulumi(cmd), auto.PulumiHome(home.Dir), auto.EnvVars(home.Env), auto.Project(*project),
 		auto.WorkDir(opts.WorkDir), auto.SecretsProvider("passphrase"))
 	if err != nil {
 		return nil, fmt.Errorf("creating stack %s: %w", opts.StackName, err)
