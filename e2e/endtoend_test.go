@@ -95,7 +95,7 @@ func TestLiveRealNodeEndToEnd(t *testing.T) {
 	runSteps(ctx, t, []step{
 		// Side by side: none of these takes a part of the control plane down, and each stack has
 		// its namespaces; the real node has room for all of them (the pools' requests are small).
-		{"side by side: the deployed stack, a two-pool stack, the exporter's faults, a stack with a local exporter, the package from YAML and from Go, bad input", func(ctx context.Context, t *testing.T) {
+		{"side by side: the deployed stack, a two-pool stack, the exporter's faults, a stack with a local exporter", func(ctx context.Context, t *testing.T) {
 			sideBySide(ctx, t, []step{
 				{"the deployed stack", func(ctx context.Context, t *testing.T) {
 					runSteps(ctx, t, deployed.deployedSteps(verifyBin))
@@ -117,6 +117,13 @@ func TestLiveRealNodeEndToEnd(t *testing.T) {
 						map[string]string{"namespace": localNamespace, "exporterImage": exporterImageRef, "isolation": "gvisor"})
 					runSteps(ctx, t, local.localExporterSteps(verifyBin, adopted))
 				}},
+			})
+		}},
+		// Then the package's two consumers and bad input, side by side: exec into a gVisor sandbox
+		// timed out in containerd ("failed to load task: context deadline exceeded") when the
+		// consumers' verify ran among the four stacks above.
+		{"side by side: the package from a team's YAML and Go stacks, bad input", func(ctx context.Context, t *testing.T) {
+			sideBySide(ctx, t, []step{
 				{"the package from a team's YAML stack", func(ctx context.Context, t *testing.T) {
 					runSteps(ctx, t, newYAMLConsumer(ctx, t, c, filepath.Join(work, "yaml-consumer"), plugin).steps(verifyBin, adopted))
 				}},
