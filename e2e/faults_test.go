@@ -42,9 +42,38 @@ type fault struct {
 	apiDown bool
 }
 
+// partFault is a control-plane process a fault row takes down, and what its row must show.
+type partFault struct {
+	part    string // its process name in the local control plane
+	apiDown bool   // see fault.apiDown
+	shows   string
+}
+
+// Where each control-plane fault runs. The loop's controllers (KEDA's operator and metrics
+// adapter, the HPA in the controller manager, agent-sandbox's controller) are reached by nothing
+// on a node, so their rows run on a control plane of simulated nodes with the exporter a local
+// process (TestLiveLoopControllerFaults, in the lane beside the real node's). The real node's
+// kubelet, the API server and etcd are what every client on the node (the kubelet, the exporter's
+// pods, cluster DNS) depends on, so theirs run under the deployed stack on the real node
+// (TestLiveRealNodeEndToEnd). The API server and etcd go last: every client's backoff after them
+// is theirs to show.
+var (
+	loopControllerFaults = []partFault{
+		{"keda-operator", false, "never below 2, and 3 once it is back"},
+		{"keda-adapter", false, "never below 2 (the HPA holds on a failed metric read), and 3 once it is back"},
+		{"kube-controller-manager", false, "never below 2 (nothing writes the pool), and 3 once it is back"},
+		{"agent-sandbox-controller", false, "never below 2, the held claims stay bound, and the third binds once it is back"},
+	}
+	realNodeFaults = []partFault{
+		{localcluster.RealNodeName(0) + "-kubelet", false, "never below 2, no held claim lost"},
+		{"kube-apiserver", true, "never below 2, and 3 once it takes writes again"},
+		{"etcd", true, "never below 2, and 3 once it is back"},
+	}
+)
+
 // processFault kills a control-plane process by the pid the cluster recorded (SIGKILL to its
 // group, never by name) and restarts it with its own command.
-func (e *realEnv) processFault(part string, apiDown bool) fault {
+func (e *stackRun) processFault(part string, apiDown bool) fault {
 	return fault{
 		part:    part,
 		down:    processDownFor(e.cluster.HPASyncPeriod),
@@ -92,7 +121,7 @@ type faultResult struct {
 // then lowers demand to 2 again. It reads the pool's spec.replicas and the claims from watches
 // (every value the API server recorded) and KEDA's Fallback condition from the ScaledObject; it
 // judges nothing but the held claims' survival: the caller judges spec.replicas.
-func (e *realEnv) runFault(ctx context.Context, t *testing.T, f fault) faultResult {
+func (e *stackRun) runFault(ctx context.Context, t *testing.T, f fault) faultResult {
 	r := faultResult{part: f.part, down: f.down}
 	framework.Eventually(t, ctx, "spec.replicas=2 for 2 held claims", 3*time.Minute, func(ctx context.Context) (bool, error) {
 		return e.specReplicasIs(ctx, 2)
@@ -180,7 +209,7 @@ func (e *realEnv) runFault(ctx context.Context, t *testing.T, f fault) faultResu
 }
 
 // heldClaimsReady waits until every held claim reads Ready.
-func (e *realEnv) heldClaimsReady(ctx context.Context, t *testing.T, what string) {
+func (e *stackRun) heldClaimsReady(ctx context.Context, t *testing.T, what string) {
 	framework.Eventually(t, ctx, what, 2*time.Minute, func(ctx context.Context) (bool, error) {
 		for _, n := range heldClaims {
 			u, err := e.cluster.Dynamic.Resource(gvr.SandboxClaim).Namespace(e.ns).Get(ctx, n, metav1.GetOptions{})
@@ -197,7 +226,7 @@ func (e *realEnv) heldClaimsReady(ctx context.Context, t *testing.T, what string
 
 // faultHoldsThePool runs the fault and fails on any spec.replicas below the held claims' size and
 // on any held claim lost.
-func (e *realEnv) faultHoldsThePool(ctx context.Context, t *testing.T, f fault) faultResult {
+func (e *stackRun) faultHoldsThePool(ctx context.Context, t *testing.T, f fault) faultResult {
 	r := e.runFault(ctx, t, f)
 	if r.spurious > 0 {
 		t.Errorf("%s: %d spec.replicas below %d while %d claims were held: %s", f.part, r.spurious, len(heldClaims), len(heldClaims), strings.Join(r.values, " "))
@@ -250,7 +279,7 @@ func claimReady(u *unstructured.Unstructured) bool {
 
 // specReplicasIs reads spec.replicas: true when it is want; a failed read is an error, and so is
 // another value (saying what it was), so a wait that ends reports the last reading.
-func (e *realEnv) specReplicasIs(ctx context.Context, want int64) (bool, error) {
+func (e *stackRun) specReplicasIs(ctx context.Context, want int64) (bool, error) {
 	n, err := e.specReplicas(ctx)
 	if err != nil {
 		return false, err
@@ -262,7 +291,7 @@ func (e *realEnv) specReplicasIs(ctx context.Context, want int64) (bool, error) 
 }
 
 // readyReplicasAtLeast reads the pool's status.readyReplicas (warm sandboxes booted and free).
-func (e *realEnv) readyReplicasAtLeast(ctx context.Context, want int64) (bool, error) {
+func (e *stackRun) readyReplicasAtLeast(ctx context.Context, want int64) (bool, error) {
 	u, err := e.cluster.Dynamic.Resource(gvr.SandboxWarmPool).Namespace(e.ns).Get(ctx, e.pool, metav1.GetOptions{})
 	if err != nil {
 		return false, err
@@ -291,13 +320,12 @@ func belowFloor(seen []observed[int64], t0 time.Time, floor int64) ([]string, in
 	return values, spurious
 }
 
-// processFaults holds 2 claims and takes each control-plane part of the loop down in turn, alone
-// on the control plane (every stack shares these parts), and prints the table. The API server
-// and etcd go last: every client's backoff after them is theirs to show. The claims are held
-// through every fault: each starts where the last ended, at spec.replicas 2.
-func (e *realEnv) processFaults(ctx context.Context, t *testing.T) {
+// processFaults holds 2 claims and takes each of parts down in turn, alone on the control plane
+// (every stack shares these parts), and prints the table. The claims are held through every
+// fault: each starts where the last ended, at spec.replicas 2.
+func (e *stackRun) processFaults(ctx context.Context, t *testing.T, group string, parts []partFault) {
 	defer e.holdClaims(ctx, t, heldClaims...)()
-	runSteps(ctx, t, e.processFaultSteps())
+	runSteps(ctx, t, e.processFaultSteps(group, parts))
 }
 
 // exporterFaults holds 2 claims, takes every replica of this stack's exporter down, then breaks
@@ -310,26 +338,19 @@ func (e *realEnv) exporterFaults(ctx context.Context, t *testing.T) {
 }
 
 // processFaultSteps are processFaults' steps, one per part, and the table.
-func (e *realEnv) processFaultSteps() []step {
+func (e *stackRun) processFaultSteps(group string, parts []partFault) []step {
 	var rows []faultResult
 	var steps []step
-	add := func(part string, apiDown bool, what string) {
-		f := e.processFault(part, apiDown)
+	for _, p := range parts {
+		f := e.processFault(p.part, p.apiDown)
 		steps = append(steps, step{
-			name: fmt.Sprintf("%s down for %s while 2 claims are held: %s", f.part, f.down, what),
+			name: fmt.Sprintf("%s down for %s while 2 claims are held: %s", f.part, f.down, p.shows),
 			run: func(ctx context.Context, t *testing.T) {
 				rows = append(rows, e.faultHoldsThePool(ctx, t, f))
 			},
 		})
 	}
-	add("keda-operator", false, "never below 2, and 3 once it is back")
-	add("keda-adapter", false, "never below 2 (the HPA holds on a failed metric read), and 3 once it is back")
-	add("kube-controller-manager", false, "never below 2 (nothing writes the pool), and 3 once it is back")
-	add("agent-sandbox-controller", false, "never below 2, the held claims stay bound, and the third binds once it is back")
-	add(localcluster.RealNodeName(0)+"-kubelet", false, "never below 2, no held claim lost")
-	add("kube-apiserver", true, "never below 2, and 3 once it takes writes again")
-	add("etcd", true, "never below 2, and 3 once it is back")
-	return append(steps, e.faultTableStep("control-plane parts", &rows))
+	return append(steps, e.faultTableStep(group, &rows))
 }
 
 // exporterOutageSteps are exporterFaults' steps: the outage, the reject run, and the table.
@@ -369,7 +390,7 @@ func (e *realEnv) exporterOutageSteps() []step {
 }
 
 // faultTableStep prints the rows its group's steps appended (docs/measurements.md keeps them).
-func (e *realEnv) faultTableStep(group string, rows *[]faultResult) step {
+func (e *stackRun) faultTableStep(group string, rows *[]faultResult) step {
 	return step{
 		name: "the fault table (docs/measurements.md keeps it)",
 		run: func(ctx context.Context, t *testing.T) {

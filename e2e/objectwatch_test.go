@@ -182,7 +182,7 @@ func notReadyFor(events []observed[claimState], name string, from, to time.Time)
 // 15 s threshold it reports on).
 type fallbackRecord struct{ objectWatch[bool] }
 
-func (e *realEnv) pollFallback(ctx context.Context) *fallbackRecord {
+func (e *stackRun) pollFallback(ctx context.Context) *fallbackRecord {
 	r := &fallbackRecord{}
 	so := e.cluster.Dynamic.Resource(gvr.ScaledObject).Namespace(e.ns)
 	go func() {
@@ -242,7 +242,7 @@ func (r *fallbackRecord) spans(t0 time.Time) string {
 
 // scalerErrors reads KEDA's operator metrics and sums keda_scaler_detail_errors_total over the
 // stack's ScaledObject: what the README tells a platform team to alert on.
-func (e *realEnv) scalerErrors(ctx context.Context) (float64, error) {
+func (e *stackRun) scalerErrors(ctx context.Context) (float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.cluster.KEDAOperatorMetricsURL(), nil)
 	if err != nil {
 		return 0, err
