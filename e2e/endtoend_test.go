@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -104,8 +103,9 @@ func TestLiveRealNodeEndToEnd(t *testing.T) {
 	runSteps(ctx, t, []step{
 		// Side by side: none of these takes a part of the control plane down, and each stack has
 		// its namespaces; the real node has room for all of them (the pools' requests are small).
-		// The four longest first; each of the last three starts as one of them ends.
-		{"side by side, four at a time: the deployed stack, a two-pool stack, the exporter's faults, a stack with a local exporter, then the package from a team's YAML and Go stacks, bad input", func(ctx context.Context, t *testing.T) {
+		// The four longest first; each of the last two starts as one of them ends. (Bad input
+		// needs no node: TestLiveSimulatedNodeEndToEnd.)
+		{"side by side, four at a time: the deployed stack, a two-pool stack, the exporter's faults, a stack with a local exporter, then the package from a team's YAML and Go stacks", func(ctx context.Context, t *testing.T) {
 			sideBySide(ctx, t, stacksAtOnce, []step{
 				{"the deployed stack", func(ctx context.Context, t *testing.T) {
 					runSteps(ctx, t, deployed.deployedSteps(verifyBin))
@@ -133,17 +133,10 @@ func TestLiveRealNodeEndToEnd(t *testing.T) {
 				{"the package from a team's Go stack", func(ctx context.Context, t *testing.T) {
 					runSteps(ctx, t, newGoConsumer(ctx, t, c, filepath.Join(work, "go-consumer"), plugin).goConsumerSteps(verifyBin, adopted))
 				}},
-				{"bad input", func(ctx context.Context, t *testing.T) {
-					kubeconfig, err := os.ReadFile(c.Kubeconfig)
-					if err != nil {
-						t.Fatal(err)
-					}
-					badInput(ctx, t, c, filepath.Join(work, "bad-input"), framework.RealNodeStackConfig(kubeconfig))
-				}},
 			})
 		}},
-		// The loop's controllers go down in TestLiveLoopControllerFaults, on simulated nodes beside
-		// this lane (faults_test.go says why).
+		// The loop's controllers go down in TestLiveSimulatedNodeEndToEnd, on simulated nodes
+		// beside this lane (faults_test.go says why).
 		{"faults: the real node's kubelet, the API server and etcd down under the deployed stack while claims are held", func(ctx context.Context, t *testing.T) {
 			deployed.processFaults(ctx, t, "the real node's kubelet, the API server and etcd", realNodeFaults)
 		}},

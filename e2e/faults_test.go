@@ -52,7 +52,7 @@ type partFault struct {
 // Where each control-plane fault runs. The loop's controllers (KEDA's operator and metrics
 // adapter, the HPA in the controller manager, agent-sandbox's controller) are reached by nothing
 // on a node, so their rows run on a control plane of simulated nodes with the exporter a local
-// process (TestLiveLoopControllerFaults, in the lane beside the real node's). The real node's
+// process (TestLiveSimulatedNodeEndToEnd, in the lane beside the real node's). The real node's
 // kubelet, the API server and etcd are what every client on the node (the kubelet, the exporter's
 // pods, cluster DNS) depends on, so theirs run under the deployed stack on the real node
 // (TestLiveRealNodeEndToEnd). The API server and etcd go last: every client's backoff after them
