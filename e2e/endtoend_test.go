@@ -76,7 +76,6 @@ const stacksAtOnce = 4
 // program's default, as a user's first stack does.
 const (
 	poolsNamespace          = "e2e-pools"
-	localNamespace          = "e2e-local"
 	exporterFaultsNamespace = "e2e-exporter-faults"
 )
 
@@ -103,9 +102,9 @@ func TestLiveRealNodeEndToEnd(t *testing.T) {
 	runSteps(ctx, t, []step{
 		// Side by side: none of these takes a part of the control plane down, and each stack has
 		// its namespaces; the real node has room for all of them (the pools' requests are small).
-		// The four longest first; each of the last two starts as one of them ends. (Bad input
-		// needs no node: TestLiveSimulatedNodeEndToEnd.)
-		{"side by side, four at a time: the deployed stack, a two-pool stack, the exporter's faults, a stack with a local exporter, then the package from a team's YAML and Go stacks", func(ctx context.Context, t *testing.T) {
+		// The four longest first; the last starts as one of them ends. (Bad input and the stack
+		// with a local exporter need no real node: TestLiveSimulatedNodeEndToEnd.)
+		{"side by side, four at a time: the deployed stack, a two-pool stack, the exporter's faults, the package from a team's YAML stack, then its Go stack", func(ctx context.Context, t *testing.T) {
 			sideBySide(ctx, t, stacksAtOnce, []step{
 				{"the deployed stack", func(ctx context.Context, t *testing.T) {
 					runSteps(ctx, t, deployed.deployedSteps(verifyBin))
@@ -118,14 +117,7 @@ func TestLiveRealNodeEndToEnd(t *testing.T) {
 				{"the exporter's faults", func(ctx context.Context, t *testing.T) {
 					faults := newDeployedEnv(t, ctx, c, filepath.Join(work, "exporter-faults"), "exporter-faults",
 						map[string]string{"namespace": exporterFaultsNamespace, "exporterImage": exporterImageRef})
-					runSteps(ctx, t, faults.exporterFaultSteps())
-				}},
-				{"the exporter as a local process", func(ctx context.Context, t *testing.T) {
-					// Its Deployment runs the prebuilt image (cheap on the node's CPU); KEDA reads
-					// the local process, which the faults stop, cut off and give a new token.
-					local := newLocalExporterEnv(t, ctx, c, filepath.Join(work, "local"), "local",
-						map[string]string{"namespace": localNamespace, "exporterImage": exporterImageRef, "isolation": "gvisor"})
-					runSteps(ctx, t, local.localExporterSteps(verifyBin, adopted))
+					runSteps(ctx, t, faults.exporterFaultSteps(verifyBin))
 				}},
 				{"the package from a team's YAML stack", func(ctx context.Context, t *testing.T) {
 					runSteps(ctx, t, newYAMLConsumer(ctx, t, c, filepath.Join(work, "yaml-consumer"), plugin).steps(verifyBin, adopted))
@@ -145,17 +137,14 @@ func TestLiveRealNodeEndToEnd(t *testing.T) {
 }
 
 // localExporterSteps run on the stack whose exporter is a local process: up, the exporter with a
-// TokenRequest token, up under load, the exporter's faults, the runc reject run (last: it patches
-// the template outside Pulumi), and destroy (in order, shared installs untouched).
-func (e *env) localExporterSteps(verifyBin string, adopted sharedInstall) []step {
+// TokenRequest token, up under load, the exporter's faults, and destroy (in order, shared
+// installs untouched).
+func (e *env) localExporterSteps(adopted sharedInstall) []step {
 	return []step{
 		{"pulumi up creates the stack and its outputs are what verify reads", func(ctx context.Context, t *testing.T) { e.up(ctx, t) }},
 		{"the exporter runs with a TokenRequest token of its ServiceAccount", func(ctx context.Context, t *testing.T) { e.startExporterWithToken(ctx, t) }},
 		{"pulumi up under load leaves spec.replicas to the HPA", e.upUnderLoad},
 		{"faults: exporter stopped, API unreachable at restart, token rotated", e.faults},
-		{"reject: a pool whose runtime is runc fails the kernel and uptime readings", func(ctx context.Context, t *testing.T) {
-			e.runcRejected(ctx, t, verifyBin, "--exporter-url", e.demandURL())
-		}},
 		{"pulumi destroy removes everything in order and leaves shared installs alone", func(ctx context.Context, t *testing.T) { e.destroy(ctx, t, adopted) }},
 	}
 }

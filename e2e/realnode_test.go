@@ -216,11 +216,15 @@ func (e *realEnv) poolSteps(verifyBin string) []step {
 
 // exporterFaultSteps run on a stack of their own beside the others, on the prebuilt image (as
 // the deployed stack runs after its image path): up, the exporter's faults (every replica down,
-// the static-fallback reject), destroy. Nothing they stop or patch is shared.
-func (e *realEnv) exporterFaultSteps() []step {
+// the static-fallback reject), the runc reject run (last before destroy: it patches the template
+// outside Pulumi), destroy. Nothing they stop or patch is shared.
+func (e *realEnv) exporterFaultSteps(verifyBin string) []step {
 	return []step{
 		{"pulumi up of a one-pool stack on the prebuilt exporter image", e.upOnPrebuiltImage},
 		{"every exporter replica down while 2 claims are held, and the static-fallback reject", e.exporterFaults},
+		{"reject: a pool whose runtime is runc fails the kernel and uptime readings", func(ctx context.Context, t *testing.T) {
+			e.runcRejected(ctx, t, verifyBin)
+		}},
 		{"pulumi destroy removes the stack and leaves none of its namespaces", e.destroyLeavesNothing},
 	}
 }
