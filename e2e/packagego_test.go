@@ -55,6 +55,7 @@ func (e *env) goConsumerSteps(verifyBin string, adopted sharedInstall) []step {
 			}
 		}},
 		{"verify's demand phase passes on what the package deployed", func(ctx context.Context, t *testing.T) {
+			e.warmBeforeVerify(ctx, t)
 			rep, code := e.runVerify(ctx, t, verifyBin, "verify-go", "--phase", "demand")
 			if code != 0 {
 				t.Fatalf("verify exited %d on the Go consumer's stack", code)

@@ -33,6 +33,7 @@ type yamlConsumer struct {
 	work    string
 	project string // the project's directory
 	home    *pulumirun.Home
+	pool    string // the poolName output, once up has run
 }
 
 // newYAMLConsumer installs the package's plugin and the Kubernetes provider in a home of its own,
@@ -103,7 +104,8 @@ func (y *yamlConsumer) steps(verifyBin string, adopted sharedInstall) []step {
 		{"pulumi preview without the kubernetes provider fails saying so, never reaching for an ambient kubeconfig", y.noProviderRefused},
 		{"pulumi up deploys the component and passes on every output verify reads", y.up},
 		{"verify passes on what the package deployed", func(ctx context.Context, t *testing.T) {
-			r := &stackRun{cluster: y.cluster, work: y.work}
+			r := &stackRun{cluster: y.cluster, work: y.work, ns: yamlConsumerNamespace, pool: y.pool}
+			r.warmBeforeVerify(ctx, t)
 			rep, code := r.runVerify(ctx, t, verifyBin, "verify-yaml")
 			if code != 0 {
 				t.Fatalf("verify exited %d on the YAML consumer's stack", code)
@@ -178,6 +180,7 @@ func (y *yamlConsumer) up(ctx context.Context, t *testing.T) {
 			t.Errorf("stack output %q is missing (verify reads it)", k)
 		}
 	}
+	y.pool, _ = outputs["poolName"].(string)
 	if ns := outputs["namespace"]; ns != yamlConsumerNamespace {
 		t.Errorf("output namespace is %v, want %s", ns, yamlConsumerNamespace)
 	}
