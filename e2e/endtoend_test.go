@@ -99,15 +99,33 @@ func TestLiveRealNodeEndToEnd(t *testing.T) {
 	adopted := snapshotSharedInstalls(t, ctx, c)
 	deployed := newDeployedEnv(t, ctx, c, filepath.Join(work, "deployed"), "deployed", nil)
 
+	// The package's consumers start once the deployed stack is up: until then its exporter
+	// compiles on the node while every pool boots, and a consumer's verify among that load found
+	// no warm sandbox within its minute, then timed out exec'ing into gVisor.
+	deployedSteps, deployedUp := deployed.deployedSteps(verifyBin), make(chan struct{})
+	up := deployedSteps[0].run
+	deployedSteps[0].run = func(ctx context.Context, t *testing.T) {
+		defer close(deployedUp)
+		up(ctx, t)
+	}
+	afterDeployedUp := func(ctx context.Context, t *testing.T) {
+		select {
+		case <-deployedUp:
+		case <-ctx.Done():
+			t.Fatalf("waiting for the deployed stack's up: %v", ctx.Err())
+		}
+	}
+
 	runSteps(ctx, t, []step{
 		// Side by side: none of these takes a part of the control plane down, and each stack has
 		// its namespaces; the real node has room for all of them (the pools' requests are small).
-		// The four longest first; the last starts as one of them ends. (Bad input and the stack
-		// with a local exporter need no real node: TestLiveSimulatedNodeEndToEnd.)
-		{"side by side, four at a time: the deployed stack, a two-pool stack, the exporter's faults, the package from a team's YAML stack, then its Go stack", func(ctx context.Context, t *testing.T) {
+		// The three longest and the YAML consumer first (it waits for the deployed stack's up);
+		// the Go consumer as the first of them ends. (Bad input and the stack with a local
+		// exporter need no real node: TestLiveSimulatedNodeEndToEnd.)
+		{"side by side, four at a time: the deployed stack, a two-pool stack, the exporter's faults, then the package from a team's YAML and Go stacks", func(ctx context.Context, t *testing.T) {
 			sideBySide(ctx, t, stacksAtOnce, []step{
 				{"the deployed stack", func(ctx context.Context, t *testing.T) {
-					runSteps(ctx, t, deployed.deployedSteps(verifyBin))
+					runSteps(ctx, t, deployedSteps)
 				}},
 				{"two pools", func(ctx context.Context, t *testing.T) {
 					pools := newDeployedEnv(t, ctx, c, filepath.Join(work, "pools"), "pools",
@@ -120,9 +138,11 @@ func TestLiveRealNodeEndToEnd(t *testing.T) {
 					runSteps(ctx, t, faults.exporterFaultSteps(verifyBin))
 				}},
 				{"the package from a team's YAML stack", func(ctx context.Context, t *testing.T) {
+					afterDeployedUp(ctx, t)
 					runSteps(ctx, t, newYAMLConsumer(ctx, t, c, filepath.Join(work, "yaml-consumer"), plugin).steps(verifyBin, adopted))
 				}},
 				{"the package from a team's Go stack", func(ctx context.Context, t *testing.T) {
+					afterDeployedUp(ctx, t)
 					runSteps(ctx, t, newGoConsumer(ctx, t, c, filepath.Join(work, "go-consumer"), plugin).goConsumerSteps(verifyBin, adopted))
 				}},
 			})
