@@ -69,7 +69,8 @@ func sideBySide(ctx context.Context, t *testing.T, n int, steps []step) {
 
 // stacksAtOnce is how many of TestLiveRealNodeEndToEnd's stacks run at a time on its one real
 // node: with six at once, exec into a gVisor sandbox timed out in containerd ("failed to load
-// task: context deadline exceeded") and failed two verify runs; four at once never has.
+// task: context deadline exceeded"); with four, it did too while all four started together, and
+// has not since the package's consumers wait for the deployed stack's up (below).
 const stacksAtOnce = 4
 
 // Namespaces of the stacks that share TestLiveRealNodeEndToEnd's control plane; the deployed stack keeps the
