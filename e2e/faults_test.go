@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -131,9 +133,9 @@ func (e *stackRun) runFault(ctx context.Context, t *testing.T, f fault) faultRes
 	e.heldClaimsReady(ctx, t, "the held claims Ready before the fault")
 	wctx, stopWatching := context.WithCancel(ctx)
 	defer stopWatching()
-	pool := watchObjects(wctx, e.cluster.Dynamic.Resource(gvr.SandboxWarmPool).Namespace(e.ns), "metadata.name="+e.pool, specReplicasOf)
-	claims := watchObjects(wctx, e.cluster.Dynamic.Resource(gvr.SandboxClaim).Namespace(e.ns), "", claimStateOf)
-	fallback := e.pollFallback(wctx)
+	pool := framework.WatchObjects(wctx, e.cluster.Dynamic.Resource(gvr.SandboxWarmPool).Namespace(e.ns), "metadata.name="+e.pool, framework.SpecReplicasOf)
+	claims := framework.WatchObjects(wctx, e.cluster.Dynamic.Resource(gvr.SandboxClaim).Namespace(e.ns), "", framework.ClaimStateOf)
+	fallback := framework.PollFallback(wctx, e.cluster.Dynamic.Resource(gvr.ScaledObject).Namespace(e.ns), contract.ScaledObjectName)
 	errorsBefore, errBefore := e.scalerErrors(ctx)
 	time.Sleep(time.Second)
 
@@ -159,7 +161,7 @@ func (e *stackRun) runFault(ctx context.Context, t *testing.T, f fault) faultRes
 	probeAt := time.Now()
 	e.createClaim(ctx, t, "fault-probe")
 	framework.Eventually(t, ctx, "the claim made after the return to be Ready", 3*time.Minute, func(context.Context) (bool, error) {
-		at, ok := firstReady(claims.since(probeAt), "fault-probe", probeAt)
+		at, ok := framework.FirstReady(claims.Since(probeAt), "fault-probe", probeAt)
 		r.latency = at.Sub(probeAt)
 		return ok, nil
 	})
@@ -184,24 +186,24 @@ func (e *stackRun) runFault(ctx context.Context, t *testing.T, f fault) faultRes
 	errorsAfter, errAfter := e.scalerErrors(ctx)
 	stopWatching()
 
-	seen := pool.since(stopped)
+	seen := pool.Since(stopped)
 	if len(seen) == 0 {
-		t.Fatalf("%s: the watch on the pool saw nothing (last error %v): no evidence", f.part, pool.lastErr())
+		t.Fatalf("%s: the watch on the pool saw nothing (last error %v): no evidence", f.part, pool.LastErr())
 	}
-	r.values, r.spurious = belowFloor(seen, stopped, int64(len(heldClaims)))
-	events := claims.since(stopped)
+	r.values, r.spurious = framework.BelowFloor(seen, stopped, int64(len(heldClaims)))
+	events := claims.Since(stopped)
 	for _, n := range heldClaims {
-		if claimDeleted(events, n) {
+		if framework.ClaimDeleted(events, n) {
 			r.lost = append(r.lost, n)
 		}
 	}
 	r.notReady = map[string]time.Duration{}
 	for _, n := range heldClaims {
-		if d := notReadyFor(events, n, stopped, time.Now()); d > 0 {
+		if d := framework.NotReadyFor(events, n, stopped, time.Now()); d > 0 {
 			r.notReady[n] = d
 		}
 	}
-	r.fallback = fallback.spans(stopped)
+	r.fallback = fallback.Spans(stopped)
 	r.errorsBefore, r.errorsAfter, r.errorsUnread = errorsBefore, errorsAfter, errors.Join(errBefore, errAfter)
 	t.Logf("%s down %s: spec.replicas from the watch %s; held claims lost %v, not Ready %v; KEDA fallback %s, scaler errors %s; a claim after the return Ready in %s; back to demand %s after the return",
 		f.part, down, strings.Join(r.values, " "), r.lost, r.notReady, r.fallback, r.scalerErrors(), r.latency.Round(time.Millisecond), r.recovery.Round(time.Second))
@@ -216,7 +218,7 @@ func (e *stackRun) heldClaimsReady(ctx context.Context, t *testing.T, what strin
 			if err != nil {
 				return false, fmt.Errorf("held claim %s: %w", n, err)
 			}
-			if !claimReady(u) {
+			if !framework.ClaimReady(u) {
 				return false, fmt.Errorf("held claim %s is not Ready: %v", n, u.Object["status"])
 			}
 		}
@@ -267,16 +269,6 @@ func (e *realEnv) setFallback(ctx context.Context, t *testing.T, behavior string
 	}
 }
 
-func claimReady(u *unstructured.Unstructured) bool {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == "Ready" {
-			return m["status"] == "True"
-		}
-	}
-	return false
-}
-
 // specReplicasIs reads spec.replicas: true when it is want; a failed read is an error, and so is
 // another value (saying what it was), so a wait that ends reports the last reading.
 func (e *stackRun) specReplicasIs(ctx context.Context, want int64) (bool, error) {
@@ -304,20 +296,6 @@ func (e *stackRun) readyReplicasAtLeast(ctx context.Context, want int64) (bool, 
 		return false, fmt.Errorf("status.readyReplicas=%d", n)
 	}
 	return true, nil
-}
-
-// belowFloor prints the values seen (value@+seconds from t0) and counts those below floor: a
-// spec.replicas under what the held claims map to is a spurious scale-down.
-func belowFloor(seen []observed[int64], t0 time.Time, floor int64) ([]string, int) {
-	var values []string
-	spurious := 0
-	for _, s := range seen {
-		values = append(values, fmt.Sprintf("%d@+%.0fs", s.value, s.at.Sub(t0).Seconds()))
-		if s.value < floor {
-			spurious++
-		}
-	}
-	return values, spurious
 }
 
 // processFaults holds 2 claims and takes each of parts down in turn, alone on the control plane
@@ -406,4 +384,22 @@ func (r faultResult) scalerErrors() string {
 		return fmt.Sprintf("unread (%v)", r.errorsUnread)
 	}
 	return fmt.Sprintf("%.0f → %.0f", r.errorsBefore, r.errorsAfter)
+}
+
+// scalerErrors reads KEDA's operator metrics and sums keda_scaler_detail_errors_total over the
+// stack's ScaledObject: what the README tells a platform team to alert on.
+func (e *stackRun) scalerErrors(ctx context.Context) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.cluster.KEDAOperatorMetricsURL(), nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("KEDA's metrics answered %s", resp.Status)
+	}
+	return framework.SumMetric(bufio.NewScanner(resp.Body), "keda_scaler_detail_errors_total", `namespace="`+e.ns+`"`, `scaledObject="`+contract.ScaledObjectName+`"`)
 }

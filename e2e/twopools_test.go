@@ -153,7 +153,7 @@ func (e *realEnv) twoPools(ctx context.Context, t *testing.T, verifyBin string) 
 	if rep.CrossPool == nil || rep.CrossPool.Skipped != "" || len(rep.CrossPool.Rounds) != 2 {
 		t.Errorf("verify's cross-pool control did not run a round per pool: %+v", rep.CrossPool)
 	}
-	if c, err := scheduledFormulaCheck(rep, "code"); err != nil {
+	if c, err := framework.ScheduledFormulaCheck(rep, "code"); err != nil {
 		t.Error(err)
 	} else {
 		t.Logf("code pool: %s %s: %.400s", c.Status, c.Name, c.Evidence)
@@ -167,19 +167,6 @@ func (e *realEnv) twoPools(ctx context.Context, t *testing.T, verifyBin string) 
 			t.Errorf("cross-pool check %q: %s", c.Name, c.Status)
 		}
 	}
-}
-
-// scheduledFormulaCheck is the passing check of pool whose evidence reads the arrivals formula
-// with the two-pools stack's schedule window in force (3 warm) and the rounding to 2 per node:
-// verify held the pool to that formula, not to the one without them.
-func scheduledFormulaCheck(rep *report.Report, pool string) (*report.Check, error) {
-	for i, c := range rep.Checks {
-		if c.Pool == pool && c.Status == report.Pass && strings.Contains(c.Evidence, "schedule_0 = 3 warm") &&
-			strings.Contains(c.Evidence, "in force now (3)") && strings.Contains(c.Evidence, "2 * ceil((claims + ") {
-			return &rep.Checks[i], nil
-		}
-	}
-	return nil, fmt.Errorf("no passing check of pool %s read the formula with schedule_0 in force (3 warm) and rounding to 2 per node, among %d checks", pool, len(rep.Checks))
 }
 
 // nothingLeft checks that destroy removed every namespace the stack owned.

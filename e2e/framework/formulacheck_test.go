@@ -1,4 +1,4 @@
-package e2e
+package framework
 
 import (
 	"strings"
@@ -16,7 +16,7 @@ const liveScheduledEvidence = `the arrivals formula "float(2 * ceil((claims + ma
 func TestScheduledFormulaCheckReadsTheScheduleAndTheRounding(t *testing.T) {
 	pass := report.Check{Pool: "code", Status: report.Pass, Name: "formula", Evidence: liveScheduledEvidence}
 	rep := &report.Report{Checks: []report.Check{{Pool: "code", Status: report.Pass, Evidence: "unrelated"}, pass}}
-	if c, err := scheduledFormulaCheck(rep, "code"); err != nil || c.Evidence != liveScheduledEvidence {
+	if c, err := ScheduledFormulaCheck(rep, "code"); err != nil || c.Evidence != liveScheduledEvidence {
 		t.Fatalf("the live evidence: %v, %v", c, err)
 	}
 	for name, c := range map[string]report.Check{
@@ -25,7 +25,7 @@ func TestScheduledFormulaCheckReadsTheScheduleAndTheRounding(t *testing.T) {
 		"another pool":        {Pool: "browser", Status: report.Pass, Evidence: liveScheduledEvidence},
 		"not passed":          {Pool: "code", Status: report.Fail, Evidence: liveScheduledEvidence},
 	} {
-		if got, err := scheduledFormulaCheck(&report.Report{Checks: []report.Check{c}}, "code"); err == nil {
+		if got, err := ScheduledFormulaCheck(&report.Report{Checks: []report.Check{c}}, "code"); err == nil {
 			t.Errorf("%s: accepted %+v", name, got)
 		}
 	}

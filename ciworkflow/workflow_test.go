@@ -1,4 +1,4 @@
-package main
+package ciworkflow
 
 import (
 	"os"
@@ -29,7 +29,7 @@ type workflowJob struct {
 
 func readWorkflow(t *testing.T) map[string]workflowJob {
 	t.Helper()
-	raw, err := os.ReadFile(".github/workflows/pulumi.yml")
+	raw, err := os.ReadFile("../.github/workflows/pulumi.yml")
 	require.NoError(t, err)
 	var wf struct {
 		Jobs map[string]workflowJob `yaml:"jobs"`
