@@ -16,6 +16,7 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/history"
 	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
+	"github.com/warmpool/warm-pool-autoscaling-keda/schedule"
 )
 
 // Params are what a team knows about its platform; the replay runs on them.
@@ -28,6 +29,10 @@ type Params struct {
 	WarmHitTarget     float64 // in (0.5, 1)
 	NodePricePerHour  float64 // > 0 prints money beside node-seconds
 	Day               time.Duration
+	// Timezone is the IANA zone the days are cut at midnight in and the schedule windows are
+	// written in: a team's busy hours follow its clock across daylight saving, UTC's do not.
+	// Other than UTC only with 24 h days.
+	Timezone string
 	// Current names the setting the pool runs now, as advise prints settings ("fixed-20",
 	// "claims + headroom 3", "arrivals, rounded to 8 per node, headroom 2"): it is replayed
 	// beside the others, and set against what the team got when the history says.
@@ -42,7 +47,7 @@ type Params struct {
 func DefaultParams() Params {
 	return Params{BootSeconds: components.DefaultBootSeconds, SandboxesPerNode: 8, NodeLaunchSeconds: 45,
 		ConsolidateAfter: 30 * time.Second, WarmHitTarget: components.DefaultWarmHitTarget, Day: 24 * time.Hour,
-		MarginShare: DefaultMarginShare}
+		Timezone: schedule.DefaultTimezone, MarginShare: DefaultMarginShare}
 }
 
 // Check says what is wrong with p.
@@ -66,6 +71,11 @@ func (p Params) Check() error {
 	if p.Day < time.Minute {
 		errs = append(errs, fmt.Errorf("--day is %s; at least 1m", p.Day))
 	}
+	if _, err := time.LoadLocation(p.Timezone); err != nil || p.Timezone == "" || p.Timezone == "Local" {
+		errs = append(errs, fmt.Errorf("--timezone is %q; an IANA time zone name such as UTC or Europe/Berlin", p.Timezone))
+	} else if p.Timezone != schedule.DefaultTimezone && p.Day != 24*time.Hour {
+		errs = append(errs, fmt.Errorf("--timezone %s cuts the days at its midnight, so it needs --day 24h (it is %s); drop one of them", p.Timezone, p.Day))
+	}
 	if p.MarginShare < 0 || p.MarginShare > 1 {
 		errs = append(errs, fmt.Errorf("--margin is %g; a share of the fixed pool's cost in [0, 1] (0: the cheapest setting at the target, no margin)", p.MarginShare))
 	}
@@ -78,6 +88,15 @@ func (p Params) Check() error {
 		errs = append(errs, fmt.Errorf("--consolidate-after is %s; 0 or more", p.ConsolidateAfter))
 	}
 	return errors.Join(errs...)
+}
+
+// location is the zone of Timezone (UTC when it does not load: Check says so first).
+func (p Params) location() *time.Location {
+	loc, err := time.LoadLocation(p.Timezone)
+	if err != nil || p.Timezone == "" {
+		return time.UTC
+	}
+	return loc
 }
 
 func (p Params) loop() replay.Loop {
@@ -212,32 +231,37 @@ type PoolAdvice struct {
 	days         []*replay.Trace // what was replayed, for the plots
 }
 
-// days splits the pool's arrivals into traces of one Day each, aligned to the clock (a 24 h day
-// starts at midnight UTC), so a claim is in the day it was created in.
-func days(h *history.History, pool string, day time.Duration) []*replay.Trace {
-	origin := h.Start.Truncate(day)
-	lead := h.Start.Sub(origin)
+// days splits the pool's arrivals into traces of one day each, aligned to the clock, so a claim
+// is in the day it was created in: 24 h days run from midnight to midnight in loc (23 or 25 h at
+// a daylight-saving change), other lengths from multiples of day since the Unix epoch.
+func days(h *history.History, pool string, day time.Duration, loc *time.Location) []*replay.Trace {
+	dayStart := func(i int) time.Time { return h.Start.Truncate(day).Add(time.Duration(i) * day) }
+	if day == 24*time.Hour {
+		y, m, d := h.Start.In(loc).Date()
+		dayStart = func(i int) time.Time { return time.Date(y, m, d+i, 0, 0, 0, 0, loc) }
+	}
 	arrivals := h.Arrivals(pool)
 	// The days run to the last creation's (a claim's end runs on past its day, as it does live).
-	last := time.Duration(0)
+	last := h.Start
 	if len(arrivals) > 0 {
-		last = arrivals[len(arrivals)-1].At + lead
+		last = h.Start.Add(arrivals[len(arrivals)-1].At)
 	}
-	n := int(last/day) + 1
-	out := make([]*replay.Trace, n)
-	for i := range out {
-		// The last day only as far as the history goes: a day it does not cover would be
-		// idle capacity the team never ran.
-		dur := day
-		if i == n-1 {
-			dur = min(day, max(h.End.Sub(origin)-time.Duration(i)*day, time.Second))
-		}
-		out[i] = &replay.Trace{Name: fmt.Sprintf("%s day %d", pool, i+1), Duration: dur}
+	var out []*replay.Trace
+	for i := 0; i == 0 || !dayStart(i).After(last); i++ {
+		start, end := dayStart(i), dayStart(i+1)
+		out = append(out, &replay.Trace{Name: fmt.Sprintf("%s day %d", pool, i+1), Start: start, Duration: end.Sub(start)})
 	}
+	// The last day only as far as the history goes: a day it does not cover would be idle
+	// capacity the team never ran.
+	lastDay := out[len(out)-1]
+	lastDay.Duration = min(lastDay.Duration, max(h.End.Sub(lastDay.Start), time.Second))
+	i := 0
 	for _, a := range arrivals {
-		at := a.At + lead
-		i := min(int(at/day), n-1)
-		out[i].Arrivals = append(out[i].Arrivals, replay.Arrival{At: at - time.Duration(i)*day, Lifetime: a.Lifetime})
+		at := h.Start.Add(a.At)
+		for i < len(out)-1 && !at.Before(out[i+1].Start) {
+			i++
+		}
+		out[i].Arrivals = append(out[i].Arrivals, replay.Arrival{At: at.Sub(out[i].Start), Lifetime: a.Lifetime})
 	}
 	return out
 }
@@ -375,7 +399,7 @@ func Advise(h *history.History, p Params) ([]PoolAdvice, error) {
 	}
 	var out []PoolAdvice
 	for _, pool := range h.PoolNames() {
-		all := days(h, pool, p.Day)
+		all := days(h, pool, p.Day, p.location())
 		// A day without a claim passes the target whatever the setting: judged, it would let a
 		// small pool through. It is a gap in the record or a day without demand; both are left
 		// out, and the caveat says which days and what that costs a fixed pool.
@@ -471,7 +495,7 @@ func AdviseDays(pool string, ds []*replay.Trace, p Params) (PoolAdvice, error) {
 	// A schedule's floor by day lets the night run on less headroom: the arrivals policy with
 	// a floor through the history's busy hours, at a few headrooms below the one it needs
 	// without a floor, each bisected for its floor.
-	if ws, ok := busyWindows(ds, p.Day); ok {
+	if ws, ok := busyWindows(ds, p.dayClock()); ok {
 		if h := found[arrivalsLadderName(p)]; h > 0 {
 			for _, headroom := range uniqueInts(0, h/3, 2*h/3) {
 				consider(scheduleLadder(p, bound, arrivalsSizing(p), ws, headroom))

@@ -54,7 +54,7 @@ func TestDaysAreTheHistorysDemand(t *testing.T) {
 	trs := dayTraces(1, 2, 3)
 	h, err := history.Read(strings.NewReader(historyOf(t, "code", day, trs...)), "h.csv")
 	require.NoError(t, err)
-	ds := days(h, "code", day)
+	ds := days(h, "code", day, time.UTC)
 	require.Len(t, ds, 3)
 	for i, d := range ds {
 		require.Len(t, d.Arrivals, len(trs[i].Arrivals), "day %d", i+1)
@@ -98,7 +98,7 @@ func TestAdviceIsTheCheapestSettingAtTheTarget(t *testing.T) {
 		assert.Positive(t, a.Margin, "%s was not raised, though it costs %.2f of %s", a.Lowest.Name, a.Lowest.Cost/fixedAtTarget.Cost, fixedAtTarget.Name)
 	}
 	// each fixed pool's figures are replay.Simulate's on those days
-	ds := days(h, "code", day)
+	ds := days(h, "code", day, time.UTC)
 	checked := 0
 	for _, o := range a.Outcomes {
 		if o.policy.Fixed == 0 {
@@ -172,6 +172,9 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{[]string{"--history", good, "--boot-seconds", "0"}, 2, "--boot-seconds is 0"},
 		{[]string{"--history", good, "--day", "1s"}, 2, "--day is 1s"},
 		{[]string{"--history", good, "--margin", "1.5"}, 2, "--margin is 1.5"},
+		{[]string{"--history", good, "--timezone", "Mars/Olympus"}, 2, `--timezone is "Mars/Olympus"; an IANA time zone name such as UTC or Europe/Berlin`},
+		{[]string{"--history", good, "--timezone", "Local"}, 2, `--timezone is "Local"`},
+		{[]string{"--history", good, "--timezone", "Europe/Berlin", "--day", "12h"}, 2, "--timezone Europe/Berlin cuts the days at its midnight, so it needs --day 24h (it is 12h0m0s)"},
 		{[]string{"--history", good, "--current", "fixed 30"}, 2, `--current "fixed 30" is no setting advise knows; name it as advise prints it, e.g. "fixed-3"`},
 		{[]string{"--history", good, "--plots", good}, 2, "--plots " + good + " is not a directory"},
 		{[]string{"--history", good, "extra"}, 2, `"extra" is not a flag`},
@@ -222,8 +225,11 @@ func TestSampleHistoryIsTheLoadDays(t *testing.T) {
 // the check can refuse: a setting beyond the program's bounds is refused with its message.
 func TestEverySettingIsOneTheProgramTakes(t *testing.T) {
 	p := DefaultParams()
+	berlin := DefaultParams()
+	berlin.Timezone = "Europe/Berlin"
 	for _, l := range append(ladders(p, 20), scheduleLadder(p, 20, arrivalsSizing(p), BusyWindows{{Start: 8, End: 20}}, 2),
-		scheduleLadder(p, 20, arrivalsSizing(p), BusyWindows{{Start: 7, End: 10}, {Start: 17, End: 21}}, 0)) {
+		scheduleLadder(p, 20, arrivalsSizing(p), BusyWindows{{Start: 7, End: 10}, {Start: 17, End: 21}}, 0),
+		scheduleLadder(berlin, 20, arrivalsSizing(berlin), BusyWindows{{Start: 9, End: 18}}, 1)) {
 		for _, level := range []int{0, 1, l.Levels - 1} { // the bottom, a headroom, the top
 			c := l.At(level)
 			require.NoError(t, c.accepted(), c.Name)

@@ -21,6 +21,28 @@ const (
 	minQuietSlots = 4
 )
 
+// dayClock reads a time of a history's day as a slot: on 24 h days the hour of the clock in the
+// zone the days are cut in (a day of 23 or 25 h at a daylight-saving change keeps its hours where
+// the clock has them, as KEDA's cron trigger in that zone does); otherwise, and for a trace with
+// no clock, the share of the day at is into it.
+type dayClock struct {
+	day time.Duration
+	loc *time.Location
+}
+
+func (p Params) dayClock() dayClock { return dayClock{day: p.Day, loc: p.location()} }
+
+// slot is the slot of a time at from its day's start, clock its clock time (zero: none).
+func (c dayClock) slot(clock time.Time, at time.Duration) int {
+	if !clock.IsZero() && c.day == 24*time.Hour {
+		return clock.In(c.loc).Hour() * slotsPerDay / 24
+	}
+	return int(at * slotsPerDay / c.day)
+}
+
+// zone is the name the schedule windows are written in.
+func (c dayClock) zone() string { return c.loc.String() }
+
 // maxBusyWindows: a day busy in more spans than this keeps its closest ones together.
 const maxBusyWindows = 3
 
@@ -35,11 +57,11 @@ type BusyWindows []BusyWindow
 // window (a floor through it costs less than the refill after it), at most maxBusyWindows (the
 // closest merged). ok is false when no slot is busy, or the windows leave fewer than
 // minQuietSlots out.
-func busyWindows(ds []*replay.Trace, day time.Duration) (BusyWindows, bool) {
+func busyWindows(ds []*replay.Trace, clock dayClock) (BusyWindows, bool) {
 	var arrivals [slotsPerDay]float64
 	for _, d := range ds {
 		for _, a := range d.Arrivals {
-			arrivals[min(int(a.At*slotsPerDay/day), slotsPerDay-1)]++
+			arrivals[min(clock.slot(d.Clock(a.At), a.At), slotsPerDay-1)]++
 		}
 	}
 	peak := 0.0
@@ -78,33 +100,34 @@ func busyWindows(ds []*replay.Trace, day time.Duration) (BusyWindows, bool) {
 }
 
 // windows are the schedule windows that keep warm sandboxes through ws, as the program renders
-// them: the slots as hours of a 24 h day in UTC (the history's days are aligned to UTC midnight).
-func (ws BusyWindows) windows(warm int) []schedule.Window {
+// them: the slots as hours of the clock in the zone the days were cut in.
+func (ws BusyWindows) windows(warm int, clock dayClock) []schedule.Window {
 	hours := func(slot int) string { return fmt.Sprintf("0 %d * * *", slot*24/slotsPerDay%24) }
 	out := make([]schedule.Window, len(ws))
 	for i, w := range ws {
-		out[i] = schedule.Window{Start: hours(w.Start), End: hours(w.End), Timezone: schedule.DefaultTimezone, Warm: warm}
+		out[i] = schedule.Window{Start: hours(w.Start), End: hours(w.End), Timezone: clock.zone(), Warm: warm}
 	}
 	return out
 }
 
-// inForce says whether at (from the day's start) lies in one of the windows, for a day of
-// length day.
-func (ws BusyWindows) inForce(at, day time.Duration) bool {
+// inForce says whether the sync d lies in one of the windows.
+func (ws BusyWindows) inForce(d replay.Demand, clock dayClock) bool {
+	s := clock.slot(d.Clock, d.At)
 	for _, w := range ws {
-		if at >= time.Duration(w.Start)*day/slotsPerDay && at < time.Duration(w.End)*day/slotsPerDay {
+		if s >= w.Start && s < w.End {
 			return true
 		}
 	}
 	return false
 }
 
-func (ws BusyWindows) String() string {
+// describe prints the windows as hours of the clock in the zone.
+func (ws BusyWindows) describe(clock dayClock) string {
 	var spans []string
 	for _, w := range ws {
 		spans = append(spans, fmt.Sprintf("%02d:00-%02d:00", w.Start*24/slotsPerDay, w.End*24/slotsPerDay))
 	}
-	return strings.Join(spans, " and ") + " UTC"
+	return strings.Join(spans, " and ") + " " + clock.zone()
 }
 
 // arrivalsLadderName is the ladder the schedule is laid on: arrivals, rounded to nodes when
@@ -119,7 +142,7 @@ func arrivalsLadderName(p Params) string {
 // scheduleLadder is the arrivals policy (rounded to nodes when there are nodes) at a headroom,
 // with a floor of warm sandboxes through the busy windows, by that floor.
 func scheduleLadder(p Params, bound int, s components.Sizing, ws BusyWindows, headroom int) Ladder {
-	name := fmt.Sprintf("%s, headroom %d, schedule %s", arrivalsLadderName(p), headroom, ws)
+	name := fmt.Sprintf("%s, headroom %d, schedule %s", arrivalsLadderName(p), headroom, ws.describe(p.dayClock()))
 	return stamped(Ladder{Name: name, Levels: bound - 1, Raise: func(level, k int) (Candidate, bool) {
 		// the margin is spares all day, not a higher floor by day
 		if headroom+k >= bound {
@@ -129,7 +152,7 @@ func scheduleLadder(p Params, bound int, s components.Sizing, ws BusyWindows, he
 	}, At: func(i int) Candidate {
 		warm := i + 1
 		sw := s
-		sw.Schedule = ws.windows(warm)
+		sw.Schedule = ws.windows(warm, p.dayClock())
 		config := []Setting{set("minReplicas", 1), set("maxReplicas", bound), set("sizing.policy", components.SizingArrivals),
 			set("sizing.bootSeconds", s.BootSeconds), set("sizing.warmHitTarget", s.WarmHitTarget)}
 		for j, win := range sw.Schedule {
@@ -144,7 +167,7 @@ func scheduleLadder(p Params, bound int, s components.Sizing, ws BusyWindows, he
 		}
 		return autoscaled(Candidate{Name: fmt.Sprintf("%s, warm %d", name, warm), Config: config}, func(d replay.Demand) float64 {
 			floor := 0.0
-			if ws.inForce(d.At, p.Day) {
+			if ws.inForce(d, p.dayClock()) {
 				floor = float64(warm)
 			}
 			return components.ArrivalsDesired(sw, headroom, float64(d.Held), float64(d.ArrivalsShort), float64(d.ArrivalsLong), floor)

@@ -48,6 +48,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&p.WarmHitTarget, "warm-hit-target", p.WarmHitTarget, "the share of claims that should find a warm sandbox")
 	fs.Float64Var(&p.NodePricePerHour, "node-price-per-hour", p.NodePricePerHour, "what a node costs per hour, to print money beside node-seconds (0: none)")
 	fs.DurationVar(&p.Day, "day", p.Day, "the history is judged day by day, of this length")
+	fs.StringVar(&p.Timezone, "timezone", p.Timezone, "the IANA zone the days are cut at midnight in and the schedule windows are written in, e.g. Europe/Berlin: busy hours then follow the team's clock across daylight saving (with 24 h days only)")
 	fs.StringVar(&p.Current, "current", "", `the setting the pool runs now, as advise prints settings ("fixed-20", "claims + headroom 3", "arrivals, rounded to 8 per node, headroom 2"), for every pool: replayed beside the others`)
 	fs.Float64Var(&p.MarginShare, "margin", p.MarginShare, "raise an autoscaled recommendation's headroom while it costs at most this share of the cheapest fixed pool at the target (0: the cheapest setting at the target)")
 	jsonPath := fs.String("json", "", "also write the advice as JSON to this file")

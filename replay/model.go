@@ -50,6 +50,9 @@ type Demand struct {
 	ArrivalsShort, ArrivalsLong int
 	// At is the sync's time in the trace (a schedule's clock).
 	At time.Duration
+	// Clock is the sync's clock time, the trace's Start plus At; zero when the trace has no
+	// Start.
+	Clock time.Time
 }
 
 // Policy sizes a pool. Fixed > 0 is a fixed pool of that size;
@@ -227,7 +230,7 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 		}
 		// The HPA syncs.
 		if p.Fixed == 0 && t > 0 && t%loop.HPASync == 0 {
-			d := Demand{Held: held(deletes, t), ArrivalsShort: arrivedWithin(tr, t, p.Short), ArrivalsLong: arrivedWithin(tr, t, p.Long), At: t}
+			d := Demand{Held: held(deletes, t), ArrivalsShort: arrivedWithin(tr, t, p.Short), ArrivalsLong: arrivedWithin(tr, t, p.Long), At: t, Clock: tr.Clock(t)}
 			if n := hpa.sync(t, replicas, p.Desired(d), p, loop.Tolerance); n != replicas {
 				hpa.scaled(t, n-replicas)
 				replicas = n

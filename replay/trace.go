@@ -123,13 +123,24 @@ const (
 
 // Trace is a generated arrival trace, sorted by At.
 type Trace struct {
-	Name     string
-	Seed     uint64
+	Name string
+	Seed uint64
+	// Start is the clock time of the trace's time 0 (a history's day: its midnight); zero for
+	// a drawn trace, whose clock is its own.
+	Start    time.Time
 	Duration time.Duration
 	// Params are the TraceParams or DayParams the trace was drawn from.
 	Params   any
 	Arrivals []Arrival
 	Periods  []Period
+}
+
+// Clock is the clock time of at in the trace; zero when the trace has no Start.
+func (tr *Trace) Clock(at time.Duration) time.Time {
+	if tr.Start.IsZero() {
+		return time.Time{}
+	}
+	return tr.Start.Add(at)
 }
 
 // GenerateTrace draws the trace p describes. It starts with a quiet period,
