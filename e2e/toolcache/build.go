@@ -18,14 +18,21 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
 )
 
-func ensureTool(ctx context.Context, t tool, toolDir, cacheRoot, goVersion string, progress io.Writer) (string, error) {
+// entryOf is where t's build is kept, and whether it is there.
+func entryOf(t tool, toolDir, cacheRoot, goVersion string) (entry string, built bool, err error) {
 	key, err := cacheKey(t, toolDir, goVersion)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	entry := filepath.Join(cacheRoot, fmt.Sprintf("%s-%s-%s", t.dir, t.version, key))
-	if _, err := os.Stat(filepath.Join(entry, ".complete")); err == nil {
-		return entry, nil
+	entry = filepath.Join(cacheRoot, fmt.Sprintf("%s-%s-%s", t.dir, t.version, key))
+	_, err = os.Stat(filepath.Join(entry, ".complete"))
+	return entry, err == nil, nil
+}
+
+func ensureTool(ctx context.Context, t tool, toolDir, cacheRoot, goVersion string, progress io.Writer) (string, error) {
+	entry, built, err := entryOf(t, toolDir, cacheRoot, goVersion)
+	if err != nil || built {
+		return entry, err
 	}
 	// One build per entry at a time: a second build (another test, `localcluster
 	// build` in another shell) would otherwise wipe the first one's scratch entry.

@@ -121,6 +121,24 @@ func Ensure(ctx context.Context, progress io.Writer, only ...string) (*Binaries,
 	for unknown := range want {
 		return nil, fmt.Errorf("no tool named %q", unknown)
 	}
+	missing := 0
+	for _, t := range selected {
+		_, built, err := entryOf(t, filepath.Join(src, t.dir), filepath.Join(cache, "tools"), goVersion)
+		if err != nil {
+			return nil, err
+		}
+		if !built {
+			missing++
+		}
+	}
+	var dirs []string // where a build writes: said before a cold build, and when the disk fills
+	if missing > 0 {
+		if dirs, err = goCaches(ctx); err != nil {
+			return nil, err
+		}
+		dirs = append(dirs, cache)
+		diskNotice(progress, missing, len(selected), dirs)
+	}
 	// buildsAtOnce tools build at a time, started in list order: one go build keeps about 1.4 of
 	// 2 cores busy (links and the largest packages compile on one core), a second fills the rest.
 	// Each entry has its own lock, and the Go build cache takes concurrent builds.
@@ -135,6 +153,7 @@ func Ensure(ctx context.Context, progress io.Writer, only ...string) (*Binaries,
 			defer wg.Done()
 			defer func() { <-slots }()
 			entries[i], errs[i] = ensureTool(ctx, t, filepath.Join(src, t.dir), filepath.Join(cache, "tools"), goVersion, progress)
+			errs[i] = diskFull(errs[i], dirs)
 		}()
 	}
 	wg.Wait()
