@@ -71,8 +71,8 @@ func (p Params) Check() error {
 	if p.Day < time.Minute {
 		errs = append(errs, fmt.Errorf("--day is %s; at least 1m", p.Day))
 	}
-	if _, err := time.LoadLocation(p.Timezone); err != nil || p.Timezone == "" || p.Timezone == "Local" {
-		errs = append(errs, fmt.Errorf("--timezone is %q; an IANA time zone name such as UTC or Europe/Berlin", p.Timezone))
+	if _, err := schedule.Zone(p.Timezone); err != nil {
+		errs = append(errs, fmt.Errorf("--timezone: %w", err))
 	} else if p.Timezone != schedule.DefaultTimezone && p.Day != 24*time.Hour {
 		errs = append(errs, fmt.Errorf("--timezone %s cuts the days at its midnight, so it needs --day 24h (it is %s); drop one of them", p.Timezone, p.Day))
 	}
@@ -92,8 +92,8 @@ func (p Params) Check() error {
 
 // location is the zone of Timezone (UTC when it does not load: Check says so first).
 func (p Params) location() *time.Location {
-	loc, err := time.LoadLocation(p.Timezone)
-	if err != nil || p.Timezone == "" {
+	loc, err := schedule.Zone(p.Timezone)
+	if err != nil {
 		return time.UTC
 	}
 	return loc

@@ -142,7 +142,8 @@ func arrivalsLadderName(p Params) string {
 // scheduleLadder is the arrivals policy (rounded to nodes when there are nodes) at a headroom,
 // with a floor of warm sandboxes through the busy windows, by that floor.
 func scheduleLadder(p Params, bound int, s components.Sizing, ws BusyWindows, headroom int) Ladder {
-	name := fmt.Sprintf("%s, headroom %d, schedule %s", arrivalsLadderName(p), headroom, ws.describe(p.dayClock()))
+	clock := p.dayClock() // once: the zone is loaded here, not at every sync of the replay
+	name := fmt.Sprintf("%s, headroom %d, schedule %s", arrivalsLadderName(p), headroom, ws.describe(clock))
 	return stamped(Ladder{Name: name, Levels: bound - 1, Raise: func(level, k int) (Candidate, bool) {
 		// the margin is spares all day, not a higher floor by day
 		if headroom+k >= bound {
@@ -152,7 +153,7 @@ func scheduleLadder(p Params, bound int, s components.Sizing, ws BusyWindows, he
 	}, At: func(i int) Candidate {
 		warm := i + 1
 		sw := s
-		sw.Schedule = ws.windows(warm, p.dayClock())
+		sw.Schedule = ws.windows(warm, clock)
 		config := []Setting{set("minReplicas", 1), set("maxReplicas", bound), set("sizing.policy", components.SizingArrivals),
 			set("sizing.bootSeconds", s.BootSeconds), set("sizing.warmHitTarget", s.WarmHitTarget)}
 		for j, win := range sw.Schedule {
@@ -167,7 +168,7 @@ func scheduleLadder(p Params, bound int, s components.Sizing, ws BusyWindows, he
 		}
 		return autoscaled(Candidate{Name: fmt.Sprintf("%s, warm %d", name, warm), Config: config}, func(d replay.Demand) float64 {
 			floor := 0.0
-			if ws.inForce(d, p.dayClock()) {
+			if ws.inForce(d, clock) {
 				floor = float64(warm)
 			}
 			return components.ArrivalsDesired(sw, headroom, float64(d.Held), float64(d.ArrivalsShort), float64(d.ArrivalsLong), floor)

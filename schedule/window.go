@@ -47,10 +47,20 @@ func (w Window) parsed() (start, end cron.Schedule, loc *time.Location, err erro
 	if w.Start == w.End {
 		return nil, nil, nil, fmt.Errorf("start and end are both %q; KEDA refuses a window that ends when it starts", w.Start)
 	}
-	if loc, err = time.LoadLocation(w.Timezone); err != nil || w.Timezone == "" || w.Timezone == "Local" {
-		return nil, nil, nil, fmt.Errorf("timezone %q is not an IANA time zone name such as UTC or Europe/Berlin", w.Timezone)
+	if loc, err = Zone(w.Timezone); err != nil {
+		return nil, nil, nil, fmt.Errorf("timezone %w", err)
 	}
 	return start, end, loc, nil
+}
+
+// Zone loads name as a window reads it: an IANA name, never empty or "Local" (the host's zone,
+// which differs between the machine that plans and the cluster that runs).
+func Zone(name string) (*time.Location, error) {
+	loc, err := time.LoadLocation(name)
+	if err != nil || name == "" || name == "Local" {
+		return nil, fmt.Errorf("%q is not an IANA time zone name such as UTC or Europe/Berlin", name)
+	}
+	return loc, nil
 }
 
 // Check says what is wrong with the window's schedules and zone, nil if KEDA can run it.
