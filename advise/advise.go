@@ -515,19 +515,9 @@ func AdviseDays(pool string, ds []*replay.Trace, p Params) (PoolAdvice, error) {
 		a.Lowest = &lowest
 	}
 	if best != nil && best.policy.Fixed == 0 && bestFixed != nil {
-		for k := 1; ; k++ {
-			c, ok := bestLadder.raise(bestLevel, k)
-			if !ok {
-				break
-			}
-			c.Margin = true
-			o := replayDays(c, ds, p, loop)
-			if o.Cost > p.MarginShare*bestFixed.Cost || o.DaysAtTarget < need {
-				break
-			}
-			a.Outcomes = append(a.Outcomes, o)
-			best = &a.Outcomes[len(a.Outcomes)-1]
-			a.Margin = k
+		if raised, k := raiseByMargin(bestLadder, bestLevel, ds, p, loop, need, p.MarginShare*bestFixed.Cost); k > 0 {
+			a.Outcomes = append(a.Outcomes, raised...)
+			best, a.Margin = &a.Outcomes[len(a.Outcomes)-1], k
 		}
 	}
 	if best != nil {
@@ -551,6 +541,31 @@ func AdviseDays(pool string, ds []*replay.Trace, p Params) (PoolAdvice, error) {
 		a.Verdict = fmt.Sprintf("autoscaled, %s: %g%% warm hits on %d of %d days for %s", best.Name, 100*p.WarmHitTarget, best.DaysAtTarget, len(ds), saving)
 	}
 	return a, nil
+}
+
+// raiseByMargin raises the setting at level of l, k spares at a time, while it costs at most
+// costCap, and returns the raises at the target on need days, the last of them the most raised
+// (k: its spares; 0, none). A raise that misses the target on a day the one below it met (the
+// node packing, the boots drawn) is passed over, not the end of the margin.
+func raiseByMargin(l Ladder, level int, ds []*replay.Trace, p Params, loop replay.Loop, need int, costCap float64) ([]Outcome, int) {
+	var raised []Outcome
+	last := 0
+	for k := 1; ; k++ {
+		c, ok := l.raise(level, k)
+		if !ok {
+			break
+		}
+		c.Margin = true
+		o := replayDays(c, ds, p, loop)
+		if o.Cost > costCap {
+			break
+		}
+		if o.DaysAtTarget < need {
+			continue
+		}
+		raised, last = append(raised, o), k
+	}
+	return raised, last
 }
 
 // maxCurrentBound bounds the settings --current can name: the program's maxReplicas is far below.

@@ -271,3 +271,28 @@ func TestHelpDocumentsBothSources(t *testing.T) {
 		assert.Contains(t, errOut.String(), want)
 	}
 }
+
+// The margin passes over a raise that misses the target (node packing and the boots drawn make
+// a level's days not quite monotone) and goes on up to its cost cap: a ladder whose first raise
+// misses every day, whose second reaches the target within the cap and whose third is over it.
+func TestMarginPassesOverARaiseThatMisses(t *testing.T) {
+	ds := dayTraces(21, 22)
+	p := DefaultParams()
+	p.Day = ds[0].Duration
+	loop := p.loop()
+	need := 0
+	for n := 1; need == 0; n++ {
+		require.Less(t, n, 200, "no fixed pool reaches the target")
+		if replayDays(fixed(n), ds, p, loop).DaysAtTarget == len(ds) {
+			need = n
+		}
+	}
+	sizes := []int{need, 1, need + 2, need + 40}
+	l := stamped(Ladder{Name: "sizes", Levels: len(sizes), At: func(i int) Candidate { return fixed(sizes[i]) }})
+	costCap := replayDays(fixed(need+2), ds, p, loop).Cost
+	raised, k := raiseByMargin(l, 0, ds, p, loop, len(ds), costCap)
+	require.Equal(t, 2, k, "raised by %d, want 2 (%s passed over, %s over the cap)", k, l.At(1).Name, l.At(3).Name)
+	require.Len(t, raised, 1)
+	assert.Equal(t, fixed(need+2).Name, raised[0].Name)
+	assert.True(t, raised[0].Margin)
+}

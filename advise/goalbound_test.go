@@ -1,0 +1,253 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
+)
+
+// The Goal's bound: the best chance any advisor has of meeting issue 30's Goal on a family.
+//
+// An advisor sees 14 days and recommends a setting; the Goal is judged on 30 other days, drawn
+// apart from them. Whatever the advisor reads, the 30 days do not depend on it, so its chance
+// of meeting the Goal is at most the chance of the best single setting, known in advance:
+// max over s of P(s meets the Goal on 30 days drawn from the family). goalBound estimates that
+// for every setting advise can render: a pool of days replayed once per setting, then many
+// draws of 30 days from the pool, each judged as runOutOfSample judges the test days.
+
+// dayOutcome is one setting on one day of the pool.
+type dayOutcome struct {
+	atTarget bool
+	cost     float64
+}
+
+// settingDays is one setting replayed on every day of the pool.
+type settingDays struct {
+	name  string
+	fixed int // the fixed pool's size; 0 when autoscaled
+	days  []dayOutcome
+}
+
+// goalChance is a setting's share of the draws of 30 days on which it meets the Goal.
+type goalChance struct {
+	name   string
+	chance float64
+}
+
+// boundSettings are every level of every ladder advise searches on days like ds (the schedule's
+// at the three headrooms advise tries, below the one plain arrivals needs on the pool).
+func boundSettings(ds []*replay.Trace, p Params) []Candidate {
+	peak := 0
+	for _, d := range ds {
+		peak = max(peak, d.Peak())
+	}
+	bound := max((peak+4)/5*5, 10) + 5
+	var out []Candidate
+	ls := ladders(p, bound)
+	for _, l := range ls {
+		for level := range l.Levels {
+			out = append(out, l.At(level))
+		}
+	}
+	if ws, ok := busyWindows(ds, p.dayClock()); ok {
+		need := (9*len(ds) + 9) / 10
+		for _, l := range ls {
+			if l.Name != arrivalsLadderName(p) {
+				continue
+			}
+			if h, _ := search(l, ds, p, p.loop(), need, false); h > 0 {
+				for _, headroom := range uniqueInts(0, h/3, 2*h/3) {
+					sl := scheduleLadder(p, bound, arrivalsSizing(p), ws, headroom)
+					for level := range sl.Levels {
+						out = append(out, sl.At(level))
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// replayEach replays every setting on every day, each day seeded by its own index in the pool
+// so that every setting sees the same boots on a day.
+func replayEach(cs []Candidate, ds []*replay.Trace, p Params) []settingDays {
+	loop := p.loop()
+	out := make([]settingDays, len(cs))
+	for i, c := range cs {
+		out[i] = settingDays{name: c.Name, fixed: c.policy.Fixed, days: make([]dayOutcome, len(ds))}
+	}
+	type job struct{ s, d int }
+	work := make(chan job)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range work {
+				r := replay.Simulate(ds[j.d], cs[j.s].policy, loop, uint64(j.d+1))
+				cost := r.IdleWarmPodSeconds
+				if p.SandboxesPerNode > 0 {
+					cost = r.NodeSeconds
+				}
+				out[j.s].days[j.d] = dayOutcome{atTarget: r.Claims == 0 || float64(r.WarmHits) >= p.WarmHitTarget*float64(r.Claims), cost: cost}
+			}
+		}()
+	}
+	for s := range cs {
+		for d := range ds {
+			work <- job{s, d}
+		}
+	}
+	close(work)
+	wg.Wait()
+	return out
+}
+
+// goalChances draws testDays days from the pool draws times (without replacement within a draw)
+// and counts, per setting, the draws on which it meets the Goal: at the target on 90% of the
+// drawn days, at most 1.05 times the cost of the smallest fixed pool that is (the hindsight
+// pool, as runOutOfSample takes it). A draw on which no fixed pool reaches the target counts for
+// no setting. The chances come back in the settings' order.
+func goalChances(settings []settingDays, testDays, draws int, seed uint64) []goalChance {
+	pool := len(settings[0].days)
+	rng := rand.New(rand.NewPCG(seed, seed^0x6a09e667f3bcc908))
+	need := (9*testDays + 9) / 10
+	met := make([]int, len(settings))
+	at := make([]int, len(settings))
+	cost := make([]float64, len(settings))
+	idx := make([]int, pool)
+	for i := range idx {
+		idx[i] = i
+	}
+	for range draws {
+		// the first testDays of a partial shuffle
+		for i := range testDays {
+			j := i + rng.IntN(pool-i)
+			idx[i], idx[j] = idx[j], idx[i]
+		}
+		for s := range settings {
+			at[s], cost[s] = 0, 0
+			for _, d := range idx[:testDays] {
+				o := settings[s].days[d]
+				if o.atTarget {
+					at[s]++
+				}
+				cost[s] += o.cost
+			}
+		}
+		hindsight, size := -1, 0
+		for s, st := range settings {
+			if st.fixed > 0 && at[s] >= need && (hindsight < 0 || st.fixed < size) {
+				hindsight, size = s, st.fixed
+			}
+		}
+		if hindsight < 0 {
+			continue
+		}
+		for s := range settings {
+			if at[s] >= need && cost[s] <= 1.05*cost[hindsight] {
+				met[s]++
+			}
+		}
+	}
+	out := make([]goalChance, len(settings))
+	for s, st := range settings {
+		out[s] = goalChance{name: st.name, chance: float64(met[s]) / float64(draws)}
+	}
+	return out
+}
+
+// best is the setting with the highest chance, among those fixed or not as the filter says.
+func best(settings []settingDays, chances []goalChance, keep func(settingDays) bool) goalChance {
+	var b goalChance
+	for s, c := range chances {
+		if keep(settings[s]) && c.chance > b.chance {
+			b = c
+		}
+	}
+	return b
+}
+
+// BenchmarkGoalBound prints, per family, the best chance any setting known in advance has of
+// meeting issue 30's Goal on 30 days, and so any advisor, and the chance of the best fixed one:
+//
+//	go test -run '^$' -bench '^BenchmarkGoalBound$' -benchtime 1x -timeout 60m ./advise
+//
+// ADVISE_BOUND_DAYS sets the pool of days per family (300), ADVISE_BOUND_SEED its first seed
+// (500001), ADVISE_BOUND_DRAWS the draws of 30 days (4000).
+func BenchmarkGoalBound(b *testing.B) {
+	poolDays := int(envSeed(b, "ADVISE_BOUND_DAYS", 300))
+	first := envSeed(b, "ADVISE_BOUND_SEED", 500001)
+	draws := int(envSeed(b, "ADVISE_BOUND_DRAWS", 4000))
+	for i := 0; i < b.N; i++ {
+		fmt.Printf("%d days per family (seeds %d..), %d draws of 30 days\n", poolDays, first, draws)
+		fmt.Println("| family | settings | the best one, known in advance | its chance | the best fixed pool | its chance |")
+		fmt.Println("|---|---|---|---|---|---|")
+		for _, f := range families {
+			ds := daysOf(f, first, poolDays)
+			p := DefaultParams()
+			p.Day = ds[0].Duration
+			settings := replayEach(boundSettings(ds, p), ds, p)
+			chances := goalChances(settings, 30, draws, 1)
+			all := best(settings, chances, func(settingDays) bool { return true })
+			fix := best(settings, chances, func(s settingDays) bool { return s.fixed > 0 })
+			fmt.Printf("| %s | %d | %s | %.2f | %s | %.2f |\n", f.name, len(settings), all.name, all.chance, fix.name, fix.chance)
+		}
+	}
+}
+
+// daysOfOutcome is a setting over a pool of days: at the target on the first atTarget of them,
+// each day costing cost.
+func daysOfOutcome(name string, fixed, days, atTarget int, cost float64) settingDays {
+	s := settingDays{name: name, fixed: fixed, days: make([]dayOutcome, days)}
+	for d := range s.days {
+		s.days[d] = dayOutcome{atTarget: d < atTarget, cost: cost}
+	}
+	return s
+}
+
+// A draw of every day of the pool is judged as runOutOfSample judges test days: the hindsight
+// pool is the smallest fixed one at the target on 9 of 10 days, and a setting meets the Goal at
+// the target on 9 and at most 1.05 times its cost.
+func TestGoalChancesJudgeADrawAsTheGoalDoes(t *testing.T) {
+	const days = 10
+	settings := []settingDays{
+		daysOfOutcome("fixed-1", 1, days, 8, 5),   // misses on 2 days: not the hindsight
+		daysOfOutcome("fixed-2", 2, days, 10, 10), // the hindsight: 100 over the draw
+		daysOfOutcome("fixed-3", 3, days, 10, 12), // at the target, 1.2 times the cost
+		daysOfOutcome("A", 0, days, 9, 10.4),      // 9 of 10 at 1.04: met
+		daysOfOutcome("B", 0, days, 10, 10.6),     // 1.06: not met
+		daysOfOutcome("C", 0, days, 8, 5),         // cheap, but 8 of 10: not met
+	}
+	got := map[string]float64{}
+	for _, c := range goalChances(settings, days, 50, 1) {
+		got[c.name] = c.chance
+	}
+	assert.Equal(t, map[string]float64{"fixed-1": 0, "fixed-2": 1, "fixed-3": 0, "A": 1, "B": 0, "C": 0}, got)
+
+	// no fixed pool at the target: no hindsight, and no setting meets the Goal
+	settings[1] = daysOfOutcome("fixed-2", 2, days, 7, 10)
+	settings[2] = daysOfOutcome("fixed-3", 3, days, 8, 12)
+	for _, c := range goalChances(settings, days, 50, 1) {
+		assert.Zero(t, c.chance, "%s meets the Goal with no fixed pool at the target", c.name)
+	}
+}
+
+// A draw is testDays distinct days of the pool: a setting at the target on all but 2 of 12
+// days meets the 9-of-10 bar on exactly the draws that leave out at least one of those 2.
+func TestGoalChancesDrawDistinctDays(t *testing.T) {
+	settings := []settingDays{
+		daysOfOutcome("fixed-5", 5, 12, 12, 1),
+		daysOfOutcome("A", 0, 12, 10, 1),
+	}
+	chances := goalChances(settings, 10, 20000, 7)
+	// both misses drawn: (10*9)/(12*11) of the draws
+	assert.InDelta(t, 1-90.0/132, chances[1].chance, 0.015)
+	assert.Equal(t, 1.0, chances[0].chance)
+}
