@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 
@@ -163,6 +165,115 @@ func goalChances(settings []settingDays, testDays, draws int, seed uint64) []goa
 	return out
 }
 
+// A fixedRule reads a fixed pool's size from the train days: the size the k-th lowest of them
+// needs (a day's need: the smallest fixed pool at the target on it), plus delta. Advise's own
+// choice is near k = 9 in 10 of the days, delta 0.
+type fixedRule struct{ k, delta int }
+
+func (r fixedRule) String() string {
+	return fmt.Sprintf("need ranked %d of the days, %+d", r.k, r.delta)
+}
+
+// fixedReadChances are the rules' chances of meeting the Goal (k from three quarters of the
+// train days to all, delta -1..+4), over draws of trainDays then testDays distinct days: the
+// best a fixed pool read from the history can do.
+func fixedReadChances(settings []settingDays, trainDays, testDays, draws int, seed uint64) map[fixedRule]float64 {
+	bySize := map[int]settingDays{}
+	for _, st := range settings {
+		if st.fixed > 0 {
+			bySize[st.fixed] = st
+		}
+	}
+	pool := len(settings[0].days)
+	needOf := make([]int, pool)
+	for d := range needOf {
+		for n := 1; n <= len(bySize); n++ {
+			if st, ok := bySize[n]; ok && st.days[d].atTarget {
+				needOf[d] = n
+				break
+			}
+		}
+	}
+	met := map[fixedRule]int{}
+	rng := rand.New(rand.NewPCG(seed, seed^0xbb67ae8584caa73b))
+	need := (9*testDays + 9) / 10
+	idx := make([]int, pool)
+	for i := range idx {
+		idx[i] = i
+	}
+	judge := func(n int, test []int) (int, float64, bool) {
+		st, ok := bySize[n]
+		if !ok {
+			return 0, 0, false
+		}
+		at, cost := 0, 0.0
+		for _, d := range test {
+			if st.days[d].atTarget {
+				at++
+			}
+			cost += st.days[d].cost
+		}
+		return at, cost, true
+	}
+	for range draws {
+		for i := range trainDays + testDays {
+			j := i + rng.IntN(pool-i)
+			idx[i], idx[j] = idx[j], idx[i]
+		}
+		train, test := slices.Clone(idx[:trainDays]), idx[trainDays:trainDays+testDays]
+		needs := make([]int, trainDays)
+		for i, d := range train {
+			needs[i] = needOf[d]
+		}
+		slices.Sort(needs)
+		hindsightCost := -1.0
+		for n := 1; n <= len(bySize); n++ {
+			if at, cost, ok := judge(n, test); ok && at >= need {
+				hindsightCost = cost
+				break
+			}
+		}
+		if hindsightCost < 0 {
+			continue
+		}
+		for k := (trainDays * 3) / 4; k <= trainDays; k++ {
+			for delta := -1; delta <= 4; delta++ {
+				if needs[k-1] == 0 {
+					continue // a train day no fixed pool reaches
+				}
+				if at, cost, ok := judge(needs[k-1]+delta, test); ok && at >= need && cost <= 1.05*hindsightCost {
+					met[fixedRule{k, delta}]++
+				}
+			}
+		}
+	}
+	out := map[fixedRule]float64{}
+	for k := (trainDays * 3) / 4; k <= trainDays; k++ {
+		for delta := -1; delta <= 4; delta++ {
+			out[fixedRule{k, delta}] = float64(met[fixedRule{k, delta}]) / float64(draws)
+		}
+	}
+	return out
+}
+
+// bestFixedRead is the rule with the highest chance (the lowest k, then delta, of equals).
+func bestFixedRead(chances map[fixedRule]float64) (fixedRule, float64) {
+	rules := slices.SortedFunc(maps.Keys(chances), func(a, b fixedRule) int {
+		if a.k != b.k {
+			return a.k - b.k
+		}
+		return a.delta - b.delta
+	})
+	var best fixedRule
+	bestChance := -1.0
+	for _, r := range rules {
+		if chances[r] > bestChance {
+			best, bestChance = r, chances[r]
+		}
+	}
+	return best, bestChance
+}
+
 // best is the setting with the highest chance, among those fixed or not as the filter says.
 func best(settings []settingDays, chances []goalChance, keep func(settingDays) bool) goalChance {
 	var b goalChance
@@ -186,9 +297,9 @@ func BenchmarkGoalBound(b *testing.B) {
 	first := envSeed(b, "ADVISE_BOUND_SEED", 500001)
 	draws := int(envSeed(b, "ADVISE_BOUND_DRAWS", 4000))
 	for i := 0; i < b.N; i++ {
-		fmt.Printf("%d days per family (seeds %d..), %d draws of 30 days\n", poolDays, first, draws)
-		fmt.Println("| family | settings | the best one, known in advance | its chance | the best fixed pool | its chance |")
-		fmt.Println("|---|---|---|---|---|---|")
+		fmt.Printf("%d days per family (seeds %d..), %d draws of 30 days; every level of every ladder advise searches\n", poolDays, first, draws)
+		fmt.Println("| family | the best setting, known in advance | its chance | the best fixed pool | its chance | a fixed pool read from 14 days: the best rule | its chance |")
+		fmt.Println("|---|---|---|---|---|---|---|")
 		for _, f := range families {
 			ds := daysOf(f, first, poolDays)
 			p := DefaultParams()
@@ -197,7 +308,8 @@ func BenchmarkGoalBound(b *testing.B) {
 			chances := goalChances(settings, 30, draws, 1)
 			all := best(settings, chances, func(settingDays) bool { return true })
 			fix := best(settings, chances, func(s settingDays) bool { return s.fixed > 0 })
-			fmt.Printf("| %s | %d | %s | %.2f | %s | %.2f |\n", f.name, len(settings), all.name, all.chance, fix.name, fix.chance)
+			rule, ruleChance := bestFixedRead(fixedReadChances(settings, 14, 30, draws, 2))
+			fmt.Printf("| %s | %s | %.2f | %s | %.2f | %s | %.2f |\n", f.name, all.name, all.chance, fix.name, fix.chance, rule, ruleChance)
 		}
 	}
 }
@@ -250,4 +362,35 @@ func TestGoalChancesDrawDistinctDays(t *testing.T) {
 	// both misses drawn: (10*9)/(12*11) of the draws
 	assert.InDelta(t, 1-90.0/132, chances[1].chance, 0.015)
 	assert.Equal(t, 1.0, chances[0].chance)
+}
+
+// A fixed pool read from the train days: when every day needs 3, the size the days need meets
+// the Goal on every draw and one more never does (4 costs over 1.05 times 3's); when no fixed
+// pool reaches the target, no rule does.
+func TestFixedReadJudgesTheSizeItReads(t *testing.T) {
+	const days = 60
+	var settings []settingDays
+	for n := 1; n <= 6; n++ {
+		at := 0
+		if n >= 3 {
+			at = days
+		}
+		settings = append(settings, daysOfOutcome(fmt.Sprintf("fixed-%d", n), n, days, at, float64(n)))
+	}
+	chances := fixedReadChances(settings, 14, 30, 200, 1)
+	for k := 10; k <= 14; k++ {
+		assert.Equal(t, 1.0, chances[fixedRule{k, 0}], "rule %v", fixedRule{k, 0})
+		assert.Zero(t, chances[fixedRule{k, 1}], "rule %v", fixedRule{k, 1})
+		assert.Zero(t, chances[fixedRule{k, -1}], "rule %v", fixedRule{k, -1})
+	}
+	best, chance := bestFixedRead(chances)
+	assert.Equal(t, fixedRule{10, 0}, best)
+	assert.Equal(t, 1.0, chance)
+
+	for i := range settings {
+		settings[i] = daysOfOutcome(settings[i].name, i+1, days, 0, float64(i+1))
+	}
+	for r, c := range fixedReadChances(settings, 14, 30, 200, 1) {
+		assert.Zero(t, c, "rule %v with no fixed pool at the target", r)
+	}
 }
