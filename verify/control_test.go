@@ -82,8 +82,9 @@ func TestControlRejects(t *testing.T) {
 		setup    func(c *cluster)
 		demand   func(c *cluster) DemandReader
 		wantFail string
+		window   time.Duration // the control window's floor, when the fault must show inside it
 	}{
-		{name: "something else moves the pool", setup: func(c *cluster) { c.rogue.Store(true) }, wantFail: "spec.replicas stays flat"},
+		{name: "something else moves the pool", setup: func(c *cluster) { c.rogue.Store(true) }, wantFail: "spec.replicas stays flat", window: faultWindow},
 		{name: "the HPA outlives the ScaledObject", setup: func(c *cluster) { c.noGC.Store(true) }, wantFail: "the ScaledObject and its HPA are gone"},
 		{name: "the exporter does not serve the demand", demand: func(*cluster) DemandReader { return fakeDemand{fixed: &zero} }, wantFail: "the exporter served active_claims=3"},
 		{name: "KEDA does not take the pool back", setup: func(c *cluster) {
@@ -100,6 +101,9 @@ func TestControlRejects(t *testing.T) {
 			c.start()
 			cfg := controlConfig()
 			cfg.HPATimeout = time.Second
+			if tc.window > 0 {
+				cfg.ControlFloor = tc.window
+			}
 			var d DemandReader = fakeDemand{c: c}
 			if tc.demand != nil {
 				d = tc.demand(c)

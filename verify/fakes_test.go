@@ -623,6 +623,12 @@ const bpAddr = `1: lo    inet 127.0.0.1/8 scope host lo\       valid_lft forever
 1: lo    inet6 ::1/128 scope host noprefixroute \       valid_lft forever preferred_lft forever
 `
 
+// faultWindow is the control window for a test whose verdict needs the fake to act inside it
+// (a fault that moves a pool it should not, a driven pool that must rise). On a loaded machine
+// (CI's node lanes beside the unit tests) the fake has been seen to act nothing for all of
+// testConfig's 300 ms: the rogue's pool read flat, so the run passed where it must fail.
+const faultWindow = 2 * time.Second
+
 // testConfig is the default config with timings small enough for tests.
 func testConfig() Config {
 	c := defaultConfig()

@@ -153,6 +153,7 @@ func TestCrossPoolRejectsAPoolThatFollowsAnother(t *testing.T) {
 			c.start()
 			cfg := poolsConfig(c)
 			cfg.Phase = "control"
+			cfg.ControlFloor = faultWindow // b must move (broken) and a must rise inside the window
 			code, rep, out := runPools(t, context.Background(), c, cfg, blueprintExec())
 			const check = "[cross-pool] demand on a leaves b at its floor"
 			if !broken {
