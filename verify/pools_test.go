@@ -43,6 +43,10 @@ func poolsConfig(c *cluster) Config {
 		}
 	}
 	cfg.applyTarget(cfg.Targets[0])
+	if len(c.pools) > 1 {
+		// the cross-pool rounds: the driven pool must rise, and a fault move another, inside the window
+		cfg.ControlFloor = faultWindow
+	}
 	cfg.HPASync = 20 * time.Millisecond
 	return cfg
 }
@@ -153,7 +157,6 @@ func TestCrossPoolRejectsAPoolThatFollowsAnother(t *testing.T) {
 			c.start()
 			cfg := poolsConfig(c)
 			cfg.Phase = "control"
-			cfg.ControlFloor = faultWindow // b must move (broken) and a must rise inside the window
 			code, rep, out := runPools(t, context.Background(), c, cfg, blueprintExec())
 			const check = "[cross-pool] demand on a leaves b at its floor"
 			if !broken {
