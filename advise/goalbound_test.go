@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -35,6 +38,16 @@ type settingDays struct {
 	fixed int // the fixed pool's size; 0 when autoscaled
 	days  []dayOutcome
 }
+
+// A goalBar is the Goal's bar: a setting at the target on 90% of testDays days, at most band
+// times the hindsight fixed pool's cost over them.
+type goalBar struct {
+	testDays int
+	band     float64
+}
+
+// issue30 is the bar issue 30 sets.
+var issue30 = goalBar{testDays: 30, band: 1.05}
 
 // goalChance is a setting's share of the draws of 30 days on which it meets the Goal.
 type goalChance struct {
@@ -111,12 +124,13 @@ func replayEach(cs []Candidate, ds []*replay.Trace, p Params) []settingDays {
 	return out
 }
 
-// goalChances draws testDays days from the pool draws times (without replacement within a draw)
-// and counts, per setting, the draws on which it meets the Goal: at the target on 90% of the
-// drawn days, at most 1.05 times the cost of the smallest fixed pool that is (the hindsight
-// pool, as runOutOfSample takes it). A draw on which no fixed pool reaches the target counts for
-// no setting. The chances come back in the settings' order.
-func goalChances(settings []settingDays, testDays, draws int, seed uint64) []goalChance {
+// goalChances draws bar.testDays days from the pool draws times (without replacement within a
+// draw) and counts, per setting, the draws on which it meets the Goal: at the target on 90% of
+// the drawn days, at most bar.band times the cost of the smallest fixed pool that is (the
+// hindsight pool, as runOutOfSample takes it). A draw on which no fixed pool reaches the target
+// counts for no setting. The chances come back in the settings' order.
+func goalChances(settings []settingDays, bar goalBar, draws int, seed uint64) []goalChance {
+	testDays := bar.testDays
 	pool := len(settings[0].days)
 	rng := rand.New(rand.NewPCG(seed, seed^0x6a09e667f3bcc908))
 	need := (9*testDays + 9) / 10
@@ -153,7 +167,7 @@ func goalChances(settings []settingDays, testDays, draws int, seed uint64) []goa
 			continue
 		}
 		for s := range settings {
-			if at[s] >= need && cost[s] <= 1.05*cost[hindsight] {
+			if at[s] >= need && cost[s] <= bar.band*cost[hindsight] {
 				met[s]++
 			}
 		}
@@ -175,9 +189,10 @@ func (r fixedRule) String() string {
 }
 
 // fixedReadChances are the rules' chances of meeting the Goal (k from three quarters of the
-// train days to all, delta -1..+4), over draws of trainDays then testDays distinct days: the
+// train days to all, delta -1..+4), over draws of trainDays then bar.testDays distinct days: the
 // best a fixed pool read from the history can do.
-func fixedReadChances(settings []settingDays, trainDays, testDays, draws int, seed uint64) map[fixedRule]float64 {
+func fixedReadChances(settings []settingDays, trainDays int, bar goalBar, draws int, seed uint64) map[fixedRule]float64 {
+	testDays := bar.testDays
 	bySize := map[int]settingDays{}
 	for _, st := range settings {
 		if st.fixed > 0 {
@@ -241,7 +256,7 @@ func fixedReadChances(settings []settingDays, trainDays, testDays, draws int, se
 				if needs[k-1] == 0 {
 					continue // a train day no fixed pool reaches
 				}
-				if at, cost, ok := judge(needs[k-1]+delta, test); ok && at >= need && cost <= 1.05*hindsightCost {
+				if at, cost, ok := judge(needs[k-1]+delta, test); ok && at >= need && cost <= bar.band*hindsightCost {
 					met[fixedRule{k, delta}]++
 				}
 			}
@@ -291,24 +306,39 @@ func best(settings []settingDays, chances []goalChance, keep func(settingDays) b
 //	go test -run '^$' -bench '^BenchmarkGoalBound$' -benchtime 1x -timeout 60m ./advise
 //
 // ADVISE_BOUND_DAYS sets the pool of days per family (300), ADVISE_BOUND_SEED its first seed
-// (500001), ADVISE_BOUND_DRAWS the draws of 30 days (4000).
+// (500001), ADVISE_BOUND_DRAWS the draws (4000); ADVISE_BOUND_BAND and ADVISE_BOUND_TEST_DAYS
+// move the bar (1.05, 30 days) to see what another Goal would allow, ADVISE_BOUND_FAMILIES
+// (names, comma-separated) runs only those.
 func BenchmarkGoalBound(b *testing.B) {
 	poolDays := int(envSeed(b, "ADVISE_BOUND_DAYS", 300))
 	first := envSeed(b, "ADVISE_BOUND_SEED", 500001)
 	draws := int(envSeed(b, "ADVISE_BOUND_DRAWS", 4000))
+	bar := issue30
+	bar.testDays = int(envSeed(b, "ADVISE_BOUND_TEST_DAYS", uint64(bar.testDays)))
+	if v := os.Getenv("ADVISE_BOUND_BAND"); v != "" {
+		band, err := strconv.ParseFloat(v, 64)
+		if err != nil || band < 1 {
+			b.Fatalf("ADVISE_BOUND_BAND=%q: want a cost ratio of at least 1, e.g. 1.10", v)
+		}
+		bar.band = band
+	}
+	only := os.Getenv("ADVISE_BOUND_FAMILIES")
 	for i := 0; i < b.N; i++ {
-		fmt.Printf("%d days per family (seeds %d..), %d draws of 30 days; every level of every ladder advise searches\n", poolDays, first, draws)
+		fmt.Printf("%d days per family (seeds %d..), %d draws of %d days, band %.2f; every level of every ladder advise searches\n", poolDays, first, draws, bar.testDays, bar.band)
 		fmt.Println("| family | the best setting, known in advance | its chance | the best fixed pool | its chance | a fixed pool read from 14 days: the best rule | its chance |")
 		fmt.Println("|---|---|---|---|---|---|---|")
 		for _, f := range families {
+			if only != "" && !slices.Contains(strings.Split(only, ","), f.name) {
+				continue
+			}
 			ds := daysOf(f, first, poolDays)
 			p := DefaultParams()
 			p.Day = ds[0].Duration
 			settings := replayEach(boundSettings(ds, p), ds, p)
-			chances := goalChances(settings, 30, draws, 1)
+			chances := goalChances(settings, bar, draws, 1)
 			all := best(settings, chances, func(settingDays) bool { return true })
 			fix := best(settings, chances, func(s settingDays) bool { return s.fixed > 0 })
-			rule, ruleChance := bestFixedRead(fixedReadChances(settings, 14, 30, draws, 2))
+			rule, ruleChance := bestFixedRead(fixedReadChances(settings, 14, bar, draws, 2))
 			fmt.Printf("| %s | %s | %.2f | %s | %.2f | %s | %.2f |\n", f.name, all.name, all.chance, fix.name, fix.chance, rule, ruleChance)
 		}
 	}
@@ -338,7 +368,7 @@ func TestGoalChancesJudgeADrawAsTheGoalDoes(t *testing.T) {
 		daysOfOutcome("C", 0, days, 8, 5),         // cheap, but 8 of 10: not met
 	}
 	got := map[string]float64{}
-	for _, c := range goalChances(settings, days, 50, 1) {
+	for _, c := range goalChances(settings, goalBar{days, 1.05}, 50, 1) {
 		got[c.name] = c.chance
 	}
 	assert.Equal(t, map[string]float64{"fixed-1": 0, "fixed-2": 1, "fixed-3": 0, "A": 1, "B": 0, "C": 0}, got)
@@ -346,7 +376,7 @@ func TestGoalChancesJudgeADrawAsTheGoalDoes(t *testing.T) {
 	// no fixed pool at the target: no hindsight, and no setting meets the Goal
 	settings[1] = daysOfOutcome("fixed-2", 2, days, 7, 10)
 	settings[2] = daysOfOutcome("fixed-3", 3, days, 8, 12)
-	for _, c := range goalChances(settings, days, 50, 1) {
+	for _, c := range goalChances(settings, goalBar{days, 1.05}, 50, 1) {
 		assert.Zero(t, c.chance, "%s meets the Goal with no fixed pool at the target", c.name)
 	}
 }
@@ -358,7 +388,7 @@ func TestGoalChancesDrawDistinctDays(t *testing.T) {
 		daysOfOutcome("fixed-5", 5, 12, 12, 1),
 		daysOfOutcome("A", 0, 12, 10, 1),
 	}
-	chances := goalChances(settings, 10, 20000, 7)
+	chances := goalChances(settings, goalBar{10, 1.05}, 20000, 7)
 	// both misses drawn: (10*9)/(12*11) of the draws
 	assert.InDelta(t, 1-90.0/132, chances[1].chance, 0.015)
 	assert.Equal(t, 1.0, chances[0].chance)
@@ -377,7 +407,7 @@ func TestFixedReadJudgesTheSizeItReads(t *testing.T) {
 		}
 		settings = append(settings, daysOfOutcome(fmt.Sprintf("fixed-%d", n), n, days, at, float64(n)))
 	}
-	chances := fixedReadChances(settings, 14, 30, 200, 1)
+	chances := fixedReadChances(settings, 14, issue30, 200, 1)
 	for k := 10; k <= 14; k++ {
 		assert.Equal(t, 1.0, chances[fixedRule{k, 0}], "rule %v", fixedRule{k, 0})
 		assert.Zero(t, chances[fixedRule{k, 1}], "rule %v", fixedRule{k, 1})
@@ -390,7 +420,7 @@ func TestFixedReadJudgesTheSizeItReads(t *testing.T) {
 	for i := range settings {
 		settings[i] = daysOfOutcome(settings[i].name, i+1, days, 0, float64(i+1))
 	}
-	for r, c := range fixedReadChances(settings, 14, 30, 200, 1) {
+	for r, c := range fixedReadChances(settings, 14, issue30, 200, 1) {
 		assert.Zero(t, c, "rule %v with no fixed pool at the target", r)
 	}
 }
