@@ -653,6 +653,19 @@ func outcomeAt(os []Outcome, name string) *Outcome {
 	return nil
 }
 
+// atTarget says whether a day reached the warm-hit target (a day without a claim does).
+func (p Params) atTarget(r replay.Result) bool {
+	return r.Claims == 0 || float64(r.WarmHits) >= p.WarmHitTarget*float64(r.Claims)
+}
+
+// cost is a day's cost: node-seconds, or idle warm pod-seconds when there are no nodes.
+func (p Params) cost(r replay.Result) float64 {
+	if p.SandboxesPerNode > 0 {
+		return r.NodeSeconds
+	}
+	return r.IdleWarmPodSeconds
+}
+
 // replayDays is one candidate over the days, side by side on the machine's cores; each day is
 // seeded by its index, so every candidate sees the same boots on a day.
 func replayDays(c Candidate, ds []*replay.Trace, p Params, loop replay.Loop) Outcome {
@@ -678,14 +691,10 @@ func replayDays(c Candidate, ds []*replay.Trace, p Params, loop replay.Loop) Out
 	claims, hits := 0, 0
 	for _, r := range results {
 		claims, hits = claims+r.Claims, hits+r.WarmHits
-		if r.Claims == 0 || float64(r.WarmHits) >= p.WarmHitTarget*float64(r.Claims) {
+		if p.atTarget(r) {
 			o.DaysAtTarget++
 		}
-		cost := r.IdleWarmPodSeconds
-		if p.SandboxesPerNode > 0 {
-			cost = r.NodeSeconds
-		}
-		o.Cost += cost / float64(len(ds))
+		o.Cost += p.cost(r) / float64(len(ds))
 		waits = append(waits, r.Waits...)
 	}
 	if claims > 0 {

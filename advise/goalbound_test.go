@@ -22,9 +22,9 @@ import (
 // An advisor sees 14 days and recommends a setting; the Goal is judged on 30 other days, drawn
 // apart from them. Whatever the advisor reads, the 30 days do not depend on it, so its chance
 // of meeting the Goal is at most the chance of the best single setting, known in advance:
-// max over s of P(s meets the Goal on 30 days drawn from the family). goalBound estimates that
-// for every setting advise can render: a pool of days replayed once per setting, then many
-// draws of 30 days from the pool, each judged as runOutOfSample judges the test days.
+// max over s of P(s meets the Goal on 30 days drawn from the family). BenchmarkGoalBound
+// estimates that over every setting advise searches: a pool of days replayed once per setting,
+// then many draws of 30 days from the pool, each judged as runOutOfSample judges the test days.
 
 // dayOutcome is one setting on one day of the pool.
 type dayOutcome struct {
@@ -49,7 +49,7 @@ type goalBar struct {
 // issue30 is the bar issue 30 sets.
 var issue30 = goalBar{testDays: 30, band: 1.05}
 
-// goalChance is a setting's share of the draws of 30 days on which it meets the Goal.
+// goalChance is a setting's share of the draws on which it meets the Goal.
 type goalChance struct {
 	name   string
 	chance float64
@@ -106,11 +106,7 @@ func replayEach(cs []Candidate, ds []*replay.Trace, p Params) []settingDays {
 			defer wg.Done()
 			for j := range work {
 				r := replay.Simulate(ds[j.d], cs[j.s].policy, loop, uint64(j.d+1))
-				cost := r.IdleWarmPodSeconds
-				if p.SandboxesPerNode > 0 {
-					cost = r.NodeSeconds
-				}
-				out[j.s].days[j.d] = dayOutcome{atTarget: r.Claims == 0 || float64(r.WarmHits) >= p.WarmHitTarget*float64(r.Claims), cost: cost}
+				out[j.s].days[j.d] = dayOutcome{atTarget: p.atTarget(r), cost: p.cost(r)}
 			}
 		}()
 	}
@@ -181,7 +177,7 @@ func goalChances(settings []settingDays, bar goalBar, draws int, seed uint64) []
 
 // A fixedRule reads a fixed pool's size from the train days: the size the k-th lowest of them
 // needs (a day's need: the smallest fixed pool at the target on it), plus delta. Advise's own
-// choice is near k = 9 in 10 of the days, delta 0.
+// choice is near k = 13 of 14 (the days it must reach), delta 0.
 type fixedRule struct{ k, delta int }
 
 func (r fixedRule) String() string {
@@ -235,7 +231,7 @@ func fixedReadChances(settings []settingDays, trainDays int, bar goalBar, draws 
 			j := i + rng.IntN(pool-i)
 			idx[i], idx[j] = idx[j], idx[i]
 		}
-		train, test := slices.Clone(idx[:trainDays]), idx[trainDays:trainDays+testDays]
+		train, test := idx[:trainDays], idx[trainDays:trainDays+testDays]
 		needs := make([]int, trainDays)
 		for i, d := range train {
 			needs[i] = needOf[d]
@@ -279,14 +275,14 @@ func bestFixedRead(chances map[fixedRule]float64) (fixedRule, float64) {
 		}
 		return a.delta - b.delta
 	})
-	var best fixedRule
-	bestChance := -1.0
+	var top fixedRule
+	topChance := -1.0
 	for _, r := range rules {
-		if chances[r] > bestChance {
-			best, bestChance = r, chances[r]
+		if chances[r] > topChance {
+			top, topChance = r, chances[r]
 		}
 	}
-	return best, bestChance
+	return top, topChance
 }
 
 // best is the setting with the highest chance, among those fixed or not as the filter says.
