@@ -167,7 +167,9 @@ func TestConsistentlyHoldsForTheWholeWindow(t *testing.T) {
 		at = append(at, time.Since(start))
 		return true, nil
 	})
-	if err != nil || readings != len(at) || readings < 3 {
+	// at its start and through to its end; how many between depends on how a loaded machine
+	// schedules them
+	if err != nil || readings != len(at) || readings < 2 {
 		t.Fatalf("an accepted window: %d readings, %v", readings, err)
 	}
 	if at[0] > 20*time.Millisecond || at[len(at)-1] < 100*time.Millisecond {

@@ -55,10 +55,16 @@ func TestConsistentlyFailsAtTheFirstRejectedReadingOrReadError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "forbidden") {
 		t.Fatalf("a read error was not a failure: %v", err)
 	}
-	readings, err = consistently(context.Background(), 30*time.Millisecond, 5*time.Millisecond, func(context.Context) (bool, string, error) {
+	// An accepted window is read through to its end: the last reading at or after it, however
+	// late a loaded machine schedules the readings (so no count of readings is asserted).
+	const window = 30 * time.Millisecond
+	var last time.Time
+	start := time.Now()
+	readings, err = consistently(context.Background(), window, 5*time.Millisecond, func(context.Context) (bool, string, error) {
+		last = time.Now()
 		return true, "", nil
 	})
-	if err != nil || readings < 3 {
-		t.Fatalf("an accepted window: %d readings, %v", readings, err)
+	if err != nil || readings < 2 || last.Sub(start) < window {
+		t.Fatalf("an accepted window: %d readings, the last %s after the start of a %s window, %v", readings, last.Sub(start), window, err)
 	}
 }
