@@ -29,11 +29,18 @@ func entryOf(t tool, toolDir, cacheRoot, goVersion string) (entry string, built 
 	return entry, err == nil, nil
 }
 
+// ensureTool is t's entry, built there first if it is not.
 func ensureTool(ctx context.Context, t tool, toolDir, cacheRoot, goVersion string, progress io.Writer) (string, error) {
 	entry, built, err := entryOf(t, toolDir, cacheRoot, goVersion)
 	if err != nil || built {
 		return entry, err
 	}
+	return buildTool(ctx, t, toolDir, entry, progress)
+}
+
+// buildTool builds t from the module toolDir pins into entry, unless whoever held entry's lock
+// before built it.
+func buildTool(ctx context.Context, t tool, toolDir, entry string, progress io.Writer) (string, error) {
 	// One build per entry at a time: a second build (another test, `localcluster
 	// build` in another shell) would otherwise wipe the first one's scratch entry.
 	unlock, err := lockEntry(entry, t.dir, progress)

@@ -121,13 +121,14 @@ func Ensure(ctx context.Context, progress io.Writer, only ...string) (*Binaries,
 	for unknown := range want {
 		return nil, fmt.Errorf("no tool named %q", unknown)
 	}
+	// Each entry is found once (its key hashes the tool's module files); only the missing build.
+	entries, built := make([]string, len(selected)), make([]bool, len(selected))
 	missing := 0
-	for _, t := range selected {
-		_, built, err := entryOf(t, filepath.Join(src, t.dir), filepath.Join(cache, "tools"), goVersion)
-		if err != nil {
+	for i, t := range selected {
+		if entries[i], built[i], err = entryOf(t, filepath.Join(src, t.dir), filepath.Join(cache, "tools"), goVersion); err != nil {
 			return nil, err
 		}
-		if !built {
+		if !built[i] {
 			missing++
 		}
 	}
@@ -143,17 +144,20 @@ func Ensure(ctx context.Context, progress io.Writer, only ...string) (*Binaries,
 	// 2 cores busy (links and the largest packages compile on one core), a second fills the rest.
 	// Each entry has its own lock, and the Go build cache takes concurrent builds.
 	progress = &lockedWriter{w: progress} // both builds report progress
-	entries, errs := make([]string, len(selected)), make([]error, len(selected))
+	errs := make([]error, len(selected))
 	slots := make(chan struct{}, buildsAtOnce)
 	var wg sync.WaitGroup
 	for i, t := range selected {
+		if built[i] {
+			continue
+		}
 		slots <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			entries[i], errs[i] = ensureTool(ctx, t, filepath.Join(src, t.dir), filepath.Join(cache, "tools"), goVersion, progress)
-			errs[i] = diskFull(errs[i], dirs)
+			_, err := buildTool(ctx, t, filepath.Join(src, t.dir), entries[i], progress)
+			errs[i] = diskFull(err, dirs)
 		}()
 	}
 	wg.Wait()
