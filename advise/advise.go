@@ -454,6 +454,13 @@ func longClaims(h *history.History, pool string, day time.Duration) string {
 	return fmt.Sprintf("%d claim(s) held longer than a day (the longest %s, line %d): if a clock jumped between its create and delete, fix those rows; the replay holds them that long", n, longest.Round(time.Second), line)
 }
 
+// ninetyPercentOf is the days of n a setting must reach the target on: 90%, rounded up.
+func ninetyPercentOf(n int) int { return (9*n + 9) / 10 }
+
+// searchBound is the maxReplicas the settings are searched under for days peaking at peak
+// claims held: the peak rounded up to 5 (at least 10), and 5 more.
+func searchBound(peak int) int { return max((peak+4)/5*5, 10) + 5 }
+
 // AdviseDays is one pool's advice on its days (traces of one Day each). Every fixed size is
 // replayed (the frontier); each autoscaled ladder is searched for its lowest level at the
 // target. The cheapest of those is recommended; an autoscaled one is then raised by the margin.
@@ -466,10 +473,10 @@ func AdviseDays(pool string, ds []*replay.Trace, p Params) (PoolAdvice, error) {
 	}
 	need := len(ds)
 	if len(ds) >= 10 {
-		need = int(math.Ceil(0.9 * float64(len(ds))))
+		need = ninetyPercentOf(len(ds))
 	}
 	a.Need = need
-	bound := max((a.Peak+4)/5*5, 10) + 5
+	bound := searchBound(a.Peak)
 	var best, bestFixed *Outcome
 	var bestLadder Ladder
 	var bestLevel int
@@ -666,9 +673,9 @@ func (p Params) cost(r replay.Result) float64 {
 	return r.IdleWarmPodSeconds
 }
 
-// replayDays is one candidate over the days, side by side on the machine's cores; each day is
-// seeded by its index, so every candidate sees the same boots on a day.
-func replayDays(c Candidate, ds []*replay.Trace, p Params, loop replay.Loop) Outcome {
+// simulateDays replays one candidate on each day, side by side on the machine's cores; each day
+// is seeded by its index, so every candidate sees the same boots on a day.
+func simulateDays(c Candidate, ds []*replay.Trace, loop replay.Loop) []replay.Result {
 	results := make([]replay.Result, len(ds))
 	var wg sync.WaitGroup
 	work := make(chan int)
@@ -686,6 +693,12 @@ func replayDays(c Candidate, ds []*replay.Trace, p Params, loop replay.Loop) Out
 	}
 	close(work)
 	wg.Wait()
+	return results
+}
+
+// replayDays is one candidate over the days (simulateDays), summed up.
+func replayDays(c Candidate, ds []*replay.Trace, p Params, loop replay.Loop) Outcome {
+	results := simulateDays(c, ds, loop)
 	o := Outcome{Candidate: c, Days: len(ds)}
 	var waits []time.Duration
 	claims, hits := 0, 0

@@ -5,11 +5,9 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -62,7 +60,7 @@ func boundSettings(ds []*replay.Trace, p Params) []Candidate {
 	for _, d := range ds {
 		peak = max(peak, d.Peak())
 	}
-	bound := max((peak+4)/5*5, 10) + 5
+	bound := searchBound(peak)
 	var out []Candidate
 	ls := ladders(p, bound)
 	for _, l := range ls {
@@ -71,7 +69,7 @@ func boundSettings(ds []*replay.Trace, p Params) []Candidate {
 		}
 	}
 	if ws, ok := busyWindows(ds, p.dayClock()); ok {
-		need := (9*len(ds) + 9) / 10
+		need := ninetyPercentOf(len(ds))
 		for _, l := range ls {
 			if l.Name != arrivalsLadderName(p) {
 				continue
@@ -89,34 +87,17 @@ func boundSettings(ds []*replay.Trace, p Params) []Candidate {
 	return out
 }
 
-// replayEach replays every setting on every day, each day seeded by its own index in the pool
-// so that every setting sees the same boots on a day.
+// replayEach replays every setting on every day (simulateDays: a day's seed is its index in the
+// pool, so every setting sees the same boots on a day).
 func replayEach(cs []Candidate, ds []*replay.Trace, p Params) []settingDays {
 	loop := p.loop()
 	out := make([]settingDays, len(cs))
 	for i, c := range cs {
 		out[i] = settingDays{name: c.Name, fixed: c.policy.Fixed, days: make([]dayOutcome, len(ds))}
-	}
-	type job struct{ s, d int }
-	work := make(chan job)
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range work {
-				r := replay.Simulate(ds[j.d], cs[j.s].policy, loop, uint64(j.d+1))
-				out[j.s].days[j.d] = dayOutcome{atTarget: p.atTarget(r), cost: p.cost(r)}
-			}
-		}()
-	}
-	for s := range cs {
-		for d := range ds {
-			work <- job{s, d}
+		for d, r := range simulateDays(c, ds, loop) {
+			out[i].days[d] = dayOutcome{atTarget: p.atTarget(r), cost: p.cost(r)}
 		}
 	}
-	close(work)
-	wg.Wait()
 	return out
 }
 
@@ -129,7 +110,7 @@ func goalChances(settings []settingDays, bar goalBar, draws int, seed uint64) []
 	testDays := bar.testDays
 	pool := len(settings[0].days)
 	rng := rand.New(rand.NewPCG(seed, seed^0x6a09e667f3bcc908))
-	need := (9*testDays + 9) / 10
+	need := ninetyPercentOf(testDays)
 	met := make([]int, len(settings))
 	at := make([]int, len(settings))
 	cost := make([]float64, len(settings))
@@ -205,9 +186,15 @@ func fixedReadChances(settings []settingDays, trainDays int, bar goalBar, draws 
 			}
 		}
 	}
+	var rules []fixedRule
+	for k := (trainDays * 3) / 4; k <= trainDays; k++ {
+		for delta := -1; delta <= 4; delta++ {
+			rules = append(rules, fixedRule{k, delta})
+		}
+	}
 	met := map[fixedRule]int{}
 	rng := rand.New(rand.NewPCG(seed, seed^0xbb67ae8584caa73b))
-	need := (9*testDays + 9) / 10
+	need := ninetyPercentOf(testDays)
 	idx := make([]int, pool)
 	for i := range idx {
 		idx[i] = i
@@ -247,22 +234,18 @@ func fixedReadChances(settings []settingDays, trainDays int, bar goalBar, draws 
 		if hindsightCost < 0 {
 			continue
 		}
-		for k := (trainDays * 3) / 4; k <= trainDays; k++ {
-			for delta := -1; delta <= 4; delta++ {
-				if needs[k-1] == 0 {
-					continue // a train day no fixed pool reaches
-				}
-				if at, cost, ok := judge(needs[k-1]+delta, test); ok && at >= need && cost <= bar.band*hindsightCost {
-					met[fixedRule{k, delta}]++
-				}
+		for _, r := range rules {
+			if needs[r.k-1] == 0 {
+				continue // a train day no fixed pool reaches
+			}
+			if at, cost, ok := judge(needs[r.k-1]+r.delta, test); ok && at >= need && cost <= bar.band*hindsightCost {
+				met[r]++
 			}
 		}
 	}
 	out := map[fixedRule]float64{}
-	for k := (trainDays * 3) / 4; k <= trainDays; k++ {
-		for delta := -1; delta <= 4; delta++ {
-			out[fixedRule{k, delta}] = float64(met[fixedRule{k, delta}]) / float64(draws)
-		}
+	for _, r := range rules {
+		out[r] = float64(met[r]) / float64(draws)
 	}
 	return out
 }

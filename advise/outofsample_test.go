@@ -118,7 +118,7 @@ func runOutOfSample(t testing.TB, f family, train, test []*replay.Trace) outOfSa
 	loop := p.loop()
 	rec := replayDays(a.Recommended.Candidate, test, p, loop)
 	r := outOfSample{family: f.name, recommended: a.Recommended.Name, reached: rec.DaysAtTarget, testDays: len(test), cost: rec.Cost, fixedMeets: map[int]bool{}}
-	need := (9*len(test) + 9) / 10
+	need := ninetyPercentOf(len(test))
 	var fixedAt []Outcome
 	for n := 1; n <= 100; n++ {
 		o := replayDays(fixed(n), test, p, loop)
