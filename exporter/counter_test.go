@@ -222,14 +222,19 @@ func TestOversizedPageIsAskedForAgainSmaller(t *testing.T) {
 
 // A body over the cap fails the read, whether its length is announced or
 // not, and even at one item per page: the exporter never holds it whole.
+// The cap is lowered to 64 KiB so the fake writes each body at once: at the
+// production cap, a loaded machine took longer than a read deadline to write
+// the 4 MiB bodies of every retry, and the read ended on the deadline.
 func TestBodyOverTheCapFailsTheRead(t *testing.T) {
-	huge := listPageJSON(maxPageBytes/50, "") // ~60 bytes per item: over 4 MiB
+	const capBytes = 64 << 10
+	huge := listPageJSON(capBytes/30, "") // ~60 bytes per item: about twice the cap
 	for _, announced := range []bool{true, false} {
 		t.Run(fmt.Sprintf("length announced %t", announced), func(t *testing.T) {
 			api := newFakeAPI(t, testNS)
 			api.addClaims("claim", 3, partOfLabels)
 			for _, selector := range []string{"", testSelector} {
-				h := newHarness(t, api, selector, 5*time.Second)
+				h := newHarness(t, api, selector, 60*time.Second)
+				h.client.maxPageBytes = capBytes
 				h.wantCount(t, 3, true)
 				api.setFault(func(w http.ResponseWriter, _ *http.Request, _ int) bool {
 					if announced {
