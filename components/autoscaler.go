@@ -38,8 +38,8 @@ type AutoscalerArgs struct {
 	Headroom int
 	// Sizing chooses the policy: SizingClaims (the zero value too) or SizingArrivals.
 	Sizing Sizing
-	// ScaleDown is the HPA's scale-down behaviour; the zero value drops in one sync.
-	ScaleDown ScaleDown
+	// ScaleUp and ScaleDown are the HPA's behaviour; the zero value changes in one sync.
+	ScaleUp, ScaleDown ScalingRules
 	// DependsOn: the pool, the exporter and KEDA, so destroy removes the ScaledObject (and with it
 	// the HPA that writes the pool) before any of them.
 	DependsOn []pulumi.Resource
@@ -63,15 +63,37 @@ const TriggerTimeout = contract.ExporterScrapeDeadline + time.Second
 // formula rounded to whole nodes.
 const ClaimsTriggerName = "claims"
 
-// HeadroomFormula is the scalingModifiers formula for a headroom above demand:
-// the claim count plus headroom targets' worth, so the HPA's ceil(value / target)
+// ModifiersTarget is the target of every scalingModifiers formula the program writes. KEDA uses
+// the fallback of a ScaledObject with scalingModifiers only when this target parses as a positive
+// integer (kedacore/keda v2.21 pkg/fallback HasValidFallback): with "1.5", or even "1.0", an
+// exporter outage would reach the HPA as an error and the pool would have no fallback at all. So
+// the formula carries the claims' own target, and every trigger it reads targets 1 too: KEDA's
+// fallback value is replicas x the trigger's target, which the HPA then divides by this one.
+const ModifiersTarget = "1"
+
+// HeadroomFormula is the scalingModifiers formula for a headroom above demand: the claims in
+// warm sandboxes (claims / target) plus headroom, so the HPA's ceil(value / ModifiersTarget)
 // comes to ceil(claims / target) + headroom.
 func HeadroomFormula(targetValue string, headroom int) string {
 	t, err := strconv.ParseFloat(targetValue, 64)
-	if err != nil {
-		t = 1 // Validate rejects a non-numeric target before any resource exists.
+	if err != nil || t <= 0 {
+		t = 1 // Validate rejects a non-numeric or non-positive target before any resource exists.
 	}
-	return fmt.Sprintf("%s + %s", ClaimsTriggerName, strconv.FormatFloat(t*float64(headroom), 'f', -1, 64))
+	if t == 1 {
+		return fmt.Sprintf("%s + %d", ClaimsTriggerName, headroom)
+	}
+	return fmt.Sprintf("%s / %s + %d", ClaimsTriggerName, strconv.FormatFloat(t, 'f', -1, 64), headroom)
+}
+
+// modifiersActivation is the activation target of a headroom formula: the formula is in warm
+// sandboxes, not claims, so a claims threshold a becomes a / target.
+func modifiersActivation(activation, targetValue string) string {
+	a, aerr := strconv.ParseFloat(activation, 64)
+	t, terr := strconv.ParseFloat(targetValue, 64)
+	if aerr != nil || terr != nil || t <= 0 {
+		return activation // Validate rejects both before any resource exists.
+	}
+	return strconv.FormatFloat(a/t, 'f', -1, 64)
 }
 
 // NewAutoscaler creates the ScaledObject. AverageValue makes desired = ceil(claims / target), so with
@@ -127,41 +149,42 @@ func scaling(args *AutoscalerArgs) (pulumi.Array, pulumi.Map) {
 		claims["metadata"].(pulumi.StringMap)["activationTargetValue"] = pulumi.String(args.ActivationTargetValue)
 	}
 	triggers := pulumi.Array{claims}
-	advanced := pulumi.Map{"horizontalPodAutoscalerConfig": hpaBehavior(args.ScaleDown, args.MaxReplicas)}
-	var formula, target string
+	advanced := pulumi.Map{"horizontalPodAutoscalerConfig": hpaBehavior(args.ScaleUp, args.ScaleDown, args.MaxReplicas)}
+	formula, activation := "", args.ActivationTargetValue
 	switch {
 	case args.Sizing.Policy == SizingArrivals:
 		// The formula reads the two arrival counts by name; the held claims enter it only to
 		// round to whole nodes (an adopted sandbox leaves the pool, so spec.replicas counts only
 		// spares, but it keeps its slot on the node).
-		short, long := metricsAPITrigger(args.URL, ArrivalsShortTrigger, "1"), metricsAPITrigger(args.URL, ArrivalsLongTrigger, "1")
+		short, long := metricsAPITrigger(args.URL, ArrivalsShortTrigger, ModifiersTarget), metricsAPITrigger(args.URL, ArrivalsLongTrigger, ModifiersTarget)
 		short["name"], long["name"] = pulumi.String(ArrivalsShortTrigger), pulumi.String(ArrivalsLongTrigger)
 		triggers = pulumi.Array{short, long}
 		if args.Sizing.RoundsToNodes() {
-			held := metricsAPITrigger(args.URL, contract.DemandField, "1")
+			held := metricsAPITrigger(args.URL, contract.DemandField, ModifiersTarget)
 			held["name"] = pulumi.String(ClaimsTriggerName)
 			triggers = append(triggers, held)
 		}
 		for i, w := range args.Sizing.Schedule {
 			triggers = append(triggers, scheduleTrigger(i, w))
 		}
-		formula, target = ArrivalsFormula(args.Sizing, args.Headroom), "1"
+		formula = ArrivalsFormula(args.Sizing, args.Headroom)
 	case args.Headroom > 0:
-		// The formula names the trigger; the HPA then divides the formula's value by the
-		// same target, so claims + Headroom*target gives ceil(claims/target) + Headroom.
-		// KEDA's fallback still applies: while it is active the formula is bypassed.
+		// The formula names the trigger and divides by the claims' target itself (see
+		// ModifiersTarget); KEDA's fallback still applies: while it is active the formula is
+		// bypassed.
+		claims["metadata"].(pulumi.StringMap)["targetValue"] = pulumi.String(ModifiersTarget)
 		claims["name"] = pulumi.String(ClaimsTriggerName)
-		formula, target = HeadroomFormula(args.TargetValue, args.Headroom), args.TargetValue
+		formula, activation = HeadroomFormula(args.TargetValue, args.Headroom), modifiersActivation(args.ActivationTargetValue, args.TargetValue)
 	default:
 		return triggers, advanced
 	}
 	modifiers := pulumi.Map{
 		"formula":    pulumi.String(formula),
-		"target":     pulumi.String(target),
+		"target":     pulumi.String(ModifiersTarget),
 		"metricType": pulumi.String("AverageValue"),
 	}
 	if args.ActivationTargetValue != "" {
-		modifiers["activationTarget"] = pulumi.String(args.ActivationTargetValue)
+		modifiers["activationTarget"] = pulumi.String(activation)
 	}
 	advanced["scalingModifiers"] = modifiers
 	return triggers, advanced

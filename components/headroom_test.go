@@ -1,6 +1,7 @@
 package components
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -51,14 +52,40 @@ func TestHeadroomAddsItsWarmSandboxesThroughAFormula(t *testing.T) {
 	assert.Contains(t, spec["advanced"].(map[string]any), "horizontalPodAutoscalerConfig")
 }
 
-func TestHeadroomFormulaIsInTargetUnits(t *testing.T) {
-	// The HPA divides the formula by the target: (claims + 3*2) / 2 = claims/2 + 3.
-	assert.Equal(t, "claims + 6", HeadroomFormula("2", 3))
-	assert.Equal(t, "claims + 1.5", HeadroomFormula("0.5", 3))
+// The formula is in warm sandboxes, so its target is 1 whatever the claims' target: KEDA keeps
+// the fallback of a ScaledObject with scalingModifiers only for an integer target.
+func TestHeadroomFormulaIsInWarmSandboxes(t *testing.T) {
+	assert.Equal(t, "claims + 3", HeadroomFormula("1", 3))
+	assert.Equal(t, "claims / 2 + 3", HeadroomFormula("2", 3))
+	assert.Equal(t, "claims / 0.5 + 3", HeadroomFormula("0.5", 3))
 	args := baseArgs()
 	args.Headroom, args.TargetValue, args.ActivationTargetValue = 2, "0.5", "0.2"
-	modifiers := scaledObjectSpec(t, args)["advanced"].(map[string]any)["scalingModifiers"].(map[string]any)
-	assert.Equal(t, "claims + 1", modifiers["formula"])
-	assert.Equal(t, "0.5", modifiers["target"])
-	assert.Equal(t, "0.2", modifiers["activationTarget"])
+	spec := scaledObjectSpec(t, args)
+	modifiers := spec["advanced"].(map[string]any)["scalingModifiers"].(map[string]any)
+	assert.Equal(t, "claims / 0.5 + 2", modifiers["formula"])
+	assert.Equal(t, ModifiersTarget, modifiers["target"])
+	assert.Equal(t, "0.4", modifiers["activationTarget"], "0.2 claims is 0.4 warm sandboxes at target 0.5")
+	trigger := spec["triggers"].([]any)[0].(map[string]any)["metadata"].(map[string]any)
+	assert.Equal(t, ModifiersTarget, trigger["targetValue"], "KEDA's fallback value is replicas x the trigger's target: it must equal the formula's")
+}
+
+// Every target the program writes beside a formula is one KEDA's fallback accepts, for every
+// target and sizing policy: parsed as KEDA v2.21's HasValidFallback parses it.
+func TestEveryFormulaKeepsKEDAsFallback(t *testing.T) {
+	for _, target := range []string{"1", "1.0", "1.5", "0.5", "2", "3"} {
+		for _, sizing := range []Sizing{{}, {Policy: SizingArrivals}} {
+			args := baseArgs()
+			args.TargetValue, args.Headroom, args.Sizing = target, 2, sizing
+			spec := scaledObjectSpec(t, args)
+			modifiers := spec["advanced"].(map[string]any)["scalingModifiers"].(map[string]any)
+			v, err := strconv.ParseInt(modifiers["target"].(string), 10, 64)
+			assert.True(t, err == nil && v > 0, "target %s, sizing %q: scalingModifiers.target %q: KEDA would ignore the fallback", target, sizing.Policy, modifiers["target"])
+			for _, tr := range spec["triggers"].([]any) {
+				md := tr.(map[string]any)["metadata"].(map[string]any)
+				if tv, ok := md["targetValue"]; ok {
+					assert.Equal(t, modifiers["target"], tv, "target %s, sizing %q: a trigger's target differs from the formula's, so the fallback's replicas would be scaled", target, sizing.Policy)
+				}
+			}
+		}
+	}
 }

@@ -4,10 +4,10 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// The HPA's scale-down policy types (autoscaling/v2 HPAScalingPolicyType).
+// The HPA's scaling policy types (autoscaling/v2 HPAScalingPolicyType).
 const (
-	ScaleDownPods    = "Pods"
-	ScaleDownPercent = "Percent"
+	PolicyPods    = "Pods"
+	PolicyPercent = "Percent"
 )
 
 // Bounds the API server puts on an HPA's behaviour (autoscaling/v2 validation).
@@ -16,24 +16,26 @@ const (
 	MaxScalingPeriodSeconds       = 1800
 )
 
-// ScaleDown is how the HPA lets the pool shrink: a stabilization window (the HPA keeps the
-// highest size it recommended within it) and one rate policy (at most Value pods, or Value
-// percent, per PeriodSeconds). Scale-up is left at once and unlimited on purpose: a warm sandbox
-// that arrives late is the cold start the pool exists to prevent, and maxReplicas already bounds
-// a runaway reading.
+// ScalingRules is one direction of the HPA's behaviour, as the program renders it: a
+// stabilization window and one rate policy (at most Value pods, or Value percent of the pool,
+// per PeriodSeconds).
 //
-// The zero value is the immediate drop the demo and the tests run with: no window, and Value 0
-// meaning one policy as wide as the pool's range, so a drop lands in one HPA sync.
-type ScaleDown struct {
+// The zero value is a change in one HPA sync: no window, and Value 0 meaning one Pods policy as
+// wide as the pool's range. For scale-up it is the default: a warm sandbox that arrives a sync
+// late is the cold start the pool exists to prevent, and maxReplicas already bounds a runaway
+// reading. It is written out as a policy on purpose: a scale-up without policies gets
+// Kubernetes' defaults (the larger of 4 pods or 100 % per 15 s), which take a burst from 5 to
+// 30 sandboxes through three syncs (pkg/apis/autoscaling/v2/defaults.go).
+type ScalingRules struct {
 	StabilizationWindowSeconds int
-	Policy                     string // ScaleDownPods (also when empty) or ScaleDownPercent
+	Policy                     string // PolicyPods (also when empty) or PolicyPercent
 	Value                      int    // 0: the pool's maxReplicas, in Pods
-	PeriodSeconds              int    // 0: DefaultScaleDownPeriodSeconds
+	PeriodSeconds              int    // 0: DefaultScalingPeriodSeconds
 }
 
-// DefaultScaleDownPeriodSeconds is the HPA's sync period on EKS, so a policy's period is a
-// whole number of syncs.
-const DefaultScaleDownPeriodSeconds = 15
+// DefaultScalingPeriodSeconds is the HPA's sync period on EKS, so a policy's period is a whole
+// number of syncs.
+const DefaultScalingPeriodSeconds = 15
 
 // DefaultScaleDownWindowSeconds is the production default of the stabilization window: two HPA
 // syncs, the shortest window that holds anything back (at 15 s the last recommendation is already
@@ -45,41 +47,49 @@ const DefaultScaleDownPeriodSeconds = 15
 // Kubernetes' default of 300 s. Raise it where a re-boot costs more than the model's 6 s boot.
 const DefaultScaleDownWindowSeconds = 30
 
-// DefaultScaleDown is the production behaviour: DefaultScaleDownWindowSeconds, then any drop in
+// DefaultScaleDown is the production scale-down: DefaultScaleDownWindowSeconds, then any drop in
 // one sync (the window already holds the size through a lull; a rate limit on top only delays
 // releasing sandboxes the window has decided nobody needs).
-func DefaultScaleDown() ScaleDown {
-	return ScaleDown{StabilizationWindowSeconds: DefaultScaleDownWindowSeconds}
+func DefaultScaleDown() ScalingRules {
+	return ScalingRules{StabilizationWindowSeconds: DefaultScaleDownWindowSeconds}
 }
 
+// DefaultScaleUp is the production scale-up: any rise in one sync, no window.
+func DefaultScaleUp() ScalingRules { return ScalingRules{} }
+
 // Resolved fills the zero value's defaults for a pool bounded by maxReplicas.
-func (s ScaleDown) Resolved(maxReplicas int) ScaleDown {
+func (s ScalingRules) Resolved(maxReplicas int) ScalingRules {
 	if s.Policy == "" {
-		s.Policy = ScaleDownPods
+		s.Policy = PolicyPods
 	}
 	if s.Value == 0 {
-		s.Policy, s.Value = ScaleDownPods, max(maxReplicas, 1)
+		s.Policy, s.Value = PolicyPods, max(maxReplicas, 1)
 	}
 	if s.PeriodSeconds == 0 {
-		s.PeriodSeconds = DefaultScaleDownPeriodSeconds
+		s.PeriodSeconds = DefaultScalingPeriodSeconds
 	}
 	return s
 }
 
-// hpaBehavior is the HPA's behaviour: scale up at once, scale down as s says.
-func hpaBehavior(s ScaleDown, maxReplicas int) pulumi.Map {
-	s = s.Resolved(maxReplicas)
+// hpaBehavior is the HPA's behaviour, both directions with their policy written out, so the API
+// server fills in no policy of its own.
+func hpaBehavior(up, down ScalingRules, maxReplicas int) pulumi.Map {
 	return pulumi.Map{
 		"behavior": pulumi.Map{
-			"scaleUp": pulumi.Map{"stabilizationWindowSeconds": pulumi.Int(0)},
-			"scaleDown": pulumi.Map{
-				"stabilizationWindowSeconds": pulumi.Int(s.StabilizationWindowSeconds),
-				"policies": pulumi.Array{pulumi.Map{
-					"type":          pulumi.String(s.Policy),
-					"value":         pulumi.Int(s.Value),
-					"periodSeconds": pulumi.Int(s.PeriodSeconds),
-				}},
-			},
+			"scaleUp":   up.Resolved(maxReplicas).hpaRules(),
+			"scaleDown": down.Resolved(maxReplicas).hpaRules(),
 		},
+	}
+}
+
+// hpaRules is a resolved ScalingRules as autoscaling/v2 HPAScalingRules.
+func (s ScalingRules) hpaRules() pulumi.Map {
+	return pulumi.Map{
+		"stabilizationWindowSeconds": pulumi.Int(s.StabilizationWindowSeconds),
+		"policies": pulumi.Array{pulumi.Map{
+			"type":          pulumi.String(s.Policy),
+			"value":         pulumi.Int(s.Value),
+			"periodSeconds": pulumi.Int(s.PeriodSeconds),
+		}},
 	}
 }

@@ -33,10 +33,14 @@ func TestScaledObjectTargetsThePoolAndReadsTheExporter(t *testing.T) {
 		},
 	}}, plainValue(triggers))
 
-	// Unset, scaleDown is the production default: a window, then any drop in one step.
+	// Unset, scaleDown is the production default: a window, then any drop in one step; scaleUp
+	// names its policy (any rise in one step), so the API server adds none of its own.
 	behavior, _ := so.Path("spec", "advanced", "horizontalPodAutoscalerConfig", "behavior")
 	assert.Equal(t, map[string]any{
-		"scaleUp": map[string]any{"stabilizationWindowSeconds": float64(0)},
+		"scaleUp": map[string]any{
+			"stabilizationWindowSeconds": float64(0),
+			"policies":                   []any{map[string]any{"type": "Pods", "value": float64(3), "periodSeconds": float64(15)}},
+		},
 		"scaleDown": map[string]any{
 			"stabilizationWindowSeconds": float64(components.DefaultScaleDownWindowSeconds),
 			"policies":                   []any{map[string]any{"type": "Pods", "value": float64(3), "periodSeconds": float64(15)}},

@@ -89,9 +89,9 @@ type Config struct {
 	Agent components.Agent
 	// Sizing is the shorthand pool's sizing policy (the `sizing` key); zero: claims.
 	Sizing components.Sizing
-	// ScaleDown is the HPA's scale-down behaviour (the `scaleDown` key): the shorthand pool's,
-	// and each listed pool's default.
-	ScaleDown components.ScaleDown
+	// ScaleUp and ScaleDown are the HPA's behaviour (the `scaleUp` and `scaleDown` keys): the
+	// shorthand pool's, and each listed pool's default.
+	ScaleUp, ScaleDown components.ScalingRules
 	// Keda is KEDA's install values (the `keda` key, install mode); kedaSet: the key was set.
 	Keda    components.KedaValues
 	kedaSet bool
@@ -206,10 +206,15 @@ func (c *Config) readStructured(r *configReader) {
 			c.Sizing = readSizing(o)
 		}
 	}
-	c.ScaleDown = components.DefaultScaleDown()
-	if raw, err := r.cfg.Try("scaleDown"); err == nil {
-		if o, ok := decodeObject(raw, "scaleDown.", &r.errs); ok {
-			c.ScaleDown = readScaleDown(o, c.ScaleDown)
+	c.ScaleUp, c.ScaleDown = components.DefaultScaleUp(), components.DefaultScaleDown()
+	for _, d := range []struct {
+		rules     *components.ScalingRules
+		direction scalingDirection
+	}{{&c.ScaleUp, scaleUpDirection}, {&c.ScaleDown, scaleDownDirection}} {
+		if raw, err := r.cfg.Try(d.direction.key); err == nil {
+			if o, ok := decodeObject(raw, d.direction.key+".", &r.errs); ok {
+				*d.rules = readScalingRules(o, *d.rules, d.direction)
+			}
 		}
 	}
 	raw, err := r.cfg.Try("pools")

@@ -40,8 +40,9 @@ type Pool struct {
 	// ExporterURL overrides the URL KEDA reads for this pool (empty: the exporter's Service).
 	ExporterURL string
 	Sizing      components.Sizing
-	// ScaleDown is how the HPA lets the pool shrink (the top-level scaleDown unless set).
-	ScaleDown components.ScaleDown
+	// ScaleUp and ScaleDown are how the HPA lets the pool grow and shrink (the top-level keys'
+	// unless set).
+	ScaleUp, ScaleDown components.ScalingRules
 
 	// prefix is how messages name this pool's keys: "" for the shorthand, "pools[i]." in the list.
 	prefix string
@@ -89,7 +90,7 @@ func (c *Config) shorthandPool() *Pool {
 		Agent: agent, MinReplicas: c.MinReplicas, MaxReplicas: c.MaxReplicas, TargetValue: c.TargetValue,
 		ActivationTargetValue: c.ActivationTargetValue, LoadCap: c.LoadCap, PollingInterval: c.PollingInterval,
 		FallbackReplicas: c.FallbackReplicas, Headroom: c.Headroom, ClaimSelector: c.ClaimSelector,
-		ExporterURL: c.ExporterURL, Sizing: sizing, ScaleDown: c.ScaleDown,
+		ExporterURL: c.ExporterURL, Sizing: sizing, ScaleUp: c.ScaleUp, ScaleDown: c.ScaleDown,
 	}
 }
 
@@ -391,6 +392,7 @@ func (c *Config) readPools(raw string, errs *[]string) {
 			ExporterURL:           o.str("exporterUrl", ""),
 			Agent:                 components.DefaultAgent(),
 			Sizing:                components.DefaultSizing(),
+			ScaleUp:               c.ScaleUp,
 			ScaleDown:             c.ScaleDown,
 		}
 		if t, ok := o.object("template"); ok {
@@ -399,8 +401,11 @@ func (c *Config) readPools(raw string, errs *[]string) {
 		if s, ok := o.object("sizing"); ok {
 			p.Sizing = readSizing(s)
 		}
-		if s, ok := o.object("scaleDown"); ok {
-			p.ScaleDown = readScaleDown(s, c.ScaleDown)
+		if s, ok := o.object(scaleUpDirection.key); ok {
+			p.ScaleUp = readScalingRules(s, c.ScaleUp, scaleUpDirection)
+		}
+		if s, ok := o.object(scaleDownDirection.key); ok {
+			p.ScaleDown = readScalingRules(s, c.ScaleDown, scaleDownDirection)
 		}
 		o.done(o.keysRead())
 		c.PoolList = append(c.PoolList, p)
@@ -473,7 +478,8 @@ func (c *Config) validatePool(p *Pool, add func(string, ...any)) {
 	}
 	validateAgent("template.", p.Agent, padd)
 	validateSizing(p, padd)
-	validateScaleDown(p, padd)
+	validateScalingRules(p.ScaleUp, p.MaxReplicas, scaleUpDirection, padd)
+	validateScalingRules(p.ScaleDown, p.MaxReplicas, scaleDownDirection, padd)
 }
 
 // validateAcrossPools checks what pools must not share.

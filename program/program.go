@@ -237,7 +237,7 @@ func newAutoscalers(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool
 			MinReplicas: pc.MinReplicas, MaxReplicas: pc.MaxReplicas,
 			TargetValue: pc.TargetValue, ActivationTargetValue: pc.ActivationTargetValue,
 			PollingInterval: pc.PollingInterval, URL: exporterURL, FallbackReplicas: pc.FallbackReplicas,
-			Headroom: pc.Headroom, Sizing: pc.Sizing, ScaleDown: pc.ScaleDown,
+			Headroom: pc.Headroom, Sizing: pc.Sizing, ScaleUp: pc.ScaleUp, ScaleDown: pc.ScaleDown,
 			DependsOn: append([]pulumi.Resource{pool.Namespace, pool.Pool, exp.claimExporter.Deployment, exp.claimExporter.Service}, p.keda.Installed...),
 		}, p.inCluster)
 		if err != nil {

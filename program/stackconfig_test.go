@@ -138,6 +138,8 @@ func TestPulumiYamlMatchesTheProgram(t *testing.T) {
 		"keda": map[string]any{},
 		// Empty: the production scale-down behaviour (components.DefaultScaleDown).
 		"scaleDown": map[string]any{},
+		// Empty: any rise in one sync (components.DefaultScaleUp).
+		"scaleUp": map[string]any{},
 		// Empty: no ServiceMonitor, no rules (program/monitoring.go).
 		"monitoring": map[string]any{},
 	}

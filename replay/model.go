@@ -65,9 +65,12 @@ type Policy struct {
 	Floor, Max   int
 	Short, Long  time.Duration // the arrival windows Desired reads
 	InitialScale int           // spec.replicas when the trace starts (Floor when 0)
-	// ScaleDown is the HPA's scale-down behaviour as the program renders it; the zero value
-	// drops in one sync (the behaviour every figure before it was measured with).
-	ScaleDown components.ScaleDown
+	// ScaleUp and ScaleDown are the HPA's behaviour as the program renders it; the zero value
+	// changes in one sync.
+	ScaleUp, ScaleDown components.ScalingRules
+	// KubernetesScaleUp replays Kubernetes' default scale-up policies instead of ScaleUp (the
+	// larger of 4 pods or 100 % per 15 s): what an HPA whose scale-up names no policy runs.
+	KubernetesScaleUp bool
 }
 
 // Result is one policy's outcome on one trace.
@@ -329,9 +332,12 @@ func insertSorted(s []bootingSandbox, v bootingSandbox) []bootingSandbox {
 }
 
 // modelHPA is the HPA controller's memory of one pool: its recent recommendations (for the
-// stabilization window) and its recent scale events (for the rate policy), as
+// stabilization windows) and its recent scale events (for the rate policies), as
 // kube-controller-manager v1.36 keeps them (pkg/controller/podautoscaler/horizontal.go:
-// stabilizeRecommendationWithBehaviors, calculateScaleDownLimitWithBehaviors).
+// stabilizeRecommendationWithBehaviors, convertDesiredReplicasWithBehaviorRate,
+// calculateScaleUpLimitWithScalingRules, calculateScaleDownLimitWithBehaviors). Both are kept
+// only as far back as a window or a period reaches, so a sync costs the same on the last day of
+// a long history as on the first.
 type modelHPA struct {
 	recs   []modelEvent // recommendation per sync
 	events []modelEvent // replica change per scale
@@ -342,9 +348,37 @@ type modelEvent struct {
 	n  int
 }
 
+// hpaRules is one direction of the HPA's behaviour with its defaults filled in.
+type hpaRules struct {
+	window   time.Duration
+	policies []components.ScalingRules // resolved; the select policy is Max, the HPA's default
+}
+
+// kubernetesScaleUp is the API server's scale-up when the HPA names no policy
+// (pkg/apis/autoscaling/v2/defaults.go): the larger of 4 pods or 100 % per 15 s.
+var kubernetesScaleUp = []components.ScalingRules{
+	{Policy: components.PolicyPods, Value: 4, PeriodSeconds: 15},
+	{Policy: components.PolicyPercent, Value: 100, PeriodSeconds: 15},
+}
+
+func rulesOf(s components.ScalingRules, maxReplicas int) hpaRules {
+	s = s.Resolved(maxReplicas)
+	return hpaRules{time.Duration(s.StabilizationWindowSeconds) * time.Second, []components.ScalingRules{s}}
+}
+
+// behavior is p's scale-up and scale-down rules as the HPA applies them.
+func (p Policy) behavior() (up, down hpaRules) {
+	up, down = rulesOf(p.ScaleUp, p.Max), rulesOf(p.ScaleDown, p.Max)
+	if p.KubernetesScaleUp {
+		up.policies = kubernetesScaleUp
+	}
+	return up, down
+}
+
 // sync is one HPA sync: the metric's value to a recommendation (the current size within the
-// tolerance), stabilized by the highest recommendation within the scale-down window, limited by
-// the rate policy, then bounded by [Floor, Max].
+// tolerance), stabilized between the lowest recommendation within the scale-up window and the
+// highest within the scale-down window, limited by the rate policies, then bounded by
+// [Floor, Max].
 func (h *modelHPA) sync(t time.Duration, replicas int, value float64, p Policy, tolerance float64) int {
 	// The HPA compares the metric itself, not its ceiling, with the size.
 	rec := replicas
@@ -356,33 +390,83 @@ func (h *modelHPA) sync(t time.Duration, replicas int, value float64, p Policy, 
 		h.recs = append(h.recs, modelEvent{t, rec})
 		return min(max(rec, p.Floor), p.Max)
 	}
-	sd := p.ScaleDown.Resolved(p.Max)
-	window := time.Duration(sd.StabilizationWindowSeconds) * time.Second
-	stabilized := rec
+	up, down := p.behavior()
+	h.forget(t, max(up.window, down.window), max(longestPeriod(up), longestPeriod(down)))
+	upRec, downRec := rec, rec
 	for _, r := range h.recs {
-		if r.at > t-window {
-			stabilized = max(stabilized, r.n)
+		if r.at > t-up.window {
+			upRec = min(upRec, r.n)
+		}
+		if r.at > t-down.window {
+			downRec = max(downRec, r.n)
 		}
 	}
 	h.recs = append(h.recs, modelEvent{t, rec})
-	stabilized = min(stabilized, max(rec, replicas)) // the window only holds a drop back
-	want := stabilized
-	if want < replicas {
-		// The rate policy: from the size at the period's start, at most Value pods (or percent).
-		period := time.Duration(sd.PeriodSeconds) * time.Second
-		start := replicas
-		for _, e := range h.events {
-			if e.at > t-period {
-				start -= e.n
+	want := min(max(replicas, upRec), downRec)
+	switch {
+	case want > replicas:
+		limit := math.MinInt
+		for _, r := range up.policies {
+			start := h.periodStart(t, replicas, r.PeriodSeconds)
+			proposed := start + r.Value
+			if r.Policy == components.PolicyPercent {
+				// Rounded up, so a small pool can always grow (the controller's own comment).
+				proposed = int(math.Ceil(float64(start) * (1 + float64(r.Value)/100)))
 			}
+			limit = max(limit, proposed)
 		}
-		limit := start - sd.Value
-		if sd.Policy == components.ScaleDownPercent {
-			limit = int(float64(start) * (1 - float64(sd.Value)/100))
+		want = min(want, max(limit, replicas))
+	case want < replicas:
+		limit := math.MaxInt
+		for _, r := range down.policies {
+			start := h.periodStart(t, replicas, r.PeriodSeconds)
+			proposed := start - r.Value
+			if r.Policy == components.PolicyPercent {
+				proposed = int(float64(start) * (1 - float64(r.Value)/100))
+			}
+			limit = min(limit, proposed)
 		}
 		want = max(want, min(limit, replicas))
 	}
 	return min(max(want, p.Floor), p.Max)
+}
+
+// periodStart is the size a period of periodSeconds ending at t began with: the current size
+// less what was added in it, plus what was removed.
+func (h *modelHPA) periodStart(t time.Duration, replicas, periodSeconds int) int {
+	period := time.Duration(periodSeconds) * time.Second
+	for _, e := range h.events {
+		if e.at > t-period {
+			replicas -= e.n
+		}
+	}
+	return replicas
+}
+
+// forget drops the recommendations no window reaches and the events no period does.
+func (h *modelHPA) forget(t, window, period time.Duration) {
+	h.recs = dropBefore(h.recs, t-window)
+	h.events = dropBefore(h.events, t-period)
+}
+
+// dropBefore drops the events at or before cut (those the controller's After(cutoff) skips).
+func dropBefore(e []modelEvent, cut time.Duration) []modelEvent {
+	i := 0
+	for i < len(e) && e[i].at <= cut {
+		i++
+	}
+	if i == 0 {
+		return e
+	}
+	return append(e[:0], e[i:]...)
+}
+
+func longestPeriod(r hpaRules) time.Duration {
+	var longest int
+	for _, p := range r.policies {
+		longest = max(longest, p.PeriodSeconds)
+	}
+	return time.Duration(longest) * time.Second
 }
 
 func (h *modelHPA) scaled(t time.Duration, change int) {

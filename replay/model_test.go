@@ -91,7 +91,7 @@ func TestModelScaleDownWindowAndRate(t *testing.T) {
 	assert.Equal(t, []SizeAt{{0, 1}, {15 * time.Second, 4}, {30 * time.Second, 1}}, Simulate(tr, p, loop, 1).Sizes)
 	// A 60 s window: the recommendation of 4 at 15 s holds the pool until a sync no longer
 	// sees it within 60 s (75 s).
-	p.ScaleDown = components.ScaleDown{StabilizationWindowSeconds: 60}
+	p.ScaleDown = components.ScalingRules{StabilizationWindowSeconds: 60}
 	assert.Equal(t, []SizeAt{{0, 1}, {15 * time.Second, 4}, {75 * time.Second, 1}}, Simulate(tr, p, loop, 1).Sizes)
 	// One pod per 30 s and no window, on claims held for 50 s: the period's start counts the
 	// scale-up at 15 s too (periodStartReplicas = current - added + deleted), so the first drop
@@ -100,10 +100,50 @@ func TestModelScaleDownWindowAndRate(t *testing.T) {
 	for _, at := range []time.Duration{1 * time.Second, 2 * time.Second, 3 * time.Second} {
 		long.Arrivals = append(long.Arrivals, Arrival{At: at, Lifetime: 50 * time.Second})
 	}
-	p.ScaleDown = components.ScaleDown{Policy: components.ScaleDownPods, Value: 1, PeriodSeconds: 30}
+	p.ScaleDown = components.ScalingRules{Policy: components.PolicyPods, Value: 1, PeriodSeconds: 30}
 	assert.Equal(t, []SizeAt{{0, 1}, {15 * time.Second, 4}, {60 * time.Second, 3}, {90 * time.Second, 2}, {120 * time.Second, 1}},
 		Simulate(long, p, loop, 1).Sizes)
 	// 50 % per sync: 4 -> 2 -> 1 (int(2 x 0.5) = 1).
-	p.ScaleDown = components.ScaleDown{Policy: components.ScaleDownPercent, Value: 50}
+	p.ScaleDown = components.ScalingRules{Policy: components.PolicyPercent, Value: 50}
 	assert.Equal(t, []SizeAt{{0, 1}, {15 * time.Second, 4}, {30 * time.Second, 2}, {45 * time.Second, 1}}, Simulate(tr, p, loop, 1).Sizes)
+}
+
+// The scale-up policy limits each sync's rise from the size the period began with, as
+// kube-controller-manager does: the program's default (the zero value: one Pods policy as wide as
+// the pool) reaches the formula's answer in one sync; Kubernetes' defaults (the larger of 4 pods
+// or 100 % per 15 s) take a burst from 5 to 30 through 10 and 20; a Percent policy rounds up.
+func TestModelScaleUpPolicies(t *testing.T) {
+	loop := DefaultLoop()
+	// 25 claims at 20 s, held for a minute, on a pool of 5: the formula asks 5 + 25 = 30.
+	burst := &Trace{Name: "hand", Duration: 120 * time.Second}
+	for i := 0; i < 25; i++ {
+		burst.Arrivals = append(burst.Arrivals, Arrival{At: 20 * time.Second, Lifetime: 60 * time.Second})
+	}
+	p := Policy{Floor: 5, Max: 40, Desired: func(d Demand) float64 { return float64(d.Held + 5) }}
+	sizes := func() []SizeAt {
+		r := Simulate(burst, p, loop, 1).Sizes
+		var up []SizeAt // the rise only: up to the first drop
+		for i, s := range r {
+			if i > 0 && s.Replicas < r[i-1].Replicas {
+				break
+			}
+			up = append(up, s)
+		}
+		return up
+	}
+	assert.Equal(t, []SizeAt{{0, 5}, {30 * time.Second, 30}}, sizes(), "the program's default: one sync")
+	p.KubernetesScaleUp = true
+	assert.Equal(t, []SizeAt{{0, 5}, {30 * time.Second, 10}, {45 * time.Second, 20}, {60 * time.Second, 30}}, sizes(),
+		"Kubernetes' defaults: 100 % of 5, then of 10, then the last 10")
+	p.KubernetesScaleUp = false
+	p.ScaleUp = components.ScalingRules{Policy: components.PolicyPods, Value: 4, PeriodSeconds: 30}
+	// 4 per 30 s: +4 at 30 s; at 45 s the period holds that rise, so nothing; +4 at 60 s...
+	assert.Equal(t, []SizeAt{{0, 5}, {30 * time.Second, 9}, {60 * time.Second, 13}}, sizes()[:3], "4 pods per 30 s")
+	p.ScaleUp = components.ScalingRules{Policy: components.PolicyPercent, Value: 10}
+	// ceil(5 x 1.1) = 6, ceil(6.6) = 7, ceil(7.7) = 8: a small pool still grows.
+	assert.Equal(t, []SizeAt{{0, 5}, {30 * time.Second, 6}, {45 * time.Second, 7}, {60 * time.Second, 8}}, sizes()[:4], "10 % per sync, rounded up")
+	// A 30 s scale-up window holds the lowest recommendation within it: the rise at 30 s waits
+	// for a sync whose window no longer holds the 5 recommended at 15 s (45 s).
+	p.ScaleUp = components.ScalingRules{StabilizationWindowSeconds: 30}
+	assert.Equal(t, []SizeAt{{0, 5}, {45 * time.Second, 30}}, sizes(), "a 30 s scale-up window")
 }

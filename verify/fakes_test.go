@@ -241,8 +241,13 @@ func (c *cluster) start(extraDyn ...runtime.Object) {
 			"spec":     map[string]any{"replicas": p.min, "sandboxTemplateRef": map[string]any{"name": p.name + "-agent"}},
 			"status":   map[string]any{"replicas": p.min, "readyReplicas": p.min},
 		}}
+		// As the program writes it: a fallback KEDA uses, and a scale-up policy of its own.
 		spec := map[string]any{"scaleTargetRef": map[string]any{"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxWarmPool", "name": p.name},
-			"minReplicaCount": p.min, "maxReplicaCount": p.max}
+			"minReplicaCount": p.min, "maxReplicaCount": p.max,
+			"fallback": map[string]any{"failureThreshold": int64(3), "replicas": int64(0), "behavior": "currentReplicasIfHigher"},
+			"advanced": map[string]any{"horizontalPodAutoscalerConfig": map[string]any{"behavior": map[string]any{
+				"scaleUp": map[string]any{"stabilizationWindowSeconds": int64(0), "policies": []any{
+					map[string]any{"type": "Pods", "value": p.max, "periodSeconds": int64(15)}}}}}}}
 		if p.formula != "" {
 			url := fmt.Sprintf("http://claim-exporter.%s.svc.cluster.local:8080/%s", sns, p.exporterPath)
 			trig := func(name string) any {
@@ -251,7 +256,7 @@ func (c *cluster) start(extraDyn ...runtime.Object) {
 			}
 			spec["pollingInterval"] = int64(1)
 			spec["triggers"] = []any{trig("arrivals_short"), trig("arrivals_long")}
-			spec["advanced"] = map[string]any{"scalingModifiers": map[string]any{"formula": p.formula, "target": "1", "metricType": "AverageValue"}}
+			spec["advanced"].(map[string]any)["scalingModifiers"] = map[string]any{"formula": p.formula, "target": "1", "metricType": "AverageValue"}
 		}
 		so := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject",
@@ -351,7 +356,10 @@ func (c *cluster) syncHPA(ctx context.Context, p *simPool) {
 				Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ExternalMetricSourceType, External: &autoscalingv2.ExternalMetricSource{
 					Metric: autoscalingv2.MetricIdentifier{Name: metric},
 					Target: autoscalingv2.MetricTarget{Type: c.hpaMetricType, AverageValue: &avg, Value: &avg}}}},
-				Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: &win}},
+				Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{
+					ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: &win},
+					ScaleUp: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: &win,
+						Policies: []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PodsScalingPolicy, Value: int32(p.max), PeriodSeconds: 15}}}},
 			}}
 		_, _ = hpas.Create(ctx, h, metav1.CreateOptions{})
 	case !ok && exists && !c.noGC.Load():

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +16,40 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
 	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
 )
+
+// judgeFallbackUsable judges whether KEDA would use the ScaledObject's fallback, by the rule KEDA
+// v2.21 applies before it (pkg/fallback HasValidFallback): a failureThreshold and replicas of at
+// least 0, and with scalingModifiers a target that parses as a positive integer. A fallback KEDA
+// ignores is silent: an exporter outage reaches the HPA as an error, nothing holds warm capacity,
+// and KEDA's Fallback condition is never written.
+func (r *Runner) judgeFallbackUsable(ph string, so *unstructured.Unstructured) {
+	const name = "KEDA would use the ScaledObject's fallback"
+	ok, ev := fallbackUsable(so)
+	r.rep.Judge(ph, name, ok, ev)
+}
+
+// fallbackUsable is KEDA's rule on a ScaledObject as verify reads it.
+func fallbackUsable(so *unstructured.Unstructured) (bool, string) {
+	fb, found, err := unstructured.NestedMap(so.Object, "spec", "fallback")
+	if err != nil || !found {
+		return false, "spec.fallback is absent: an exporter outage would reach the HPA as an error and nothing would hold the pool's size (the program always writes one: run pulumi up)"
+	}
+	threshold, _, terr := unstructured.NestedInt64(fb, "failureThreshold")
+	replicas, _, rerr := unstructured.NestedInt64(fb, "replicas")
+	if terr != nil || rerr != nil || threshold < 0 || replicas < 0 {
+		return false, fmt.Sprintf("spec.fallback %v: KEDA ignores a fallback whose failureThreshold or replicas is not a whole number of at least 0", fb)
+	}
+	ev := fmt.Sprintf("fallback failureThreshold=%d replicas=%d", threshold, replicas)
+	formula, _, _ := unstructured.NestedString(so.Object, "spec", "advanced", "scalingModifiers", "formula")
+	if formula == "" {
+		return true, ev + ", no scalingModifiers formula"
+	}
+	target, _, _ := unstructured.NestedString(so.Object, "spec", "advanced", "scalingModifiers", "target")
+	if v, err := strconv.ParseInt(target, 10, 64); err != nil || v <= 0 {
+		return false, fmt.Sprintf("%s, but scalingModifiers.target is %q: KEDA v2.21 uses the fallback of a ScaledObject with a formula only when that target is a positive integer (pkg/fallback HasValidFallback), so an exporter outage would freeze nothing and alert nothing; the program writes target 1 and divides in the formula (run pulumi up)", ev, target)
+	}
+	return true, fmt.Sprintf("%s, scalingModifiers.target %q (a positive integer, as KEDA requires beside a formula)", ev, target)
+}
 
 // checkFallback judges whether KEDA is reading the exporter, from the ScaledObject's own status:
 // its Fallback condition and the health KEDA keeps per trigger. A pool on its fallback is frozen

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
@@ -81,6 +82,44 @@ func TestFallbackIsNeverSilent(t *testing.T) {
 			}
 			if !strings.Contains(buf.String(), tc.says) {
 				t.Errorf("the evidence does not say %q:\n%s", tc.says, buf.String())
+			}
+		})
+	}
+}
+
+// KEDA's rule for using a fallback, on the ScaledObjects a stack can carry: the program's (no
+// formula; a formula at target 1) pass, and every one KEDA v2.21 would ignore fails, saying why.
+func TestFallbackUsable(t *testing.T) {
+	so := func(fallback map[string]any, modifiers map[string]any) *unstructured.Unstructured {
+		spec := map[string]any{}
+		if fallback != nil {
+			spec["fallback"] = fallback
+		}
+		if modifiers != nil {
+			spec["advanced"] = map[string]any{"scalingModifiers": modifiers}
+		}
+		return &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	}
+	fb := map[string]any{"failureThreshold": int64(3), "replicas": int64(0), "behavior": "currentReplicasIfHigher"}
+	for _, c := range []struct {
+		name      string
+		so        *unstructured.Unstructured
+		ok        bool
+		evidenced string
+	}{
+		{"no formula", so(fb, nil), true, "no scalingModifiers formula"},
+		{"a formula at target 1", so(fb, map[string]any{"formula": "claims / 1.5 + 2", "target": "1"}), true, `target "1"`},
+		{"a formula at target 2", so(fb, map[string]any{"formula": "claims + 4", "target": "2"}), true, `target "2"`},
+		{"a formula at target 1.5", so(fb, map[string]any{"formula": "claims + 3", "target": "1.5"}), false, "positive integer"},
+		{"a formula at target 1.0", so(fb, map[string]any{"formula": "claims + 1", "target": "1.0"}), false, `"1.0"`},
+		{"a formula at target 0", so(fb, map[string]any{"formula": "claims + 1", "target": "0"}), false, "positive integer"},
+		{"no fallback", so(nil, nil), false, "spec.fallback is absent"},
+		{"a negative threshold", so(map[string]any{"failureThreshold": int64(-1), "replicas": int64(0)}, nil), false, "at least 0"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ok, ev := fallbackUsable(c.so)
+			if ok != c.ok || !strings.Contains(ev, c.evidenced) {
+				t.Errorf("fallbackUsable = %t, %q; want %t, evidence naming %q", ok, ev, c.ok, c.evidenced)
 			}
 		})
 	}

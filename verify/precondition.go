@@ -128,6 +128,7 @@ func (r *Runner) readBounds(ctx context.Context, ph string, h *autoscalingv2.Hor
 		return nil, errStop
 	}
 	r.min, r.max = soMin, soMax
+	r.judgeFallbackUsable(ph, so)
 	r.checkFallback(ctx, ph, so)
 	hpaMin := int64(1)
 	if h.Spec.MinReplicas != nil {
@@ -135,6 +136,7 @@ func (r *Runner) readBounds(ctx context.Context, ph string, h *autoscalingv2.Hor
 	}
 	r.rep.Printf("%s; its HPA has minReplicas=%d maxReplicas=%d (KEDA sets the HPA's minimum to at least 1)", bev, hpaMin, h.Spec.MaxReplicas)
 	r.downPace = readScaleDownPace(h.Spec.Behavior, soMax, soMin)
+	r.judgeScaleUp(ph, h, so)
 	r.pollingInterval = r.scaledObjectPollingInterval(so)
 	return so, nil
 }
@@ -352,12 +354,14 @@ func (r *Runner) scaledObjectMapping(so *unstructured.Unstructured, target float
 }
 
 // headroomFormula is the simplest scalingModifiers formula verify models: one
-// trigger's value plus a constant, as the program writes it for `headroom`.
-var headroomFormula = regexp.MustCompile(`^\s*[A-Za-z_][A-Za-z0-9_-]*\s*\+\s*([0-9]+(?:\.[0-9]+)?)\s*$`)
+// trigger's value, divided by a constant or not, plus a constant, as the program
+// writes it for `headroom` ("claims + 2", "claims / 1.5 + 2").
+var headroomFormula = regexp.MustCompile(`^\s*[A-Za-z_][A-Za-z0-9_-]*\s*(?:/\s*([0-9]+(?:\.[0-9]+)?)\s*)?\+\s*([0-9]+(?:\.[0-9]+)?)\s*$`)
 
 // scaledObjectHeadroom reads spec.advanced.scalingModifiers.formula: absent
-// means no headroom; "claims + K" with K a whole number of targets means
-// K/target warm sandboxes above ceil(claims/target); anything else is an error.
+// means no headroom; "claims [/ d] + K" with K a whole number of targets means
+// K/target warm sandboxes above ceil(claims/(d x target)), and sets r.target to
+// d x target, the claims per warm sandbox; anything else is an error.
 func (r *Runner) scaledObjectHeadroom(so *unstructured.Unstructured, target float64) (int64, string, error) {
 	f, found, err := unstructured.NestedString(so.Object, "spec", "advanced", "scalingModifiers", "formula")
 	if err != nil {
@@ -368,12 +372,20 @@ func (r *Runner) scaledObjectHeadroom(so *unstructured.Unstructured, target floa
 	}
 	m := headroomFormula.FindStringSubmatch(f)
 	if m == nil {
-		return 0, "", fmt.Errorf("scaledobject/%s has the scalingModifiers formula %q, which is not <trigger> + <constant>: verify cannot hold each step to it", r.cfg.ScaledObject, f)
+		return 0, "", fmt.Errorf("scaledobject/%s has the scalingModifiers formula %q, which is not <trigger> [/ <constant>] + <constant>: verify cannot hold each step to it", r.cfg.ScaledObject, f)
 	}
-	k, _ := strconv.ParseFloat(m[1], 64)
+	divisor := 1.0
+	if m[1] != "" {
+		divisor, _ = strconv.ParseFloat(m[1], 64)
+		if divisor <= 0 {
+			return 0, "", fmt.Errorf("scaledobject/%s formula %q divides by %s: not a target verify can hold steps to", r.cfg.ScaledObject, f, m[1])
+		}
+	}
+	k, _ := strconv.ParseFloat(m[2], 64)
 	h := k / target
 	if h != math.Trunc(h) {
 		return 0, "", fmt.Errorf("scaledobject/%s formula %q adds %g, not a whole number of targets (%g): the headroom in warm sandboxes would be %g", r.cfg.ScaledObject, f, k, target, h)
 	}
-	return int64(h), fmt.Sprintf("scalingModifiers formula %q: headroom %d warm sandbox(es) above ceil(claims / %g)", f, int64(h), target), nil
+	r.target = target * divisor
+	return int64(h), fmt.Sprintf("scalingModifiers formula %q: headroom %d warm sandbox(es) above ceil(claims / %g)", f, int64(h), r.target), nil
 }

@@ -152,6 +152,8 @@ func TestPreconditionReadsTheHeadroomFormula(t *testing.T) {
 		{name: "no formula", formula: nil, wantHeadroom: 0},
 		{name: "claims + 2 at target 1", formula: "claims + 2", wantHeadroom: 2},
 		{name: "claims + 1.0 at target 1", formula: "claims+1.0", wantHeadroom: 1},
+		{name: "claims / 1.5 + 2 at target 1", formula: "claims / 1.5 + 2", wantHeadroom: 2},
+		{name: "a division by zero", formula: "claims / 0 + 2", wantFail: true},
 		{name: "a product", formula: "claims * 2", wantFail: true},
 		{name: "two triggers", formula: "claims + other", wantFail: true},
 		{name: "half a target", formula: "claims + 0.5", wantFail: true},
@@ -169,7 +171,7 @@ func TestPreconditionReadsTheHeadroomFormula(t *testing.T) {
 					t.Fatal(err)
 				}
 				spec := so.Object["spec"].(map[string]any)
-				spec["advanced"] = map[string]any{"scalingModifiers": map[string]any{"formula": tc.formula, "target": "1"}}
+				spec["advanced"].(map[string]any)["scalingModifiers"] = map[string]any{"formula": tc.formula, "target": "1"}
 				if _, err := c.dyn.Resource(gvr.ScaledObject).Namespace(testNS).Update(ctx, so, metav1.UpdateOptions{}); err != nil {
 					t.Fatal(err)
 				}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -66,13 +67,11 @@ func (r *Runner) awaitStep(ctx context.Context, dir string, n int, changedAt tim
 		p.Spec, rule, how, joinInts(seen), p.readyString()))
 }
 
+// ceil is ceil(n / target) as the HPA computes it: on quantities in thousandths (KEDA writes a
+// formula's value with three decimals), so 21 claims at target 0.7 are 30 warm sandboxes, not the
+// 31 that float division's 30.000000000000004 would round up to.
 func (r *Runner) ceil(n int) int64 {
-	e := float64(n) / r.target
-	c := int64(e)
-	if float64(c) < e {
-		c++
-	}
-	return c
+	return int64(math.Ceil(math.Round(float64(n)/r.target*1000) / 1000))
 }
 
 func (r *Runner) addStep(dir string, s report.Step) { r.rep.AddStep(dir, s) }

@@ -105,7 +105,7 @@ func BenchmarkScaleDown(b *testing.B) {
 						if p.Name == "arrivals, L = boot+poll+sync (before)" {
 							continue
 						}
-						p.ScaleDown = components.ScaleDown{StabilizationWindowSeconds: w}
+						p.ScaleDown = components.ScalingRules{StabilizationWindowSeconds: w}
 						ps = append(ps, p)
 					}
 					return ps
@@ -242,4 +242,38 @@ func modelTrace(name string, seed uint64) *replay.Trace {
 		panic(err) // the default params are valid: TestDefault*IsHeldToItsSeed
 	}
 	return tr
+}
+
+// BenchmarkScaleUp replays both traces on many seeds in the model with each autoscaled policy
+// twice: under the program's scale-up (any rise in one HPA sync) and under Kubernetes' default
+// (the larger of 4 pods or 100 % per 15 s, what an HPA whose scale-up names no policy runs,
+// and what every live figure measured before the program named one ran with). It prints which
+// rows move and by how much: where no burst outgrows max(4, the pool) in a sync, the two agree.
+//
+//	go test -run '^$' -bench ScaleUp -benchtime 1x ./e2e/bursts
+//
+// BURSTS_MODEL_SEEDS and BURSTS_MODEL_FIRST as for BenchmarkModel.
+func BenchmarkScaleUp(b *testing.B) {
+	seeds, first := modelSeeds(b)
+	withKubernetesScaleUp := func(maxReplicas int) []replay.Policy {
+		ps := ModelPolicies(maxReplicas)
+		for i := range ps {
+			ps[i].KubernetesScaleUp = true
+		}
+		return ps
+	}
+	for i := 0; i < b.N; i++ {
+		for _, name := range []string{replay.TraceBurst, replay.TraceDay} {
+			program := modelAcrossSeeds(name, first, seeds, ModelPolicies)
+			kubernetes := modelAcrossSeeds(name, first, seeds, withKubernetesScaleUp)
+			fmt.Printf("\nmodel, %s trace, seeds %d..%d: the program's scale-up (one sync) against Kubernetes' default (4 pods or 100 %% per 15 s)\n", name, first, first+uint64(seeds)-1)
+			fmt.Println("| policy | warm hits, one sync | Kubernetes' default | moves by | idle / cheapest fixed, one sync | Kubernetes' default | undominated, one sync | Kubernetes' default |")
+			fmt.Println("|---|---|---|---|---|---|---|---|")
+			for j, p := range program {
+				k := kubernetes[j]
+				fmt.Printf("| %s | %.1f%% | %.1f%% | %+.1f pt | %.2f | %.2f | %d/%d | %d/%d |\n", p.name, 100*p.warmMean, 100*k.warmMean,
+					100*(p.warmMean-k.warmMean), p.idleRatio, k.idleRatio, p.undominated, seeds, k.undominated, seeds)
+			}
+		}
+	}
 }
