@@ -42,8 +42,8 @@ type Params struct {
 	MarginShare float64
 }
 
-// DefaultParams are the benchmark's: the local node's boot, EKS Auto Mode's nodes as issue 29's
-// model takes them (K = 8, 45 s launches, consolidateAfter 30 s), 99% warm hits.
+// DefaultParams are the benchmark's: the local node's boot, EKS Auto Mode's nodes as the burst
+// benchmark's node model takes them (K = 8, 45 s launches, consolidateAfter 30 s), 99% warm hits.
 func DefaultParams() Params {
 	return Params{BootSeconds: components.DefaultBootSeconds, SandboxesPerNode: 8, NodeLaunchSeconds: 45,
 		ConsolidateAfter: 30 * time.Second, WarmHitTarget: components.DefaultWarmHitTarget, Day: 24 * time.Hour,

@@ -267,7 +267,7 @@ func TestEmptyDaysAndLongClaimsAreSaid(t *testing.T) {
 func TestHelpDocumentsBothSources(t *testing.T) {
 	var out, errOut bytes.Buffer
 	require.Equal(t, 0, run([]string{"--help"}, &out, &errOut))
-	for _, want := range []string{"advise --history FILE", "advise --prometheus URL --from T --to T", "-prometheus string", "-pools string", "-from string", "-to string", "-step duration", "(default 15s)", "good to one --step"} {
+	for _, want := range []string{"advise --history FILE", "advise --prometheus URL --from T --to T", "-prometheus string", "-pools string", "-from string", "-to string", "-step duration", "(default 15s)", "good to one --step", "advise replays a team's claim history", "Examples:", "go run ./advise --history claims.csv"} {
 		assert.Contains(t, errOut.String(), want)
 	}
 }

@@ -15,7 +15,8 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
 )
 
-// The Goal's bound: the best chance any advisor has of meeting issue 30's Goal on a family.
+// The Goal's bound: the best chance any advisor has of meeting the out-of-sample Goal
+// (advise/README.md) on a family.
 //
 // An advisor sees 14 days and recommends a setting; the Goal is judged on 30 other days, drawn
 // apart from them. Whatever the advisor reads, the 30 days do not depend on it, so its chance
@@ -44,8 +45,8 @@ type goalBar struct {
 	band     float64
 }
 
-// issue30 is the bar issue 30 sets.
-var issue30 = goalBar{testDays: 30, band: 1.05}
+// outOfSampleBar is the Goal's bar: 30 test days, at most 1.05 times the hindsight fixed pool.
+var outOfSampleBar = goalBar{testDays: 30, band: 1.05}
 
 // goalChance is a setting's share of the draws on which it meets the Goal.
 type goalChance struct {
@@ -280,7 +281,7 @@ func best(settings []settingDays, chances []goalChance, keep func(settingDays) b
 }
 
 // BenchmarkGoalBound prints, per family, the best chance any setting known in advance has of
-// meeting issue 30's Goal on 30 days, and so any advisor, and the chance of the best fixed one:
+// meeting the out-of-sample Goal on 30 days, and so any advisor, and the chance of the best fixed one:
 //
 //	go test -run '^$' -bench '^BenchmarkGoalBound$' -benchtime 1x -timeout 60m ./advise
 //
@@ -292,7 +293,7 @@ func BenchmarkGoalBound(b *testing.B) {
 	poolDays := int(envSeed(b, "ADVISE_BOUND_DAYS", 300))
 	first := envSeed(b, "ADVISE_BOUND_SEED", 500001)
 	draws := int(envSeed(b, "ADVISE_BOUND_DRAWS", 4000))
-	bar := issue30
+	bar := outOfSampleBar
 	bar.testDays = int(envSeed(b, "ADVISE_BOUND_TEST_DAYS", uint64(bar.testDays)))
 	if v := os.Getenv("ADVISE_BOUND_BAND"); v != "" {
 		band, err := strconv.ParseFloat(v, 64)
@@ -386,7 +387,7 @@ func TestFixedReadJudgesTheSizeItReads(t *testing.T) {
 		}
 		settings = append(settings, daysOfOutcome(fmt.Sprintf("fixed-%d", n), n, days, at, float64(n)))
 	}
-	chances := fixedReadChances(settings, 14, issue30, 200, 1)
+	chances := fixedReadChances(settings, 14, outOfSampleBar, 200, 1)
 	for k := 10; k <= 14; k++ {
 		assert.Equal(t, 1.0, chances[fixedRule{k, 0}], "rule %v", fixedRule{k, 0})
 		assert.Zero(t, chances[fixedRule{k, 1}], "rule %v", fixedRule{k, 1})
@@ -399,7 +400,7 @@ func TestFixedReadJudgesTheSizeItReads(t *testing.T) {
 	for i := range settings {
 		settings[i] = daysOfOutcome(settings[i].name, i+1, days, 0, float64(i+1))
 	}
-	for r, c := range fixedReadChances(settings, 14, issue30, 200, 1) {
+	for r, c := range fixedReadChances(settings, 14, outOfSampleBar, 200, 1) {
 		assert.Zero(t, c, "rule %v with no fixed pool at the target", r)
 	}
 }

@@ -26,6 +26,23 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/history"
 )
 
+// about is --help's description and example, between the usage lines and the flags.
+const about = `advise replays a team's claim history, day by day, in a model of the warm pool on EKS
+Auto Mode's nodes (agent-sandbox's refill, KEDA and the HPA, Karpenter's launches and
+consolidation), against every setting the program renders: fixed pools, claims plus headroom,
+and the arrivals policy, rounded to nodes and with a schedule floor. It prints per pool what each
+setting would have done (warm hits, claim waits, node-seconds), the one to run as pulumi config
+set lines, and a verdict in one sentence. The history is a CSV with the header
+pool,claim,created,deleted (or JSON lines), times in RFC 3339, or it is rebuilt from the
+Prometheus that scrapes the claim exporter and agent-sandbox's controller.
+
+Examples:
+  go run ./advise --history claims.csv --timezone Europe/Berlin --plots plots/
+  go run ./advise --history advise/sample-history.csv --day 20m   # the sample's days are 20 minutes
+
+Flags:
+`
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -38,7 +55,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	prom := addPromFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "usage: advise --history FILE [flags]\n"+
-			"   or: advise --prometheus URL --from T --to T [--pools a,b] [--step 15s] [flags]\n\n")
+			"   or: advise --prometheus URL --from T --to T [--pools a,b] [--step 15s] [flags]\n\n"+about)
 		fs.PrintDefaults()
 	}
 	fs.IntVar(&p.BootSeconds, "boot-seconds", p.BootSeconds, "a sandbox's create to Ready, seconds")

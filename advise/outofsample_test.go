@@ -149,7 +149,7 @@ func envSeed(t testing.TB, key string, def uint64) uint64 {
 	return n
 }
 
-// BenchmarkOutOfSample is issue 30's Goal as a team would meet it: advise on 14 days of one
+// BenchmarkOutOfSample is the out-of-sample Goal as a team would meet it: advise on 14 days of one
 // family's history, the recommendation replayed on 30 other days of that family, against the
 // cheapest fixed pool reaching the target on 27 of those 30 in hindsight. The Goal is met when
 // the recommendation reaches the target on 27 of the 30 and costs at most 1.05 times that pool.

@@ -1,6 +1,6 @@
 package main
 
-// The history from a live cluster's Prometheus (issue 30, item 2): --prometheus URL with the range
+// The history from a live cluster's Prometheus: --prometheus URL with the range
 // (--from, --to), the step and the pools, instead of --history FILE. package history rebuilds the
 // claims (history.FromPrometheus says how, and what it refuses).
 

@@ -158,3 +158,12 @@ func TestArgumentsAreFlagsOnly(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, out, "checkpins takes no arguments, only flags")
 }
+
+// --help describes the command and its flags, and is not an error.
+func TestHelpDescribesTheCheck(t *testing.T) {
+	code, out := runCheck(t, Checker{}, "--help")
+	assert.Equal(t, 0, code, out)
+	for _, want := range []string{"usage: go run ./checkpins [flags]", "kedacore/keda Helm chart", "agent-sandbox release manifest", "-keda-chart-version string", "-agent-sandbox-version string"} {
+		assert.Contains(t, out, want)
+	}
+}

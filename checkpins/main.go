@@ -13,6 +13,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -32,12 +33,33 @@ func main() {
 	}))
 }
 
+// usage is what --help prints before the flags.
+const usage = `usage: go run ./checkpins [flags]
+
+Checks, before a stack's first pulumi up, that the two upstream artifacts it downloads exist where
+the program will fetch them: the kedacore/keda Helm chart at the pinned version (listed in the
+chart repository's index.yaml, and its archive answers) and the agent-sandbox release manifest
+(the release asset answers). Prints OK or FAIL per artifact with its URL; exits 0 when both are
+found, 1 when one is missing or cannot be reached (without a connection it says so), 2 on a bad
+argument. Needs the internet.
+
+Example, for a stack that sets its own versions:
+  go run ./checkpins -keda-chart-version "$(pulumi config get kedaChartVersion)" \
+    -agent-sandbox-version "$(pulumi config get agentSandboxVersion)"
+
+Flags:
+`
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, c Checker) int {
 	fs := flag.NewFlagSet("checkpins", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
 	chart := fs.String("keda-chart-version", contract.KedaChartVersion, "the kedaChartVersion the stack installs")
 	sandbox := fs.String("agent-sandbox-version", contract.AgentSandboxRelease, "the agentSandboxVersion the stack installs")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		return 2
 	}
 	if fs.NArg() > 0 {

@@ -30,7 +30,7 @@ const (
 	PulumiKubernetesProvider = "4.32.0"
 
 	// PulumiYAMLModule is Pulumi YAML's language host (pulumi-language-yaml), which runs the
-	// package's YAML consumer (provider/examples/yaml) through the real CLI; the newest the proxy
+	// package's YAML consumer (examples/yaml) through the real CLI; the newest the proxy
 	// serves. It builds against its own, older Pulumi SDK (its go.mod), as a released plugin does.
 	PulumiYAMLModule = "v1.25.0"
 

@@ -1,5 +1,5 @@
 // Package history reads a team's claim history: when each SandboxClaim was created and deleted,
-// per pool. It is what `advise` replays (issue 30); one documented format in two encodings, CSV
+// per pool. It is what `advise` replays; one documented format in two encodings, CSV
 // and JSON lines, read whole or refused whole: a bad row is an error naming its line and field,
 // and nothing half-read is returned.
 //

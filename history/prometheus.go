@@ -1,6 +1,6 @@
 package history
 
-// The second source of a history: a live cluster's Prometheus (issue 30, item 2). A Prometheus
+// The second source of a history: a live cluster's Prometheus. A Prometheus
 // keeps no claim's life, only two series per pool, so the history is rebuilt from them:
 //
 //   - warmpool_active_claims{pool,namespace}, the claim exporter's gauge (exporter/server.go):

@@ -111,7 +111,6 @@ func generateSchema(t *testing.T) []byte {
 		"version":     Version,
 		"description": "A warm pool of pre-booted, VM-isolated agent sandboxes (kubernetes-sigs/agent-sandbox) whose size follows SandboxClaim demand through KEDA, on a cluster you already have.",
 		"keywords":    []string{"kubernetes", "keda", "agent-sandbox", "category/cloud", "kind/component"},
-		"repository":  "https://github.com/warmpool/warm-pool-autoscaling-keda",
 		"resources": map[string]any{
 			program.AutoscaledWarmPoolType: map[string]any{
 				"isComponent":     true,

@@ -1,7 +1,7 @@
 package main
 
 // Version is the package's version: the plugin reports it and the schema carries it. A release
-// tags the repository v<Version>, which is what a team pins (README, "From your own stack").
+// would tag the repository v<Version> (docs/package.md, "Versions").
 const Version = "0.1.0"
 
 // Name is the package's name: the plugin is pulumi-resource-<Name>, its types <Name>:index:*.

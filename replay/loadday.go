@@ -1,6 +1,6 @@
 package replay
 
-// DefaultLoadDayParams is issue 29's third trace family, "a day whose burst size grows with
+// DefaultLoadDayParams is the node model's third trace family, "a day whose burst size grows with
 // load": the day trace's clock, rates and lifetimes (DefaultDayParams), but bursts of 2 at night
 // whose largest size rises with the day's shape to 10 at the peak (uniform in 2..BurstMaxAt).
 // Where the day trace's bursts are as large at night as at the peak (so a pool must hold about

@@ -16,7 +16,7 @@ type Nodes struct {
 	SlotsPerNode int
 	// LaunchDelay is D, a NodeClaim's launch to its node Ready: 24-30 s on a c6a.large
 	// (awslabs/node-latency-for-k8s), about 30 s (aws/karpenter-provider-aws#4548), 80-100 s in
-	// #3102; issue 29's Goal takes 45 s.
+	// aws/karpenter-provider-aws#3102; the benchmark's model takes 45 s.
 	LaunchDelay time.Duration
 	// BatchIdle and BatchMax are Karpenter's provisioning batch window: it launches for the
 	// pending pods once no new one has come for BatchIdle, or BatchMax after the first
@@ -34,7 +34,7 @@ type Nodes struct {
 	DisruptionDelay time.Duration
 }
 
-// GoalNodes are issue 29's Goal settings: K = 8, D = 45 s, consolidateAfter 30 s, with
+// GoalNodes are EKS Auto Mode as the benchmark's model takes it: K = 8, D = 45 s, consolidateAfter 30 s, with
 // Karpenter's default batch window and the disruption delay the live run read (21 s, its middle).
 func GoalNodes() Nodes {
 	return Nodes{SlotsPerNode: 8, LaunchDelay: 45 * time.Second, BatchIdle: time.Second, BatchMax: 10 * time.Second,

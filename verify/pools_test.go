@@ -20,7 +20,7 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
 )
 
-// twoPools is the stack of issue 23's end-to-end run: two pools, each in its own namespace,
+// twoPools is the two-pool stack of the end-to-end run: two pools, each in its own namespace,
 // the exporter in the stack's; code sized by claims, browser by arrivals.
 func twoPools(t *testing.T) *cluster {
 	c := newCluster(t)

@@ -119,7 +119,7 @@ func Verdicts(points []Point, target float64) []FrontierVerdict {
 	return out
 }
 
-// Goal is what issue 19 asks of the recommended policy: on every trace not
+// Goal is what the benchmark asks of the recommended policy: on every trace not
 // dominated by any fixed size; on the day trace also at least GoalShare
 // warm hits at no more than GoalRatio of the idle cost of the cheapest fixed
 // pool reaching GoalShare.

@@ -22,9 +22,9 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
 )
 
-// TestLiveWarmPoolOnKarpenter: the warm pool on Karpenter's nodes (issue 29,
-// item 2), on a local control plane with Karpenter's KWOK provider and
-// agent-sandbox (KWOK nodes only; no KEDA: writing the SandboxWarmPool's
+// TestLiveWarmPoolOnKarpenter: the warm pool on Karpenter's nodes (the node
+// model held to Karpenter itself), on a local control plane with Karpenter's
+// KWOK provider and agent-sandbox (KWOK nodes only; no KEDA: writing the SandboxWarmPool's
 // spec.replicas stands in for the HPA, whose writing of it through /scale is
 // proven by TestLiveRealNodeEndToEnd and BenchmarkBursts). It lives here, beside
 // Render and the node model, because its pool is the program's own (Render

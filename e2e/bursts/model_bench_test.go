@@ -18,8 +18,9 @@ import (
 
 // BenchmarkModel replays both traces on many seeds in the model (seconds, no
 // cluster) and prints, per policy, its warm hits and idle cost across the
-// seeds, how often no fixed size dominates it, and how often it meets issue
-// 19's goal: the check that a verdict holds beyond the published seed.
+// seeds, how often no fixed size dominates it, and how often it meets the
+// benchmark's goal (Goal in frontier.go): the check that a verdict holds
+// beyond the published seed.
 //
 //	go test -run '^$' -bench Model -benchtime 1x ./e2e/bursts
 //

@@ -15,7 +15,7 @@ import (
 
 // BenchmarkNodes replays the three trace families on many seeds in the model with nodes (seconds,
 // no cluster) and prints, per policy, its warm hits, its claims' waits and its node cost against
-// the fixed pools', for issue 29's Goal settings (K = 8, D = 45 s, consolidateAfter 30 s,
+// the fixed pools', for EKS Auto Mode as the model takes it (K = 8, D = 45 s, consolidateAfter 30 s,
 // Karpenter's 1 s / 10 s batch window) and for nodes always there (K unbounded, D = 0; cost is
 // then idle warm pod-seconds, as in BenchmarkModel). It draws the Goal setting's plane on seeds
 // 1..30 (docs/bursts-nodes.png; BURSTS_PLOTS=dir elsewhere, off for none).
@@ -30,7 +30,7 @@ func BenchmarkNodes(b *testing.B) {
 		name  string
 		nodes replay.Nodes
 	}{
-		{"K=8, D=45 s, consolidateAfter 30 s (issue 29's Goal)", replay.GoalNodes()},
+		{"K=8, D=45 s, consolidateAfter 30 s (EKS Auto Mode as modelled)", replay.GoalNodes()},
 		{"K unbounded, D=0 (nodes always there: today's model)", replay.Nodes{}},
 	}
 	planes := map[string][]Point{}
@@ -247,8 +247,9 @@ func nodesAcrossSeeds(trace string, first uint64, seeds int, nodes replay.Nodes)
 	return rows, what
 }
 
-// NodeAwarePolicies are the arrivals policy as a team on Karpenter's nodes sets it (issue 29,
-// item 4), each evaluated by replay.ArrivalsDesired, the formula the program renders:
+// NodeAwarePolicies are the arrivals policy as a team on Karpenter's nodes sets it
+// (sandboxesPerNode, schedule, nodeLaunchSeconds), each evaluated by replay.ArrivalsDesired,
+// the formula the program renders:
 //   - rounded to whole nodes of K (sandboxesPerNode K): the warm sandboxes fill the slots of the
 //     nodes the claims and spares need, which are paid for anyway;
 //   - the same with a schedule on the two day families: K warm (one node) through the day part

@@ -63,7 +63,7 @@ const karpenterZone = "local-a"
 
 // DefaultInstanceTypes are x86 compute- and general-purpose sizes of the kind
 // Auto Mode's general-purpose pool launches (c and m families); c6a.large is
-// the instance of the launch figures in issue 29 (awslabs/node-latency-for-k8s).
+// the instance of the published launch figures (awslabs/node-latency-for-k8s).
 // Prices are us-east-1 on-demand Linux list prices per hour; only their order
 // decides what Karpenter launches.
 var DefaultInstanceTypes = []InstanceType{
@@ -81,7 +81,7 @@ var DefaultInstanceTypes = []InstanceType{
 type KarpenterOptions struct {
 	// LaunchDelay is the time from a NodeClaim to its Node (the node
 	// class's nodeRegistrationDelay), in whole seconds; default 30 s, the
-	// upper end of the c6a.large launch-to-Ready figures in issue 29
+	// upper end of the c6a.large launch-to-Ready figures
 	// (24-30 s, awslabs/node-latency-for-k8s; about 30 s per a Karpenter
 	// maintainer in aws/karpenter-provider-aws#4548). Karpenter's batching
 	// (1-10 s) comes on top, as on EKS.

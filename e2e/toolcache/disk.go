@@ -12,7 +12,7 @@ import (
 
 // coldBuildDiskGB is the disk a build of every tool from nothing took on a new machine (Go's
 // build cache, its module cache and the tool cache, measured at their peak; docs/measurements.md,
-// stop 43). A machine with less free fails after half an hour of building, so the build says it
+// 2026-12-05). A machine with less free fails after half an hour of building, so the build says it
 // first.
 const coldBuildDiskGB = 33
 

@@ -1,0 +1,1000 @@
+package docs
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// The docs check reads every Markdown file of the repository and reports, as file:line and what
+// is wrong:
+//   - a relative link to a file that does not exist, or an #anchor that is no heading of the
+//     document it points into (GitHub's heading slugs);
+//   - a picture (![...](path)) that does not exist;
+//   - a `go test` whose -run or -bench pattern matches no Test/Example/Fuzz or Benchmark function
+//     of the packages it names (only the part before the first '/', as go test matches
+//     top-level tests);
+//   - a flag given to one of the project's `go run ./...` commands that the command does not
+//     define (read from its source, and that of the module's packages it imports, with
+//     go/parser: fs.String("name", ...), flag.BoolVar(&v, "name", ...) and the like).
+// Commands are read from code: fenced blocks and inline code spans.
+
+// problem is one thing a document says that does not resolve.
+type problem struct {
+	file string // relative to the repository's root, slash-separated
+	line int
+	kind string // link, anchor, picture, go test, go run
+	what string
+}
+
+func (p problem) String() string { return fmt.Sprintf("%s:%d: %s: %s", p.file, p.line, p.kind, p.what) }
+
+// repo is the repository as the check reads it: its root and what it knows of each directory.
+type repo struct {
+	root     string
+	module   string                     // the module path in go.mod
+	slugs    map[string]map[string]bool // Markdown file -> its heading anchors
+	tests    map[string][]string        // package dir -> its top-level Test/Example/Fuzz/Benchmark funcs
+	cmdFlags map[string]map[string]bool // command dir -> the flags it defines
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("the repository's root is not the parent of docs/: %v", err)
+	}
+	return root
+}
+
+// markdownFiles lists the repository's Markdown files: git's tracked ones, or without git every
+// *.md below the root outside .git.
+func markdownFiles(t *testing.T, root string) []string {
+	t.Helper()
+	cmd := exec.Command("git", "ls-files", "-z", "--", "*.md")
+	cmd.Dir = root
+	if out, err := cmd.Output(); err == nil {
+		var files []string
+		for _, f := range strings.Split(string(out), "\x00") {
+			if f != "" {
+				files = append(files, f)
+			}
+		}
+		if len(files) > 0 {
+			return files
+		}
+	}
+	var files []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".md") {
+			rel, _ := filepath.Rel(root, p)
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func newRepo(t *testing.T, root string) *repo {
+	t.Helper()
+	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^module\s+(\S+)`).FindSubmatch(gomod)
+	if m == nil {
+		t.Fatal("go.mod names no module")
+	}
+	return &repo{root: root, module: string(m[1]), slugs: map[string]map[string]bool{},
+		tests: map[string][]string{}, cmdFlags: map[string]map[string]bool{}}
+}
+
+func TestDocumentsResolve(t *testing.T) {
+	root := repoRoot(t)
+	r := newRepo(t, root)
+	files := markdownFiles(t, root)
+	if len(files) < 5 {
+		t.Fatalf("found %d Markdown files under %s: the check would prove nothing", len(files), root)
+	}
+	counts := map[string]int{}
+	var problems []problem
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, n := r.check(f, string(b))
+		problems = append(problems, ps...)
+		for k, v := range n {
+			counts[k] += v
+		}
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+	t.Logf("%d documents: %d links, %d pictures, %d go test patterns, %d go run commands checked",
+		len(files), counts["link"], counts["picture"], counts["go test"], counts["go run"])
+	// The check must have something to hold: the repository's documents have all four kinds.
+	for _, k := range []string{"link", "picture", "go test", "go run"} {
+		if counts[k] == 0 {
+			t.Errorf("no %s found in any document: the check of that kind proves nothing", k)
+		}
+	}
+}
+
+// check returns what one document says that does not resolve, and how many things of each kind
+// it checked.
+func (r *repo) check(file, text string) ([]problem, map[string]int) {
+	counts := map[string]int{}
+	var ps []problem
+	r.slugs[file] = headingAnchors(text) // the document as given, for its own anchors
+	prose, code := splitMarkdown(text)
+	for _, l := range findLinks(prose) {
+		kind := "link"
+		if l.picture {
+			kind = "picture"
+		}
+		counts[kind]++
+		if what := r.resolveLink(file, l.target, l.picture); what != "" {
+			k := kind
+			if strings.HasPrefix(what, "anchor ") {
+				k = "anchor"
+			}
+			ps = append(ps, problem{file, l.line, k, what})
+		}
+	}
+	for _, c := range code {
+		for _, cmd := range commands(c.text) {
+			switch {
+			case cmd.isGoTest():
+				for _, what := range r.checkGoTest(cmd, counts) {
+					ps = append(ps, problem{file, c.line, "go test", what})
+				}
+			case cmd.isGoRun():
+				counts["go run"]++
+				for _, what := range r.checkGoRun(cmd) {
+					ps = append(ps, problem{file, c.line, "go run", what})
+				}
+			}
+		}
+	}
+	return ps, counts
+}
+
+// A codeText is a fenced block's lines or an inline code span, with the line it starts on.
+type codeText struct {
+	line int
+	text string
+}
+
+var fence = regexp.MustCompile("^\\s*(```|~~~)")
+
+// splitMarkdown separates a document into its prose (fenced blocks blanked, so line numbers hold)
+// and its code: each fenced block's lines (continuations joined) and each inline code span.
+// Inline code spans are blanked in the prose so a link inside one is not read as a link.
+func splitMarkdown(text string) (string, []codeText) {
+	lines := strings.Split(text, "\n")
+	var code []codeText
+	in := ""
+	for i, l := range lines {
+		if m := fence.FindStringSubmatch(l); m != nil {
+			if in == "" {
+				in = m[1]
+			} else if m[1] == in {
+				in = ""
+			}
+			lines[i] = ""
+			continue
+		}
+		if in != "" {
+			code = append(code, codeText{i + 1, l})
+			lines[i] = ""
+		}
+	}
+	// Join a fenced line ending in a backslash with the next.
+	var joined []codeText
+	for i := 0; i < len(code); i++ {
+		c := code[i]
+		for strings.HasSuffix(strings.TrimRight(c.text, " "), `\`) && i+1 < len(code) && code[i+1].line == code[i].line+1 {
+			c.text = strings.TrimSuffix(strings.TrimRight(c.text, " "), `\`) + " " + code[i+1].text
+			i++
+		}
+		joined = append(joined, c)
+	}
+	prose := strings.Join(lines, "\n")
+	spans, blanked := inlineCode(prose)
+	return blanked, append(joined, spans...)
+}
+
+// inlineCode finds the inline code spans of prose (a run of backticks to the next run of the same
+// length, over line ends), returns them and prose with each span's characters blanked.
+func inlineCode(prose string) ([]codeText, string) {
+	var spans []codeText
+	b := []byte(prose)
+	line := 1
+	for i := 0; i < len(b); {
+		if b[i] == '\n' {
+			line++
+			i++
+			continue
+		}
+		if b[i] != '`' {
+			i++
+			continue
+		}
+		n := 0
+		for i+n < len(b) && b[i+n] == '`' {
+			n++
+		}
+		open := strings.Repeat("`", n)
+		end := -1
+		for j := i + n; j < len(b); {
+			k := strings.Index(string(b[j:]), open)
+			if k < 0 {
+				break
+			}
+			k += j
+			if (k+n >= len(b) || b[k+n] != '`') && (k == 0 || b[k-1] != '`') {
+				end = k
+				break
+			}
+			j = k + 1
+		}
+		if end < 0 || strings.Contains(string(b[i:end]), "\n\n") {
+			i += n
+			continue
+		}
+		content := strings.ReplaceAll(string(b[i+n:end]), "\n", " ")
+		spans = append(spans, codeText{line, content})
+		for j := i; j < end+n; j++ {
+			if b[j] == '\n' {
+				line++
+			} else {
+				b[j] = ' '
+			}
+		}
+		i = end + n
+	}
+	return spans, string(b)
+}
+
+type link struct {
+	line    int
+	target  string
+	picture bool
+}
+
+var linkRE = regexp.MustCompile(`(!?)\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
+
+func findLinks(prose string) []link {
+	var out []link
+	for i, l := range strings.Split(prose, "\n") {
+		for _, m := range linkRE.FindAllStringSubmatch(l, -1) {
+			out = append(out, link{i + 1, m[2], m[1] == "!"})
+		}
+	}
+	return out
+}
+
+// resolveLink says what is wrong with a link from file to target, or "" when it resolves.
+func (r *repo) resolveLink(file, target string, picture bool) string {
+	if u := strings.ToLower(target); strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "mailto:") {
+		return ""
+	}
+	p, anchor, _ := strings.Cut(target, "#")
+	dest := file
+	if p != "" {
+		if strings.HasPrefix(p, "/") {
+			return fmt.Sprintf("%q is an absolute path: link relative to the document", target)
+		}
+		dest = path.Clean(path.Join(path.Dir(file), p))
+		if dest == ".." || strings.HasPrefix(dest, "../") {
+			return fmt.Sprintf("%q leaves the repository", target)
+		}
+		if _, err := os.Stat(filepath.Join(r.root, filepath.FromSlash(dest))); err != nil {
+			if picture {
+				return fmt.Sprintf("picture %q: %s does not exist", target, dest)
+			}
+			return fmt.Sprintf("%q: %s does not exist", target, dest)
+		}
+	}
+	if anchor == "" || !strings.HasSuffix(dest, ".md") {
+		return ""
+	}
+	slugs, err := r.anchors(dest)
+	if err != nil {
+		return err.Error()
+	}
+	if !slugs[anchor] {
+		return fmt.Sprintf("anchor %q: no heading of %s has that anchor (headings: %s)", "#"+anchor, dest, keys(slugs))
+	}
+	return ""
+}
+
+func keys(m map[string]bool) string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, "#"+k)
+	}
+	sort.Strings(ks)
+	if len(ks) == 0 {
+		return "none"
+	}
+	return strings.Join(ks, " ")
+}
+
+var headingRE = regexp.MustCompile(`^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$`)
+
+// anchors are the anchors GitHub gives a document's headings.
+func (r *repo) anchors(file string) (map[string]bool, error) {
+	if s, ok := r.slugs[file]; ok {
+		return s, nil
+	}
+	b, err := os.ReadFile(filepath.Join(r.root, filepath.FromSlash(file)))
+	if err != nil {
+		return nil, err
+	}
+	s := headingAnchors(string(b))
+	r.slugs[file] = s
+	return s, nil
+}
+
+func headingAnchors(text string) map[string]bool {
+	out := map[string]bool{}
+	seen := map[string]int{}
+	in := ""
+	for _, l := range strings.Split(text, "\n") {
+		if m := fence.FindStringSubmatch(l); m != nil {
+			if in == "" {
+				in = m[1]
+			} else if m[1] == in {
+				in = ""
+			}
+			continue
+		}
+		if in != "" {
+			continue
+		}
+		m := headingRE.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		s := slug(m[2])
+		if n := seen[s]; n > 0 {
+			out[fmt.Sprintf("%s-%d", s, n)] = true
+		} else {
+			out[s] = true
+		}
+		seen[s]++
+	}
+	return out
+}
+
+var mdLinkText = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
+
+// slug is GitHub's anchor for a heading: its text (links reduced to their text), lower case,
+// every character but letters, digits, spaces, hyphens and underscores dropped, spaces made hyphens.
+func slug(heading string) string {
+	heading = mdLinkText.ReplaceAllString(heading, "$1")
+	var b strings.Builder
+	for _, c := range strings.ToLower(heading) {
+		switch {
+		case unicode.IsLetter(c) || unicode.IsDigit(c) || unicode.IsMark(c) || c == '-' || c == '_':
+			b.WriteRune(c)
+		case c == ' ':
+			b.WriteRune('-')
+		}
+	}
+	return b.String()
+}
+
+// command is one shell command read from code: its words, and the directory it runs in
+// (relative to the root, after any `cd X &&` before it).
+type command struct {
+	dir   string
+	words []string
+}
+
+func (c command) goVerb() (string, int) {
+	for i := 0; i+1 < len(c.words); i++ {
+		if c.words[i] == "go" {
+			return c.words[i+1], i + 2
+		}
+		if !strings.Contains(c.words[i], "=") { // only VAR=value may come before go
+			return "", 0
+		}
+	}
+	return "", 0
+}
+
+func (c command) isGoTest() bool { v, _ := c.goVerb(); return v == "test" }
+func (c command) isGoRun() bool  { v, _ := c.goVerb(); return v == "run" }
+
+// commands splits a line of code into commands (at |, &&, ||, ; and a # comment), following
+// `cd DIR` into the commands after it.
+func commands(line string) []command {
+	var out []command
+	dir := "."
+	var cur []string
+	flush := func() {
+		if len(cur) == 0 {
+			return
+		}
+		if cur[0] == "cd" && len(cur) == 2 {
+			dir = path.Clean(path.Join(dir, cur[1]))
+		} else {
+			out = append(out, command{dir, cur})
+		}
+		cur = nil
+	}
+	for _, w := range shellWords(line) {
+		switch {
+		case w.op && w.text == "#":
+			flush()
+			return out
+		case w.op:
+			flush()
+		default:
+			cur = append(cur, w.text)
+		}
+	}
+	flush()
+	return out
+}
+
+type word struct {
+	text string
+	op   bool // a separator: | || && ; # (a comment), > <
+}
+
+// shellWords splits a line as a shell would, enough for documents' commands: quotes kept
+// together (and removed), $( ... ) one word, operators apart.
+func shellWords(line string) []word {
+	var out []word
+	var cur strings.Builder
+	has := false
+	flush := func() {
+		if has {
+			out = append(out, word{text: cur.String()})
+		}
+		cur.Reset()
+		has = false
+	}
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c == '\'' || c == '"':
+			j := strings.IndexByte(line[i+1:], c)
+			if j < 0 {
+				cur.WriteString(line[i+1:])
+				i = len(line)
+			} else {
+				cur.WriteString(line[i+1 : i+1+j])
+				i += j + 1
+			}
+			has = true
+		case c == '$' && i+1 < len(line) && line[i+1] == '(':
+			depth := 0
+			j := i + 1
+			for ; j < len(line); j++ {
+				if line[j] == '(' {
+					depth++
+				} else if line[j] == ')' {
+					depth--
+					if depth == 0 {
+						break
+					}
+				}
+			}
+			cur.WriteString(line[i:min(j+1, len(line))])
+			i = j
+			has = true
+		case c == ' ' || c == '\t':
+			flush()
+		case c == '#' && !has:
+			flush()
+			out = append(out, word{text: "#", op: true})
+			return out
+		case c == '|' || c == ';' || c == '>' || c == '<' || (c == '&' && i+1 < len(line) && line[i+1] == '&'):
+			flush()
+			if i+1 < len(line) && line[i+1] == c {
+				i++
+			}
+			out = append(out, word{text: string(c), op: true})
+		default:
+			cur.WriteByte(c)
+			has = true
+		}
+	}
+	flush()
+	return out
+}
+
+// flagValue reads a flag named name (-name V, -name=V, --name V, --name=V) from args.
+func flagValues(args []string, name string) []string {
+	var out []string
+	for i, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		n := strings.TrimLeft(a, "-")
+		if n == name && i+1 < len(args) {
+			out = append(out, args[i+1])
+		} else if v, ok := strings.CutPrefix(n, name+"="); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// packageDirs are the package directories a go command names (./x, ./x/..., .), relative to
+// the root; none named is the command's directory.
+func (r *repo) packageDirs(c command, args []string) []string {
+	var dirs []string
+	for _, a := range args {
+		if a != "." && !strings.HasPrefix(a, "./") && !strings.HasPrefix(a, "../") {
+			continue
+		}
+		if p, ok := strings.CutSuffix(a, "/..."); ok || a == "./..." {
+			if a == "./..." {
+				p = "."
+			}
+			base := path.Clean(path.Join(c.dir, p))
+			_ = filepath.WalkDir(filepath.Join(r.root, filepath.FromSlash(base)), func(fp string, d fs.DirEntry, err error) error {
+				if err != nil || !d.IsDir() {
+					return nil
+				}
+				if d.Name() == ".git" || d.Name() == "testdata" || (fp != filepath.Join(r.root, filepath.FromSlash(base)) && fileExists(filepath.Join(fp, "go.mod"))) {
+					return filepath.SkipDir
+				}
+				rel, _ := filepath.Rel(r.root, fp)
+				dirs = append(dirs, filepath.ToSlash(rel))
+				return nil
+			})
+			continue
+		}
+		dirs = append(dirs, path.Clean(path.Join(c.dir, a)))
+	}
+	if len(dirs) == 0 {
+		dirs = []string{c.dir}
+	}
+	return dirs
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// checkGoTest holds each -run and -bench pattern of a go test to the functions of its packages.
+func (r *repo) checkGoTest(c command, counts map[string]int) []string {
+	_, at := c.goVerb()
+	args := c.words[at:]
+	var out []string
+	dirs := r.packageDirs(c, args)
+	for _, flag := range []string{"run", "bench"} {
+		for _, pat := range flagValues(args, flag) {
+			counts["go test"]++
+			if pat == "^$" { // runs nothing, on purpose (benchmarks alone)
+				continue
+			}
+			top := splitRegexp(pat)[0]
+			re, err := regexp.Compile(top)
+			if err != nil {
+				out = append(out, fmt.Sprintf("-%s %q does not compile: %v", flag, pat, err))
+				continue
+			}
+			var funcs []string
+			for _, d := range dirs {
+				fs, err := r.testFuncs(d)
+				if err != nil {
+					out = append(out, fmt.Sprintf("-%s %q: package %s: %v", flag, pat, d, err))
+					continue
+				}
+				funcs = append(funcs, fs...)
+			}
+			matched := false
+			for _, f := range funcs {
+				isBench := strings.HasPrefix(f, "Benchmark")
+				if (flag == "bench") == isBench && re.MatchString(f) {
+					matched = true
+					break
+				}
+			}
+			if !matched {
+				kind := "Test, Example or Fuzz function"
+				if flag == "bench" {
+					kind = "Benchmark"
+				}
+				out = append(out, fmt.Sprintf("-%s %q matches no %s in %s", flag, pat, kind, strings.Join(dirs, " ")))
+			}
+		}
+	}
+	return out
+}
+
+// splitRegexp splits a -run or -bench pattern at each '/' outside brackets and parentheses, as
+// go test does: the first part matches top-level tests.
+func splitRegexp(s string) []string {
+	var parts []string
+	cs, ps := 0, 0
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[':
+			cs++
+		case ']':
+			if cs > 0 {
+				cs--
+			}
+		case '(':
+			if cs == 0 {
+				ps++
+			}
+		case ')':
+			if cs == 0 && ps > 0 {
+				ps--
+			}
+		case '\\':
+			i++
+		case '/':
+			if cs == 0 && ps == 0 {
+				parts = append(parts, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(parts, s[start:])
+}
+
+var testFuncRE = regexp.MustCompile(`^(Test|Benchmark|Example|Fuzz)`)
+
+// testFuncs are a package directory's top-level Test, Benchmark, Example and Fuzz functions.
+func (r *repo) testFuncs(dir string) ([]string, error) {
+	if fs, ok := r.tests[dir]; ok {
+		return fs, nil
+	}
+	matches, err := filepath.Glob(filepath.Join(r.root, filepath.FromSlash(dir), "*_test.go"))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(r.root, filepath.FromSlash(dir))); err != nil {
+		return nil, fmt.Errorf("no such directory")
+	}
+	var funcs []string
+	fset := token.NewFileSet()
+	for _, m := range matches {
+		f, err := parser.ParseFile(fset, m, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && testFuncRE.MatchString(fd.Name.Name) {
+				funcs = append(funcs, fd.Name.Name)
+			}
+		}
+	}
+	r.tests[dir] = funcs
+	return funcs, nil
+}
+
+// checkGoRun holds the flags given to a `go run ./dir` of this repository to those dir defines.
+func (r *repo) checkGoRun(c command) []string {
+	_, at := c.goVerb()
+	args := c.words[at:]
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i], "-") { // go run's own build flags
+		i++
+	}
+	if i >= len(args) {
+		return nil
+	}
+	pkg := args[i]
+	if pkg != "." && !strings.HasPrefix(pkg, "./") && !strings.HasPrefix(pkg, "../") {
+		return nil // not a command of this repository
+	}
+	dir := path.Clean(path.Join(c.dir, pkg))
+	flags, err := r.commandFlags(dir)
+	if err != nil {
+		return []string{fmt.Sprintf("go run %s: %v", pkg, err)}
+	}
+	var out []string
+	for _, a := range args[i+1:] {
+		a = strings.Trim(a, "[]")
+		if !strings.HasPrefix(a, "-") || a == "-" || a == "--" {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name == "h" || name == "help" || flags[name] {
+			continue
+		}
+		out = append(out, fmt.Sprintf("go run %s: no flag -%s (it defines: %s)", pkg, name, flagList(flags)))
+	}
+	return out
+}
+
+func flagList(flags map[string]bool) string {
+	var ks []string
+	for k := range flags {
+		ks = append(ks, "-"+k)
+	}
+	sort.Strings(ks)
+	if len(ks) == 0 {
+		return "none"
+	}
+	return strings.Join(ks, " ")
+}
+
+// flagDefs are the flag-defining calls, with the index of the argument that names the flag.
+var flagDefs = map[string]int{
+	"String": 0, "Bool": 0, "Int": 0, "Int64": 0, "Uint": 0, "Uint64": 0, "Float64": 0, "Duration": 0,
+	"Func": 0, "BoolFunc": 0,
+	"StringVar": 1, "BoolVar": 1, "IntVar": 1, "Int64Var": 1, "UintVar": 1, "Uint64Var": 1,
+	"Float64Var": 1, "DurationVar": 1, "Var": 1, "TextVar": 1,
+}
+
+// commandFlags reads the flags a main package defines, in its own files and in the module's
+// packages it imports, from the source.
+func (r *repo) commandFlags(dir string) (map[string]bool, error) {
+	if f, ok := r.cmdFlags[dir]; ok {
+		return f, nil
+	}
+	flags := map[string]bool{}
+	files, imports, err := r.parseDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	isMain := false
+	for _, f := range files {
+		if f.Name.Name == "main" {
+			isMain = true
+		}
+	}
+	if !isMain {
+		return nil, fmt.Errorf("%s is no main package", dir)
+	}
+	for _, imp := range imports {
+		sub, ok := strings.CutPrefix(imp, r.module+"/")
+		if !ok {
+			continue
+		}
+		more, _, err := r.parseDir(sub)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, more...)
+	}
+	for _, f := range files {
+		flagPkg, others := imported(f)
+		if flagPkg == "" {
+			continue // defines no flag of the standard flag package
+		}
+		consts := stringConsts(f)
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); ok && others[x.Name] && x.Name != flagPkg {
+				return true // pulumi.String("..."), strconv.Quote(...): another package's function
+			}
+			at, ok := flagDefs[sel.Sel.Name]
+			if !ok || at >= len(call.Args) {
+				return true
+			}
+			switch a := call.Args[at].(type) {
+			case *ast.BasicLit:
+				if s, err := strconv.Unquote(a.Value); err == nil && a.Kind == token.STRING {
+					flags[s] = true
+				}
+			case *ast.Ident:
+				if s, ok := consts[a.Name]; ok {
+					flags[s] = true
+				}
+			}
+			return true
+		})
+	}
+	r.cmdFlags[dir] = flags
+	return flags, nil
+}
+
+// imported returns the name a file gives the standard flag package ("" if it does not import
+// it) and the names of every package it imports.
+func imported(f *ast.File) (string, map[string]bool) {
+	flagPkg := ""
+	names := map[string]bool{}
+	for _, i := range f.Imports {
+		p, _ := strconv.Unquote(i.Path.Value)
+		name := path.Base(p)
+		if i.Name != nil {
+			name = i.Name.Name
+		}
+		names[name] = true
+		if p == "flag" {
+			flagPkg = name
+		}
+	}
+	return flagPkg, names
+}
+
+// parseDir parses a directory's non-test Go files and returns them with their imports.
+func (r *repo) parseDir(dir string) ([]*ast.File, []string, error) {
+	matches, err := filepath.Glob(filepath.Join(r.root, filepath.FromSlash(dir), "*.go"))
+	if err != nil {
+		return nil, nil, err
+	}
+	var files []*ast.File
+	var imports []string
+	fset := token.NewFileSet()
+	for _, m := range matches {
+		if strings.HasSuffix(m, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, m, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, nil, err
+		}
+		files = append(files, f)
+		for _, i := range f.Imports {
+			p, _ := strconv.Unquote(i.Path.Value)
+			imports = append(imports, p)
+		}
+	}
+	if len(files) == 0 {
+		return nil, nil, fmt.Errorf("no Go files in %s", dir)
+	}
+	return files, imports, nil
+}
+
+// stringConsts are a file's string constants, so fs.String(nameFlag, ...) is read too.
+func stringConsts(f *ast.File) map[string]string {
+	out := map[string]string{}
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, s := range g.Specs {
+			vs := s.(*ast.ValueSpec)
+			for i, n := range vs.Names {
+				if i < len(vs.Values) {
+					if bl, ok := vs.Values[i].(*ast.BasicLit); ok && bl.Kind == token.STRING {
+						if v, err := strconv.Unquote(bl.Value); err == nil {
+							out[n.Name] = v
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestEachKindOfCheckRejects holds each check to a document written to fail it, in a repository
+// of its own: so a check that passes everything fails here.
+func TestEachKindOfCheckRejects(t *testing.T) {
+	root := t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		fp := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(fp), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(fp, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/m\n\ngo 1.26\n")
+	write("pkg/a_test.go", "package pkg\n\nimport \"testing\"\n\nfunc TestReal(t *testing.T) {}\n\nfunc BenchmarkReal(b *testing.B) {}\n")
+	write("cmd/tool/main.go", "package main\n\nimport (\n\t\"flag\"\n\n\t\"example.com/m/opts\"\n)\n\nconst nameFlag = \"named\"\n\nfunc main() {\n\tfs := flag.NewFlagSet(\"tool\", flag.ExitOnError)\n\tfs.String(\"real\", \"\", \"\")\n\tvar d int\n\tfs.IntVar(&d, nameFlag, 0, \"\")\n\topts.Add(fs)\n}\n")
+	write("opts/opts.go", "package opts\n\nimport \"flag\"\n\nfunc Add(fs *flag.FlagSet) { fs.Bool(\"imported\", false, \"\") }\n")
+	write("pic.png", "png")
+	write("other.md", "# Other\n\n## The Section: `x` (y)\n")
+	r := newRepo(t, root)
+
+	good := "# Doc\n\n## Here\n\n[a](other.md#the-section-x-y) [b](#here) [c](pkg/) ![p](pic.png)\n\n" +
+		"```sh\ngo test -run '^TestReal$' ./pkg\ngo test -run '^$' -bench Real/sub ./pkg/...\n" +
+		"go run ./cmd/tool --real x -named=1 --imported \\\n  -h\ncd cmd && go run ./tool -real 1\n```\n" +
+		"And `go test ./pkg -run\nTestReal` in prose.\n"
+	if ps, _ := r.check("doc.md", good); len(ps) > 0 {
+		t.Errorf("a document that resolves was rejected: %v", ps)
+	}
+	for _, c := range []struct{ name, doc, kind, want string }{
+		{"a link to a missing file", "[a](missing.md)\n", "link", "missing.md does not exist"},
+		{"an anchor no heading has", "[a](other.md#no-such)\n", "anchor", `anchor "#no-such"`},
+		{"an anchor into this document", "# Doc\n\n[a](#elsewhere)\n", "anchor", `anchor "#elsewhere"`},
+		{"a missing picture", "![p](missing.png)\n", "picture", `picture "missing.png"`},
+		{"a -run matching no test", "`go test -run 'TestRealX$' ./pkg`\n", "go test", `-run "TestRealX$" matches no Test`},
+		{"a -run naming a benchmark", "`go test -run BenchmarkReal ./pkg`\n", "go test", "matches no Test"},
+		{"a -bench matching no benchmark", "```\ngo test -run '^$' -bench '^BenchmarkOther$' ./pkg/...\n```\n", "go test", "matches no Benchmark"},
+		{"a flag the command lacks", "```\ngo run ./cmd/tool -real 1 --unreal 2\n```\n", "go run", "no flag -unreal"},
+		{"a command that does not exist", "`go run ./cmd/none -x`\n", "go run", "go run ./cmd/none"},
+	} {
+		ps, _ := r.check("doc.md", c.doc)
+		if len(ps) != 1 || ps[0].kind != c.kind || !strings.Contains(ps[0].what, c.want) {
+			t.Errorf("%s: got %v, want one %s problem containing %q", c.name, ps, c.kind, c.want)
+		}
+	}
+	// A problem names its line.
+	ps, _ := r.check("doc.md", "line one\n\n[a](missing.md)\n")
+	if len(ps) != 1 || ps[0].String() != `doc.md:3: link: "missing.md": missing.md does not exist` {
+		t.Errorf("got %v", ps)
+	}
+}
+
+func TestSlugIsGitHubs(t *testing.T) {
+	for in, want := range map[string]string{
+		"Faults while claims are held (real node)":           "faults-while-claims-are-held-real-node",
+		"The newcomer's first run":                           "the-newcomers-first-run",
+		"Sizing: `sizing`":                                   "sizing-sizing",
+		"2026-12-05: two lanes, the suite":                   "2026-12-05-two-lanes-the-suite",
+		"Before the first `pulumi up`: the pinned downloads": "before-the-first-pulumi-up-the-pinned-downloads",
+		"See [docs](x.md) now":                               "see-docs-now",
+	} {
+		if got := slug(in); got != want {
+			t.Errorf("slug(%q) = %q, want %q", in, got, want)
+		}
+	}
+	a := headingAnchors("# A\n\n## A\n\n```\n# not a heading\n```\n## A\n")
+	for _, want := range []string{"a", "a-1", "a-2"} {
+		if !a[want] {
+			t.Errorf("anchors %v lack %q", a, want)
+		}
+	}
+	if a["not-a-heading"] {
+		t.Error("a line in a fenced block was read as a heading")
+	}
+}
+
+func TestSplitRegexpIsGoTests(t *testing.T) {
+	for in, want := range map[string]string{
+		"TestA/sub":    "TestA",
+		"^Test[/a]$/x": "^Test[/a]$",
+		"(A/B)/c":      "(A/B)",
+		`Test\/a/b`:    `Test\/a`,
+		"^BenchmarkX$": "^BenchmarkX$",
+	} {
+		if got := splitRegexp(in)[0]; got != want {
+			t.Errorf("splitRegexp(%q)[0] = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestShellWords(t *testing.T) {
+	got := commands(`A=1 go run ./x -a "$(pulumi config get k)" --b='c d' | tee f && cd sub && go test ./... # note -z`)
+	var s []string
+	for _, c := range got {
+		s = append(s, c.dir+": "+strings.Join(c.words, ","))
+	}
+	want := []string{".: A=1,go,run,./x,-a,$(pulumi config get k),--b=c d", ".: tee,f", "sub: go,test,./..."}
+	if !bytes.Equal([]byte(strings.Join(s, "\n")), []byte(strings.Join(want, "\n"))) {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(s, "\n"), strings.Join(want, "\n"))
+	}
+}
