@@ -638,6 +638,9 @@ func testConfig() Config {
 	c.StackLabel = "warm-pool-autoscaling-keda.dev"
 	c.StepTimeout = 3 * time.Second
 	c.AdoptionTimeout = 3 * time.Second
+	// Every accept run judges the claim's Ready against the bound: far above the fake's few
+	// milliseconds, so a loaded machine cannot fail it; the reject case sets its own.
+	c.AdoptionBound = time.Minute
 	c.ExporterTimeout = time.Second
 	c.HPATimeout = 3 * time.Second
 	c.RestoreTimeout = 3 * time.Second
