@@ -24,10 +24,7 @@ func TestAPIFaultsServeLastGoodCountStale(t *testing.T) {
 			writeStatus(w, http.StatusForbidden, "Forbidden", `sandboxclaims.extensions.agents.x-k8s.io is forbidden: User "system:serviceaccount:warm-pool-autoscaling-keda:claim-exporter" cannot list resource "sandboxclaims"`)
 		}, "forbidden"},
 		"timeout": {func(w http.ResponseWriter, r *http.Request) {
-			select { // hang past the exporter's timeout
-			case <-r.Context().Done():
-			case <-time.After(5 * time.Second):
-			}
+			<-r.Context().Done() // hang until the exporter's read bound gives up
 		}, "deadline exceeded"},
 		"garbage body": {func(w http.ResponseWriter, _ *http.Request) {
 			w.Write([]byte("\x00\x17garbage{{"))
@@ -50,8 +47,14 @@ func TestAPIFaultsServeLastGoodCountStale(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			api := newFakeAPI(t, testNS)
 			api.addClaims("claim", 3, partOfLabels)
-			h := newHarness(t, api, "", 300*time.Millisecond)
+			// Every read the test expects to complete gets a minute; only the hang is cut short,
+			// by a 300 ms bound set while no read is in flight (the good read has ended, and the
+			// recovery read starts after the bound is back).
+			h := newHarness(t, api, "", time.Minute)
 			good := h.wantCount(t, 3, true)
+			if name == "timeout" {
+				h.pools[0].tracker.readTimeout = 300 * time.Millisecond
+			}
 
 			api.setFault(func(w http.ResponseWriter, r *http.Request, _ int) bool {
 				fault.answer(w, r)
@@ -94,6 +97,7 @@ func TestAPIFaultsServeLastGoodCountStale(t *testing.T) {
 			}
 
 			api.setFault(nil)
+			h.pools[0].tracker.readTimeout = time.Minute
 			h.wantCount(t, 3, true)
 		})
 	}
