@@ -189,7 +189,7 @@ func TestConcurrentScrapesShareOneRead(t *testing.T) {
 		<-release
 		return reading{count: 7, method: MethodRemainingItemCount}, nil
 	}
-	tr := newTracker(context.Background(), count, times(time.Second, time.Minute), discardLogger())
+	tr := newTracker(context.Background(), count, times(time.Minute, time.Minute), discardLogger())
 	var wg sync.WaitGroup
 	results := make(chan Snapshot, 10)
 	scrape := func() { defer wg.Done(); results <- tr.Scrape() }
@@ -202,7 +202,22 @@ func TestConcurrentScrapesShareOneRead(t *testing.T) {
 		wg.Add(1)
 		go scrape()
 	}
-	time.Sleep(100 * time.Millisecond)
+	// Released once all ten wait on a read: a scrape after the read would start another. A
+	// tracker that started one read per scrape never gets there.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		tr.mu.Lock()
+		joined := 0
+		if tr.inflight != nil {
+			joined = tr.inflight.scrapes
+		}
+		tr.mu.Unlock()
+		if joined == 10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s, %d of 10 overlapping scrapes wait on the read in flight", joined)
+		}
+	}
 	close(release)
 	wg.Wait()
 	close(results)
