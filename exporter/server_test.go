@@ -112,7 +112,7 @@ func TestNoCountBeforeFirstReadIsAnError(t *testing.T) {
 		writeStatus(w, http.StatusServiceUnavailable, "ServiceUnavailable", "the server is currently unable to handle the request")
 		return true
 	})
-	h := newHarness(t, api, "", 5*time.Second)
+	h := newHarness(t, api, "", time.Minute)
 
 	code, m := h.demand(t)
 	if code != http.StatusServiceUnavailable {
@@ -146,7 +146,7 @@ func TestHealthzNeverCallsTheAPI(t *testing.T) {
 		writeStatus(w, http.StatusInternalServerError, "InternalError", "down")
 		return true
 	})
-	h := newHarness(t, api, "", 5*time.Second)
+	h := newHarness(t, api, "", time.Minute)
 	for range 3 {
 		if code, body := h.get(t, "/healthz"); code != http.StatusOK || body != "ok" {
 			t.Errorf("/healthz = %d %q, want 200 ok", code, body)
@@ -162,7 +162,7 @@ func TestHealthzNeverCallsTheAPI(t *testing.T) {
 func TestMetricsText(t *testing.T) {
 	api := newFakeAPI(t, `ns-"quoted"`) // not a valid namespace, but shows the escaping
 	api.addClaims("claim", 3, nil)
-	h := newHarness(t, api, "", 5*time.Second)
+	h := newHarness(t, api, "", time.Minute)
 	code, body := h.get(t, "/metrics")
 	if code != http.StatusOK {
 		t.Fatalf("/metrics status %d", code)
