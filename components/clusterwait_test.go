@@ -63,7 +63,8 @@ func TestRuntimeClassPresentAtOnceIsNotWaitedFor(t *testing.T) {
 	lines, say := recorder()
 	start := time.Now()
 	require.NoError(t, waitForRuntimeClass(context.Background(), read, "isolated-sandbox", Patience{Timeout: time.Hour, Interval: time.Hour}, say))
-	assert.Less(t, time.Since(start), time.Second, "a RuntimeClass that is there costs one read, no wait")
+	// A hang guard: a wait would take the hour.
+	assert.Less(t, time.Since(start), 30*time.Second, "a RuntimeClass that is there costs one read, no wait")
 	assert.Equal(t, 1, *reads)
 	assert.Empty(t, *lines, "nothing to say")
 }
@@ -88,11 +89,11 @@ func TestRuntimeClassThatNeverAppearsSaysToRunUpAgain(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			read, reads := fakeReader(answer)
 			lines, say := recorder()
-			start := time.Now()
 			err := waitForRuntimeClass(context.Background(), read, "isolated-sandbox", quick, say)
 			require.Error(t, err)
-			assert.Less(t, time.Since(start), 2*time.Second, "the wait is bounded")
-			assert.GreaterOrEqual(t, *reads, 5, "it kept asking")
+			// The first read and one more after a 20 ms pause: how many more fit in 300 ms
+			// depends on the machine's load. The message below says the wait was bounded.
+			assert.GreaterOrEqual(t, *reads, 2, "it kept asking")
 			assert.GreaterOrEqual(t, len(*lines), *reads-1, "every miss but the last is reported")
 			msg := err.Error()
 			assert.Contains(t, msg, `RuntimeClass "isolated-sandbox" is not on the new cluster after waiting 300ms`)
@@ -157,9 +158,12 @@ func TestAPIEndpointWaitIsBoundedAndChecksTheClusterCA(t *testing.T) {
 	}))
 	defer down.Close()
 	_, say := recorder()
-	err := waitForAPIEndpoint(context.Background(), apiKubeconfig(t, down), quick, say)
+	// The waits below must give up, yet only after a TLS handshake and a GET have answered: a
+	// loaded machine has taken longer than 300 ms for that.
+	giveUp := Patience{Timeout: 3 * time.Second, Interval: 50 * time.Millisecond}
+	err := waitForAPIEndpoint(context.Background(), apiKubeconfig(t, down), giveUp, say)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "did not answer GET /healthz within 300ms (last: GET /healthz answered 503 Service Unavailable)")
+	assert.Contains(t, err.Error(), "did not answer GET /healthz within 3s (last: GET /healthz answered 503 Service Unavailable)")
 	assert.Contains(t, err.Error(), "run `pulumi up` again")
 
 	// An API server that refuses anonymous requests has answered all the same.
@@ -177,7 +181,7 @@ func TestAPIEndpointWaitIsBoundedAndChecksTheClusterCA(t *testing.T) {
 	ownCA := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: up.Certificate().Raw}))
 	impostor := strings.Replace(apiKubeconfig(t, up), ownCA, otherCA, 1)
 	require.NotEqual(t, apiKubeconfig(t, up), impostor)
-	err = waitForAPIEndpoint(context.Background(), impostor, Patience{Timeout: 2 * time.Second, Interval: 50 * time.Millisecond}, say)
+	err = waitForAPIEndpoint(context.Background(), impostor, giveUp, say)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "certificate signed by unknown authority")
 

@@ -34,7 +34,7 @@ func TestArrivalsCountEachWindowAndRememberDeletedClaims(t *testing.T) {
 	api.addClaimsIn(testNS, "old", 5, nil, t0.Add(-time.Hour))
 	api.addClaimsIn(testNS, "mid", 3, nil, t0.Add(-100*time.Second))
 	api.addClaimsIn(testNS, "new", 2, nil, t0.Add(-10*time.Second))
-	h := newPoolsHarness(t, api, []Pool{arrivalPool}, testTimes(5*time.Second))
+	h := newPoolsHarness(t, api, []Pool{arrivalPool}, testTimes(time.Minute))
 
 	m := h.wantCount(t, 10, true)
 	wantArrivals(t, m, 2, 5)
@@ -134,7 +134,7 @@ func TestFailedReadNeverServesZeroArrivals(t *testing.T) {
 			api := newFakeAPI(t, testNS)
 			api.setClock(t0)
 			api.addClaimsIn(testNS, "new", 2, nil, t0.Add(-10*time.Second))
-			h := newPoolsHarness(t, api, []Pool{arrivalPool}, testTimes(5*time.Second))
+			h := newPoolsHarness(t, api, []Pool{arrivalPool}, testTimes(time.Minute))
 			good := h.wantCount(t, 2, true)
 			wantArrivals(t, good, 2, 2)
 
@@ -158,7 +158,7 @@ func TestFailedReadNeverServesZeroArrivals(t *testing.T) {
 		writeStatus(w, http.StatusServiceUnavailable, "ServiceUnavailable", "down")
 		return true
 	})
-	h := newPoolsHarness(t, api, []Pool{arrivalPool}, testTimes(5*time.Second))
+	h := newPoolsHarness(t, api, []Pool{arrivalPool}, testTimes(time.Minute))
 	code, m := h.demandAt(t, "/demand/code")
 	if code != http.StatusServiceUnavailable {
 		t.Errorf("before any good read: %d %v, want 503", code, m)
@@ -178,7 +178,7 @@ func TestArrivalPoolReadsTheMetadataList(t *testing.T) {
 	api.setClock(t0)
 	api.addClaimsIn(testNS, "claim", 1203, nil, t0.Add(-time.Second))
 	api.addClaimsIn("plain", "claim", 7, nil, t0)
-	h := newPoolsHarness(t, api, []Pool{arrivalPool, {Name: "plain", Namespace: "plain"}}, testTimes(5*time.Second))
+	h := newPoolsHarness(t, api, []Pool{arrivalPool, {Name: "plain", Namespace: "plain"}}, testTimes(time.Minute))
 
 	wantArrivals(t, h.wantCountAt(t, "/demand/code", 1203, true), 1203, 1203)
 	reqs := api.recorded()
@@ -213,7 +213,7 @@ func TestArrivalsWithoutDateUseTheExportersClock(t *testing.T) {
 			now.Add(-5*time.Second).UTC().Format(time.RFC3339), now.Add(-time.Hour).UTC().Format(time.RFC3339))
 		return true
 	})
-	h := newPoolsHarness(t, api, []Pool{arrivalPool}, testTimes(5*time.Second))
+	h := newPoolsHarness(t, api, []Pool{arrivalPool}, testTimes(time.Minute))
 	wantArrivals(t, h.wantCountAt(t, "/demand/code", 2, true), 1, 1)
 }
 
@@ -223,7 +223,7 @@ func TestFullArrivalMemoryRecoversAsClaimsAge(t *testing.T) {
 	api := newFakeAPI(t, testNS)
 	api.setClock(t0)
 	api.addClaimsIn(testNS, "a", 2, nil, t0)
-	h := newPoolsHarness(t, api, []Pool{arrivalPool}, testTimes(5*time.Second))
+	h := newPoolsHarness(t, api, []Pool{arrivalPool}, testTimes(time.Minute))
 	h.pools[0].counter.arrivals.limit = 2
 	wantArrivals(t, h.wantCount(t, 2, true), 2, 2)
 	api.deletePrefix(testNS, "a")

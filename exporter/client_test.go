@@ -25,7 +25,7 @@ func TestTokenFileIsReReadOnEveryRequest(t *testing.T) {
 	api := newFakeAPI(t, testNS)
 	api.addClaims("claim", 4, nil)
 	api.token = testToken
-	h := newHarness(t, api, "", 5*time.Second)
+	h := newHarness(t, api, "", time.Minute)
 	h.wantCount(t, 4, true)
 
 	// Rotate the way the kubelet does: the API accepts only the new token now.
@@ -122,7 +122,7 @@ func TestErrorsCarryNoContinueToken(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			api := newFakeAPI(t, testNS)
 			api.addClaims("claim", 1203, partOfLabels)
-			h := newHarness(t, api, testSelector, 5*time.Second)
+			h := newHarness(t, api, testSelector, time.Minute)
 			h.wantCount(t, 1203, true) // requests 1-3
 			var token string           // written by the fault, which runs under api.mu
 			api.setFault(func(w http.ResponseWriter, r *http.Request, n int) bool {
@@ -158,7 +158,7 @@ func TestErrorsCarryNoContinueToken(t *testing.T) {
 // still learns which server failed.
 func TestTransportErrorNamesTheServer(t *testing.T) {
 	api := newFakeAPI(t, testNS)
-	h := newHarness(t, api, testSelector, 5*time.Second)
+	h := newHarness(t, api, testSelector, time.Minute)
 	api.Close()
 	code, m := h.demand(t)
 	e, _ := m["error"].(string)

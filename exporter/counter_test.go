@@ -18,7 +18,7 @@ func TestRemainingItemCountIsExactInOneRequest(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			api := newFakeAPI(t, testNS)
 			api.addClaims("claim", n, partOfLabels)
-			h := newHarness(t, api, "", 5*time.Second)
+			h := newHarness(t, api, "", time.Minute)
 			m := h.wantCount(t, n, true)
 			if m["method"] != MethodRemainingItemCount {
 				t.Errorf("method = %v, want %s", m["method"], MethodRemainingItemCount)
@@ -39,7 +39,7 @@ func TestRemainingItemCountIsExactInOneRequest(t *testing.T) {
 // own read, never a remembered or partial one.
 func TestRemainingItemCountFollowsChurn(t *testing.T) {
 	api := newFakeAPI(t, testNS)
-	h := newHarness(t, api, "", 5*time.Second)
+	h := newHarness(t, api, "", time.Minute)
 	api.addClaims("a", 3, nil)
 	h.wantCount(t, 3, true)
 	api.addClaims("b", 700, nil)
@@ -56,7 +56,7 @@ func TestMissingRemainingItemCountFallsBackToPages(t *testing.T) {
 	api := newFakeAPI(t, testNS)
 	api.omitRemaining = true
 	api.addClaims("claim", 1234, nil)
-	h := newHarness(t, api, "", 5*time.Second)
+	h := newHarness(t, api, "", time.Minute)
 	m := h.wantCount(t, 1234, true)
 	if m["method"] != MethodList {
 		t.Errorf("method = %v, want %s", m["method"], MethodList)
@@ -73,7 +73,7 @@ func TestSelectorCountsEveryPageOfAMetadataList(t *testing.T) {
 	api := newFakeAPI(t, testNS)
 	api.addClaims("claim", 1203, partOfLabels)
 	api.addClaims("other", 400, map[string]string{"app.kubernetes.io/part-of": "someone-else"})
-	h := newHarness(t, api, testSelector, 5*time.Second)
+	h := newHarness(t, api, testSelector, time.Minute)
 	m := h.wantCount(t, 1203, true)
 	if m["method"] != MethodList || m["selector"] != testSelector || m["namespace"] != testNS {
 		t.Errorf("/demand = %v", m)
@@ -117,7 +117,7 @@ func TestFailedPageFailsTheWholeRead(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			api := newFakeAPI(t, testNS)
 			api.addClaims("claim", 1203, partOfLabels)
-			h := newHarness(t, api, testSelector, 5*time.Second)
+			h := newHarness(t, api, testSelector, time.Minute)
 			h.wantCount(t, 1203, true) // requests 1-3
 			api.addClaims("new", 50, partOfLabels)
 			api.setFault(func(w http.ResponseWriter, r *http.Request, n int) bool {
@@ -170,7 +170,7 @@ func TestCountOutsideWhatTheAPICouldHoldIsAFailedRead(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			api := newFakeAPI(t, testNS)
 			api.addClaims("claim", 3, nil)
-			h := newHarness(t, api, "", 5*time.Second)
+			h := newHarness(t, api, "", time.Minute)
 			h.wantCount(t, 3, true)
 			api.setFault(func(w http.ResponseWriter, _ *http.Request, _ int) bool {
 				io.WriteString(w, listPageJSON(1, `"continue":"x","remainingItemCount":`+remaining))
@@ -187,7 +187,7 @@ func TestCountOutsideWhatTheAPICouldHoldIsAFailedRead(t *testing.T) {
 			io.WriteString(w, listPageJSON(1, `"continue":"x","remainingItemCount":9223372036854775807`))
 			return true
 		})
-		h := newHarness(t, api, "", 5*time.Second)
+		h := newHarness(t, api, "", time.Minute)
 		if code, m := h.demand(t); code != http.StatusServiceUnavailable {
 			t.Errorf("/demand = %d %v, want 503", code, m)
 		}
@@ -198,7 +198,7 @@ func TestCountOutsideWhatTheAPICouldHoldIsAFailedRead(t *testing.T) {
 			io.WriteString(w, listPageJSON(1, fmt.Sprintf(`"continue":"x","remainingItemCount":%d`, MaxClaimCount-1)))
 			return true
 		})
-		h := newHarness(t, api, "", 5*time.Second)
+		h := newHarness(t, api, "", time.Minute)
 		h.wantCount(t, MaxClaimCount, true)
 	})
 }
@@ -208,7 +208,7 @@ func TestCountOutsideWhatTheAPICouldHoldIsAFailedRead(t *testing.T) {
 func TestOversizedPageIsAskedForAgainSmaller(t *testing.T) {
 	api := newFakeAPI(t, testNS)
 	api.addClaims("claim", 1203, partOfLabels)
-	h := newHarness(t, api, testSelector, 5*time.Second)
+	h := newHarness(t, api, testSelector, time.Minute)
 	h.client.maxPageBytes = 64 << 10 // a page of 500 claims is ~0.7 MB
 	h.wantCount(t, 1203, true)
 	var limits []string
@@ -257,7 +257,7 @@ func TestBodyOverTheCapFailsTheRead(t *testing.T) {
 func TestEndlessContinueTokensStopAtTheRequestCap(t *testing.T) {
 	api := newFakeAPI(t, testNS)
 	api.addClaims("claim", 3, partOfLabels)
-	h := newHarness(t, api, testSelector, 10*time.Second)
+	h := newHarness(t, api, testSelector, time.Minute)
 	h.wantCount(t, 3, true)
 	before := len(api.recorded())
 	api.setFault(func(w http.ResponseWriter, _ *http.Request, n int) bool {

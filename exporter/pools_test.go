@@ -81,7 +81,7 @@ func TestOneNamedPoolIsAlsoAtDemand(t *testing.T) {
 func TestOnePoolAnswerKeepsItsFields(t *testing.T) {
 	api := newFakeAPI(t, testNS)
 	api.addClaims("claim", 3, nil)
-	h := newHarness(t, api, "", 5*time.Second)
+	h := newHarness(t, api, "", time.Minute)
 	code, body := h.get(t, "/demand")
 	want := regexp.MustCompile(`^\{"active_claims":3,"namespace":"` + testNS + `","selector":"","read_at":"[0-9T:Z-]+","fresh":true,"method":"remainingItemCount","pool":""\}\n$`)
 	if code != http.StatusOK || !want.MatchString(body) {
@@ -248,7 +248,10 @@ func TestThreeTriggersCostOneRead(t *testing.T) {
 	api := newFakeAPI(t, testNS)
 	api.setClock(t0)
 	api.addClaimsIn(testNS, "claim", 1203, nil, t0)
-	h := newPoolsHarness(t, api, []Pool{arrivalPool}, productionTimes(5*time.Second))
+	// The production reuse window, with a minute for the read and the scrape's wait: each
+	// scrape here must get its read's fresh answer, and a loaded machine has taken longer
+	// than the 2 s scrape deadline to list 1203 claims.
+	h := newPoolsHarness(t, api, []Pool{arrivalPool}, trackerTimes{readTimeout: time.Minute, scrapeDeadline: time.Minute, reuse: ReuseWindow})
 	var clock atomic.Int64
 	clock.Store(t0.UnixNano())
 	h.pools[0].tracker.now = func() time.Time { return time.Unix(0, clock.Load()) }

@@ -24,10 +24,7 @@ func TestAPIFaultsServeLastGoodCountStale(t *testing.T) {
 			writeStatus(w, http.StatusForbidden, "Forbidden", `sandboxclaims.extensions.agents.x-k8s.io is forbidden: User "system:serviceaccount:warm-pool-autoscaling-keda:claim-exporter" cannot list resource "sandboxclaims"`)
 		}, "forbidden"},
 		"timeout": {func(w http.ResponseWriter, r *http.Request) {
-			select { // hang past the exporter's timeout
-			case <-r.Context().Done():
-			case <-time.After(5 * time.Second):
-			}
+			<-r.Context().Done() // hang until the exporter's read bound gives up
 		}, "deadline exceeded"},
 		"garbage body": {func(w http.ResponseWriter, _ *http.Request) {
 			w.Write([]byte("\x00\x17garbage{{"))
@@ -50,8 +47,14 @@ func TestAPIFaultsServeLastGoodCountStale(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			api := newFakeAPI(t, testNS)
 			api.addClaims("claim", 3, partOfLabels)
-			h := newHarness(t, api, "", 300*time.Millisecond)
+			// Every read the test expects to complete gets a minute; only the hang is cut short,
+			// by a 300 ms bound set while no read is in flight (the good read has ended, and the
+			// recovery read starts after the bound is back).
+			h := newHarness(t, api, "", time.Minute)
 			good := h.wantCount(t, 3, true)
+			if name == "timeout" {
+				h.pools[0].tracker.readTimeout = 300 * time.Millisecond
+			}
 
 			api.setFault(func(w http.ResponseWriter, r *http.Request, _ int) bool {
 				fault.answer(w, r)
@@ -94,6 +97,7 @@ func TestAPIFaultsServeLastGoodCountStale(t *testing.T) {
 			}
 
 			api.setFault(nil)
+			h.pools[0].tracker.readTimeout = time.Minute
 			h.wantCount(t, 3, true)
 		})
 	}
@@ -108,7 +112,7 @@ func TestNoCountBeforeFirstReadIsAnError(t *testing.T) {
 		writeStatus(w, http.StatusServiceUnavailable, "ServiceUnavailable", "the server is currently unable to handle the request")
 		return true
 	})
-	h := newHarness(t, api, "", 5*time.Second)
+	h := newHarness(t, api, "", time.Minute)
 
 	code, m := h.demand(t)
 	if code != http.StatusServiceUnavailable {
@@ -142,7 +146,7 @@ func TestHealthzNeverCallsTheAPI(t *testing.T) {
 		writeStatus(w, http.StatusInternalServerError, "InternalError", "down")
 		return true
 	})
-	h := newHarness(t, api, "", 5*time.Second)
+	h := newHarness(t, api, "", time.Minute)
 	for range 3 {
 		if code, body := h.get(t, "/healthz"); code != http.StatusOK || body != "ok" {
 			t.Errorf("/healthz = %d %q, want 200 ok", code, body)
@@ -158,7 +162,7 @@ func TestHealthzNeverCallsTheAPI(t *testing.T) {
 func TestMetricsText(t *testing.T) {
 	api := newFakeAPI(t, `ns-"quoted"`) // not a valid namespace, but shows the escaping
 	api.addClaims("claim", 3, nil)
-	h := newHarness(t, api, "", 5*time.Second)
+	h := newHarness(t, api, "", time.Minute)
 	code, body := h.get(t, "/metrics")
 	if code != http.StatusOK {
 		t.Fatalf("/metrics status %d", code)
@@ -185,7 +189,7 @@ func TestConcurrentScrapesShareOneRead(t *testing.T) {
 		<-release
 		return reading{count: 7, method: MethodRemainingItemCount}, nil
 	}
-	tr := newTracker(context.Background(), count, times(time.Second, time.Minute), discardLogger())
+	tr := newTracker(context.Background(), count, times(time.Minute, time.Minute), discardLogger())
 	var wg sync.WaitGroup
 	results := make(chan Snapshot, 10)
 	scrape := func() { defer wg.Done(); results <- tr.Scrape() }
@@ -198,7 +202,22 @@ func TestConcurrentScrapesShareOneRead(t *testing.T) {
 		wg.Add(1)
 		go scrape()
 	}
-	time.Sleep(100 * time.Millisecond)
+	// Released once all ten wait on a read: a scrape after the read would start another. A
+	// tracker that started one read per scrape never gets there.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		tr.mu.Lock()
+		joined := 0
+		if tr.inflight != nil {
+			joined = tr.inflight.scrapes
+		}
+		tr.mu.Unlock()
+		if joined == 10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s, %d of 10 overlapping scrapes wait on the read in flight", joined)
+		}
+	}
 	close(release)
 	wg.Wait()
 	close(results)

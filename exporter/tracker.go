@@ -65,6 +65,7 @@ type flight struct {
 	started time.Time
 	ended   time.Time
 	snap    Snapshot
+	scrapes int // the scrapes that started or joined it (under the tracker's mu); tests wait on it
 }
 
 // trackerTimes are a tracker's three bounds.
@@ -99,6 +100,7 @@ func (t *tracker) Scrape() Snapshot {
 		t.inflight = f
 		go t.read(f)
 	}
+	f.scrapes++
 	t.mu.Unlock()
 
 	deadline := time.NewTimer(t.scrapeDeadline)

@@ -26,9 +26,10 @@ func setPatience(t *testing.T, api, rc components.Patience) {
 }
 
 var (
-	// giveUp is a wait meant to give up within the test; succeed one meant to end well, however
-	// loaded the machine (a long bound, a short interval).
-	giveUp  = components.Patience{Timeout: time.Second, Interval: 20 * time.Millisecond}
+	// giveUp is a wait meant to give up within the test, yet only after the fake API's HTTPS
+	// answers the verdict is drawn from (a loaded machine took longer than 1 s for a few);
+	// succeed one meant to end well, however loaded the machine (a long bound, a short interval).
+	giveUp  = components.Patience{Timeout: 5 * time.Second, Interval: 20 * time.Millisecond}
 	succeed = components.Patience{Timeout: time.Minute, Interval: 20 * time.Millisecond}
 	never   = components.Patience{Timeout: time.Hour, Interval: time.Hour}
 )
@@ -61,7 +62,7 @@ func TestNewClusterWhoseEndpointNeverAnswersStopsBeforeAnyKubernetesResource(t *
 	setPatience(t, giveUp, succeed)
 	rec, err := runProgram(t, nil, func(r *mockgraph.Recorder) { r.API.HealthzFailures = 1 << 30 })
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "did not answer GET /healthz within 1s (last: GET /healthz answered 503 Service Unavailable)")
+	assert.Contains(t, err.Error(), "did not answer GET /healthz within 5s (last: GET /healthz answered 503 Service Unavailable)")
 	assert.Contains(t, err.Error(), "run `pulumi up` again")
 	assert.Empty(t, kubernetesResources(rec), "not even the provider: it would find the cluster unreachable")
 	assert.Zero(t, rec.APIRequests().RuntimeClass)
@@ -73,10 +74,12 @@ func TestNewClusterWithoutTheRuntimeClassSaysToRunUpAgain(t *testing.T) {
 		r.Absent[typeRuntimeClass+"/"+contract.RuntimeClassName] = true
 	})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `RuntimeClass "isolated-sandbox" is not on the new cluster after waiting 1s (the API answered that it does not exist)`)
+	assert.Contains(t, err.Error(), `RuntimeClass "isolated-sandbox" is not on the new cluster after waiting 5s (the API answered that it does not exist)`)
 	assert.Contains(t, err.Error(), "Run `pulumi up` again")
 	assert.NotContains(t, err.Error(), "does not exist'", "not the bare read error")
-	assert.Greater(t, rec.APIRequests().RuntimeClass, 2, "it kept asking")
+	// The first answer and one more after a 20 ms pause: how many more fit in the wait depends
+	// on the machine's load.
+	assert.Greater(t, rec.APIRequests().RuntimeClass, 1, "it kept asking")
 	for _, typ := range []string{typeNamespace, typeTemplate, typePool, typeDeployment, typeScaledObject, typeChart, typeConfigFile} {
 		assert.Empty(t, rec.Find(typ, ""), "%s must not be registered when the runtime is missing", typ)
 	}

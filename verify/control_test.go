@@ -20,6 +20,11 @@ func controlConfig() Config {
 	return cfg
 }
 
+// acceptWindow is the control window of a run that must pass. The window is read at its start
+// and again at its end, so it shows the two readings the check needs only when the first read
+// ends inside it: a loaded machine has taken longer than testConfig's 300 ms for that read.
+const acceptWindow = 2 * time.Second
+
 // The control against a cluster where only KEDA moves the pool: it stays
 // flat, and everything is put back and read back.
 func TestControlAccepts(t *testing.T) {
@@ -28,6 +33,7 @@ func TestControlAccepts(t *testing.T) {
 	c := newCluster(t)
 	c.start()
 	cfg := controlConfig()
+	cfg.ControlFloor = acceptWindow
 	code, rep, out := runWith(t, context.Background(), c, cfg, blueprintExec(), fakeDemand{c: c})
 	t.Log("\n" + out)
 	if code != 0 {
@@ -46,7 +52,7 @@ func TestControlAccepts(t *testing.T) {
 	if n := c.claimNames(testNS); len(n) != 0 {
 		t.Errorf("claims left: %v", n)
 	}
-	if rep.Control == nil || rep.Control.Readings < 2 || rep.Control.WindowSeconds < 0.3 {
+	if rep.Control == nil || rep.Control.Readings < 2 || rep.Control.WindowSeconds < acceptWindow.Seconds() {
 		t.Errorf("control window not recorded: %+v", rep.Control)
 	}
 	if !strings.Contains(out, "during the window, every one of them 1") {
@@ -83,14 +89,18 @@ func TestControlRejects(t *testing.T) {
 		demand   func(c *cluster) DemandReader
 		wantFail string
 		window   time.Duration // the control window's floor, when the fault must show inside it
+		// hpaTimeout is the HPA waits' bound when one of them is the verdict (the HPA never
+		// goes, or never comes back); the others wait for a fake that acts within
+		// milliseconds, so they get a minute, which a wait that succeeds never spends.
+		hpaTimeout time.Duration
 	}{
 		{name: "something else moves the pool", setup: func(c *cluster) { c.rogue.Store(true) }, wantFail: "spec.replicas stays flat", window: faultWindow},
-		{name: "the HPA outlives the ScaledObject", setup: func(c *cluster) { c.noGC.Store(true) }, wantFail: "the ScaledObject and its HPA are gone"},
+		{name: "the HPA outlives the ScaledObject", setup: func(c *cluster) { c.noGC.Store(true) }, wantFail: "the ScaledObject and its HPA are gone", hpaTimeout: time.Second},
 		{name: "the exporter does not serve the demand", demand: func(*cluster) DemandReader { return fakeDemand{fixed: &zero} }, wantFail: "the exporter served active_claims=3"},
 		{name: "KEDA does not take the pool back", setup: func(c *cluster) {
 			// KEDA stops creating HPAs once its first one is gone.
 			c.kedaQuits.Store(true)
-		}, wantFail: "KEDA created its HPA again"},
+		}, wantFail: "KEDA created its HPA again", hpaTimeout: 5 * time.Second}, // the first HPA must go within it; the second never comes
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -100,7 +110,10 @@ func TestControlRejects(t *testing.T) {
 			}
 			c.start()
 			cfg := controlConfig()
-			cfg.HPATimeout = time.Second
+			cfg.HPATimeout = time.Minute
+			if tc.hpaTimeout > 0 {
+				cfg.HPATimeout = tc.hpaTimeout
+			}
 			if tc.window > 0 {
 				cfg.ControlFloor = tc.window
 			}
@@ -140,7 +153,7 @@ func TestControlInterruptRestores(t *testing.T) {
 	c.start([]runtime.Object{foreign, elsewhere}...)
 	cfg := controlConfig()
 	cfg.ClaimSelector = labelPartOf + "=" + projectName
-	cfg.ControlFloor = 10 * time.Second // the interrupt lands inside the window
+	cfg.ControlFloor = 5 * time.Minute // the interrupt lands inside the window, however slow the run
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -159,7 +172,8 @@ func TestControlInterruptRestores(t *testing.T) {
 	start := time.Now()
 	code, rep, out := runWith(t, ctx, c, cfg, blueprintExec(), fakeDemand{c: c, selector: cfg.ClaimSelector})
 	t.Log("\n" + out)
-	if time.Since(start) > 8*time.Second {
+	// Far below the window and far above the run's own work: only a window that ran on fails it.
+	if time.Since(start) > time.Minute {
 		t.Fatalf("the interrupt did not end the window early (%s)", time.Since(start))
 	}
 	if code != 1 || status(t, rep, "the run completed") != report.Fail {

@@ -77,18 +77,21 @@ func TestDemandPhaseRejects(t *testing.T) {
 	foreign := newDemandClaim(testNS, "someone-elses", "warm-pool")
 	zero := int64(0)
 	cases := []struct {
-		name      string
-		setup     func(c *cluster)
-		extra     []runtime.Object
-		demand    func(c *cluster) DemandReader
-		wantFail  string
-		survivors []string
+		name   string
+		setup  func(c *cluster)
+		extra  []runtime.Object
+		demand func(c *cluster) DemandReader
+		// adoptionBound, when set, replaces testConfig's minute
+		adoptionBound time.Duration
+		wantFail      string
+		survivors     []string
 	}{
 		{name: "the HPA does not follow demand", setup: func(c *cluster) { c.keda.Store(false) }, wantFail: "scale up: 2 claim(s)"},
 		{name: "the HPA stops short of the cap", setup: func(c *cluster) { c.stuckAt = 2 }, wantFail: "scale up: 3 claim(s)"},
 		{name: "a cold sandbox", setup: func(c *cluster) { c.cold.Store(true) }, wantFail: "adopted a pre-booted sandbox"},
 		{name: "a pod created for the claim", setup: func(c *cluster) { c.freshPods.Store(true) }, wantFail: "the pod predates the claim"},
-		{name: "Ready too slow", setup: func(c *cluster) { c.readyDelay = 1500 * time.Millisecond }, wantFail: "Ready within the bound"},
+		// testConfig's bound is a minute; this case's is 1 s against a Ready at 1.5 s at the earliest.
+		{name: "Ready too slow", setup: func(c *cluster) { c.readyDelay = 1500 * time.Millisecond }, adoptionBound: time.Second, wantFail: "Ready within the bound"},
 		{name: "a leftover demand claim", extra: []runtime.Object{leftover}, wantFail: "no demand claim is left over", survivors: []string{"demand-2"}},
 		{name: "a claim that is not ours is counted", extra: []runtime.Object{foreign}, wantFail: "no demand at the start", survivors: []string{"someone-elses"}},
 		{name: "the exporter cannot be read", demand: func(*cluster) DemandReader { return fakeDemand{err: errors.New("HTTP 503: no read yet")} }, wantFail: "the exporter served active_claims=3"},
@@ -105,6 +108,9 @@ func TestDemandPhaseRejects(t *testing.T) {
 			cfg := testConfig()
 			cfg.Phase = "demand"
 			cfg.StepTimeout = 1500 * time.Millisecond
+			if tc.adoptionBound > 0 {
+				cfg.AdoptionBound = tc.adoptionBound
+			}
 			var d DemandReader = fakeDemand{c: c}
 			if tc.demand != nil {
 				d = tc.demand(c)

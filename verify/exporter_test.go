@@ -44,7 +44,8 @@ func TestHTTPDemand(t *testing.T) {
 		}
 		_, _ = w.Write([]byte(`{"active_claims": 2, "fresh": true, "method": "list"}`))
 	}))
-	d := httpDemand{url: srv.URL + "/demand", client: &http.Client{Timeout: time.Second}}
+	// A minute: the first read must succeed, however slow the machine; the second fails at once.
+	d := httpDemand{url: srv.URL + "/demand", client: &http.Client{Timeout: time.Minute}}
 	got, err := d.Read(context.Background())
 	if err != nil || got.ActiveClaims != 2 {
 		t.Fatalf("%+v %v", got, err)

@@ -169,7 +169,10 @@ func newCluster(t *testing.T) *cluster {
 	t.Helper()
 	c := &cluster{t: t, min: 1, max: 3, stopped: make(chan struct{}), hpaMetricType: autoscalingv2.AverageValueMetricType,
 		firstSeen: map[string]time.Time{}, created: map[string][]time.Time{},
-		shortWin: 300 * time.Millisecond, longWin: 600 * time.Millisecond, exporterEndpoints: 2}
+		// Seconds, not milliseconds: a claim must stay in the windows from the simulated HPA's
+		// write to the runner's reading (a step's reading only counts inside the long window),
+		// and a loaded machine has taken longer than 300 ms between the two.
+		shortWin: 3 * time.Second, longWin: 6 * time.Second, exporterEndpoints: 2}
 	c.keda.Store(true)
 	return c
 }
@@ -643,6 +646,9 @@ func testConfig() Config {
 	c.StackLabel = "warm-pool-autoscaling-keda.dev"
 	c.StepTimeout = 3 * time.Second
 	c.AdoptionTimeout = 3 * time.Second
+	// Every accept run judges the claim's Ready against the bound: far above the fake's few
+	// milliseconds, so a loaded machine cannot fail it; the reject case sets its own.
+	c.AdoptionBound = time.Minute
 	c.ExporterTimeout = time.Second
 	c.HPATimeout = 3 * time.Second
 	c.RestoreTimeout = 3 * time.Second

@@ -22,7 +22,9 @@ func TestFallbackIsNeverSilent(t *testing.T) {
 	cases := []struct {
 		name   string
 		status func(st map[string]any)
-		// clears: the status goes back to KEDA's healthy reading this long after the run starts.
+		// clears: the status goes back to KEDA's healthy reading this long after the run starts;
+		// the check then reads again for up to a minute (not testConfig's 1 s, which a loaded
+		// machine has spent before the status cleared), a wait that ends once it has.
 		clears time.Duration
 		want   report.Status
 		says   string
@@ -75,7 +77,11 @@ func TestFallbackIsNeverSilent(t *testing.T) {
 			}
 			var buf syncBuffer
 			rep := newReport(&buf)
-			r := newRunner(testConfig(), c.kube, c.dyn, blueprintExec(), fakeDemand{c: c}, rep)
+			cfg := testConfig()
+			if tc.clears > 0 {
+				cfg.ExporterTimeout = time.Minute
+			}
+			r := newRunner(cfg, c.kube, c.dyn, blueprintExec(), fakeDemand{c: c}, rep)
 			_ = r.precondition(ctx)
 			if got := status(t, rep, check); got != tc.want {
 				t.Fatalf("%s: %s, want %s\n%s", check, got, tc.want, buf.String())

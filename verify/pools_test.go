@@ -205,6 +205,7 @@ func TestCrossPoolSkipsWithOnePool(t *testing.T) {
 	c := newCluster(t)
 	c.start()
 	cfg := controlConfig()
+	cfg.ControlFloor = acceptWindow
 	code, rep, out := runWith(t, context.Background(), c, cfg, blueprintExec(), fakeDemand{c: c})
 	if code != 0 || status(t, rep, crossSkipName) != report.Skip || !strings.Contains(out, "the stack has one pool (warm-pool)") {
 		t.Fatalf("exit %d\n%s", code, out)

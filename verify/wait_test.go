@@ -43,18 +43,20 @@ func TestWaitRetriesAFailedReadAndReportsTheLast(t *testing.T) {
 
 	failing.Store(3)
 	var buf syncBuffer
-	_, at, err := waitObject(context.Background(), newReport(&buf), ri, "warm-pool", "spec.replicas=1", 2*time.Second, 10*time.Millisecond, specIs(1, nil))
+	// A minute: the wait ends at the fourth read, however slow the machine.
+	_, at, err := waitObject(context.Background(), newReport(&buf), ri, "warm-pool", "spec.replicas=1", time.Minute, 10*time.Millisecond, specIs(1, nil))
 	if err != nil || at.IsZero() {
 		t.Fatalf("three failed reads ended the wait: %v", err)
 	}
-	if !strings.Contains(buf.String(), "waiting up to 2s for spec.replicas=1 (nothing read yet; the latest read failed: reading warm-pool: etcdserver: request timed out)") {
+	if !strings.Contains(buf.String(), "waiting up to 1m0s for spec.replicas=1 (nothing read yet; the latest read failed: reading warm-pool: etcdserver: request timed out)") {
 		t.Fatalf("the wait does not say its first read failed:\n%s", buf.String())
 	}
 
-	// The first read answers 1; every later one fails: the timeout names both.
+	// The first read answers 1; every later one fails: the timeout names both. 2 s: a failed
+	// read must come inside it, 10 ms after the first (a loaded machine has let 300 ms pass).
 	failing.Store(0)
 	first := true
-	_, _, err = waitObject(context.Background(), newReport(&buf), ri, "warm-pool", "spec.replicas=2", 300*time.Millisecond, 10*time.Millisecond,
+	_, _, err = waitObject(context.Background(), newReport(&buf), ri, "warm-pool", "spec.replicas=2", 2*time.Second, 10*time.Millisecond,
 		func(u *unstructured.Unstructured) (bool, string, error) {
 			if first {
 				first = false
@@ -85,7 +87,9 @@ func TestExporterCheckReportsTheLastReadError(t *testing.T) {
 	var buf2 syncBuffer
 	rep = newReport(&buf2)
 	flaky := &flakyDemand{DemandReader: fakeDemand{c: c}, failures: 3}
-	newRunner(testConfig(), c.kube, c.dyn, blueprintExec(), flaky, rep).exporterServes(context.Background(), "demand", 0)
+	patient := testConfig()
+	patient.ExporterTimeout = time.Minute // the wait ends at the fourth read, however slow the machine
+	newRunner(patient, c.kube, c.dyn, blueprintExec(), flaky, rep).exporterServes(context.Background(), "demand", 0)
 	if status(t, rep, "the exporter served active_claims=0") != report.Pass || flaky.reads != 4 {
 		t.Fatalf("three failed reads, then an answer: %d reads\n%s", flaky.reads, buf2.String())
 	}
@@ -114,18 +118,21 @@ func TestWaitFallsBackToPolling(t *testing.T) {
 		return true, nil, errors.New("watch is forbidden")
 	})
 	ri := c.dyn.Resource(gvr.SandboxWarmPool).Namespace(testNS)
+	var buf syncBuffer
 	go func() {
-		time.Sleep(100 * time.Millisecond)
+		// The change comes once the wait has read 1 and said so, so it is seen by polling.
+		for deadline := time.Now().Add(time.Minute); !strings.Contains(buf.String(), "(now 1)") && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+		}
 		p, _ := ri.Get(context.Background(), "warm-pool", metav1.GetOptions{})
 		_ = unstructured.SetNestedField(p.Object, int64(2), "spec", "replicas")
 		_, _ = ri.Update(context.Background(), p, metav1.UpdateOptions{})
 	}()
-	var buf syncBuffer
-	_, at, err := waitObject(context.Background(), newReport(&buf), ri, "warm-pool", "spec.replicas=2", 2*time.Second, 10*time.Millisecond, specIs(2, nil))
+	_, at, err := waitObject(context.Background(), newReport(&buf), ri, "warm-pool", "spec.replicas=2", time.Minute, 10*time.Millisecond, specIs(2, nil))
 	if err != nil || at.IsZero() {
 		t.Fatalf("%v", err)
 	}
-	if !strings.Contains(buf.String(), "waiting up to 2s for spec.replicas=2 (now 1)") || !strings.Contains(buf.String(), "polling") {
+	if !strings.Contains(buf.String(), "waiting up to 1m0s for spec.replicas=2 (now 1)") || !strings.Contains(buf.String(), "polling") {
 		t.Fatalf("progress not printed:\n%s", buf.String())
 	}
 }

@@ -11,7 +11,8 @@ import (
 // A removal that uncovers more (a mount under a mount) is repeated until nothing is left.
 func TestRemoveUntilGoneRepeatsUntilNothingIsLeft(t *testing.T) {
 	left := []string{"/s/a", "/s/a/b", "/s/a/b/c"} // each round removes only the deepest
-	errs := removeUntilGone(time.Second, time.Millisecond, func() []string { return left },
+	// A minute: the removals end on the third round, however slow the machine.
+	errs := removeUntilGone(time.Minute, time.Millisecond, func() []string { return left },
 		func(p string) error {
 			if p == left[len(left)-1] {
 				left = left[:len(left)-1]
@@ -28,15 +29,15 @@ func TestRemoveUntilGoneRepeatsUntilNothingIsLeft(t *testing.T) {
 // What survives every round is named, with the last round's errors (not every round's).
 func TestRemoveUntilGoneNamesWhatSurvived(t *testing.T) {
 	calls := 0
-	// 20 pauses' worth: several rounds even on a loaded machine.
+	// 20 pauses' worth: several rounds as a rule, but only the first is sure on a loaded machine.
 	errs := removeUntilGone(200*time.Millisecond, 10*time.Millisecond, func() []int { return []int{41, 42} },
 		func(pid int) error {
 			calls++
 			return fmt.Errorf("kill %d: refused (call %d)", pid, calls)
 		},
 		func(rest []int) error { return fmt.Errorf("processes %v survived", rest) })
-	if calls < 4 || calls%2 != 0 {
-		t.Errorf("removals tried: %d, want both items in each of several rounds", calls)
+	if calls < 2 || calls%2 != 0 {
+		t.Errorf("removals tried: %d, want both items in each round", calls)
 	}
 	got := errors.Join(errs...).Error()
 	for _, want := range []string{fmt.Sprintf("kill 41: refused (call %d)", calls-1), fmt.Sprintf("kill 42: refused (call %d)", calls), "processes [41 42] survived"} {

@@ -52,7 +52,9 @@ func TestWaitHealthyWaitsForA200(t *testing.T) {
 		t.Errorf("returned after %d reads, want 3 (two 503s, then 200)", n)
 	}
 	reads.Store(-1000)
-	err := WaitHealthy(context.Background(), nil, srv.URL, nil, time.Second)
+	// 5 s: the deadline must come after at least one 503 has answered (a loaded machine has
+	// taken longer than 1 s for that).
+	err := WaitHealthy(context.Background(), nil, srv.URL, nil, 5*time.Second)
 	if err == nil || !strings.Contains(err.Error(), "503") {
 		t.Errorf("a server answering 503 until the deadline gave %v, want an error naming the 503", err)
 	}

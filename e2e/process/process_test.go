@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -114,7 +115,18 @@ func TestAKilledCallerLeavesNoProcess(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = cmd.Wait()
-			time.Sleep(time.Second) // the kernel delivers the parent-death signal as the helper exits
+			// The kernel delivers the parent-death signal as the helper exits, and the children
+			// die in their own time: "die" waits until they are gone (30 s at most, however
+			// loaded the machine); "outlive" gives them a second in which they must not die.
+			if tc.wantSurvives {
+				time.Sleep(time.Second)
+			} else {
+				for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+					if !slices.ContainsFunc(started, (*Process).Alive) {
+						break
+					}
+				}
+			}
 			for _, p := range started {
 				running := p.Alive()
 				t.Logf("%s: helper %d killed; %s (pid %d) running: %v", tc.mode, cmd.Process.Pid, p.Name, p.Pid, running)
