@@ -104,7 +104,7 @@ type autoscaledWarmPoolArgs struct {
 	PollingInterval *int `pulumi:"pollingInterval"`
 	// Name of the SandboxWarmPool (and the ScaledObject's target).
 	PoolName *string `pulumi:"poolName"`
-	// Several pools in one stack, each in its own namespace (default <namespace>-<name>) with its own ScaledObject: name (required), namespace, templateName, template, sizing, scaleDown, minReplicas, maxReplicas, targetValue, activationTargetValue, headroom, fallbackReplicas, pollingInterval, loadCap, claimSelector, exporterUrl. Unset top-level bounds are each entry's defaults; the exporter stays one Deployment in namespace. Unset: one pool from the top-level keys.
+	// Several pools in one stack, each in its own namespace (default <namespace>-<name>) with its own ScaledObject: name (required), namespace, templateName, template, sizing, scaleUp, scaleDown, minReplicas, maxReplicas, targetValue, activationTargetValue, headroom, fallbackReplicas, pollingInterval, loadCap, claimSelector, exporterUrl. Unset top-level bounds are each entry's defaults; the exporter stays one Deployment in namespace. Unset: one pool from the top-level keys.
 	Pools []map[string]interface{} `pulumi:"pools"`
 	// runtimeClassMode=create: the CRI handler that runs sandboxes on your nodes.
 	RuntimeClassHandler *string `pulumi:"runtimeClassHandler"`
@@ -112,6 +112,8 @@ type autoscaledWarmPoolArgs struct {
 	RuntimeClassMode *string `pulumi:"runtimeClassMode"`
 	// How the HPA lets each pool shrink (a pool's default; pools[i].scaleDown overrides): stabilizationWindowSeconds (30, 0..3600: the pool keeps the highest size recommended within it), policy (Pods or Percent) with value (at most that many, or that percent, per periodSeconds; unset: any drop at once) and periodSeconds (15, 1..1800).
 	ScaleDown map[string]interface{} `pulumi:"scaleDown"`
+	// How the HPA lets each pool grow (a pool's default; pools[i].scaleUp overrides): stabilizationWindowSeconds (0, 0..3600: the pool keeps the lowest size recommended within it), policy (Pods or Percent) with value (at most that many, or that percent, per periodSeconds; unset: any rise in one HPA sync, up to maxReplicas) and periodSeconds (15, 1..1800). Unset is not Kubernetes' default (4 pods or 100 % per 15 s), which takes a burst several syncs.
+	ScaleUp map[string]interface{} `pulumi:"scaleUp"`
 	// The one pool's sizing policy: policy (claims: ceil(claims/targetValue)+headroom; arrivals: the Poisson quantile of the claims that arrive within bootSeconds, one refill), bootSeconds (6), hpaSyncSeconds (15, the shortest shortWindowSeconds), warmHitTarget (0.99), shortWindowSeconds (30), longWindowSeconds (180), nodeLaunchSeconds (0: a node launch joins the refill), sandboxesPerNode (1: K>1 rounds the pool to whole nodes), schedule (time-of-day floors: start, end (cron), timezone (UTC), warm). See docs/configuration.md.
 	Sizing map[string]interface{} `pulumi:"sizing"`
 	// Claims per warm sandbox (metrics-api targetValue, AverageValue): desired = ceil(claims / targetValue). A decimal above 0 with at most 3 decimals.
@@ -164,7 +166,7 @@ type AutoscaledWarmPoolArgs struct {
 	PollingInterval *int
 	// Name of the SandboxWarmPool (and the ScaledObject's target).
 	PoolName *string
-	// Several pools in one stack, each in its own namespace (default <namespace>-<name>) with its own ScaledObject: name (required), namespace, templateName, template, sizing, scaleDown, minReplicas, maxReplicas, targetValue, activationTargetValue, headroom, fallbackReplicas, pollingInterval, loadCap, claimSelector, exporterUrl. Unset top-level bounds are each entry's defaults; the exporter stays one Deployment in namespace. Unset: one pool from the top-level keys.
+	// Several pools in one stack, each in its own namespace (default <namespace>-<name>) with its own ScaledObject: name (required), namespace, templateName, template, sizing, scaleUp, scaleDown, minReplicas, maxReplicas, targetValue, activationTargetValue, headroom, fallbackReplicas, pollingInterval, loadCap, claimSelector, exporterUrl. Unset top-level bounds are each entry's defaults; the exporter stays one Deployment in namespace. Unset: one pool from the top-level keys.
 	Pools []map[string]interface{}
 	// runtimeClassMode=create: the CRI handler that runs sandboxes on your nodes.
 	RuntimeClassHandler *string
@@ -172,6 +174,8 @@ type AutoscaledWarmPoolArgs struct {
 	RuntimeClassMode *string
 	// How the HPA lets each pool shrink (a pool's default; pools[i].scaleDown overrides): stabilizationWindowSeconds (30, 0..3600: the pool keeps the highest size recommended within it), policy (Pods or Percent) with value (at most that many, or that percent, per periodSeconds; unset: any drop at once) and periodSeconds (15, 1..1800).
 	ScaleDown map[string]interface{}
+	// How the HPA lets each pool grow (a pool's default; pools[i].scaleUp overrides): stabilizationWindowSeconds (0, 0..3600: the pool keeps the lowest size recommended within it), policy (Pods or Percent) with value (at most that many, or that percent, per periodSeconds; unset: any rise in one HPA sync, up to maxReplicas) and periodSeconds (15, 1..1800). Unset is not Kubernetes' default (4 pods or 100 % per 15 s), which takes a burst several syncs.
+	ScaleUp map[string]interface{}
 	// The one pool's sizing policy: policy (claims: ceil(claims/targetValue)+headroom; arrivals: the Poisson quantile of the claims that arrive within bootSeconds, one refill), bootSeconds (6), hpaSyncSeconds (15, the shortest shortWindowSeconds), warmHitTarget (0.99), shortWindowSeconds (30), longWindowSeconds (180), nodeLaunchSeconds (0: a node launch joins the refill), sandboxesPerNode (1: K>1 rounds the pool to whole nodes), schedule (time-of-day floors: start, end (cron), timezone (UTC), warm). See docs/configuration.md.
 	Sizing map[string]interface{}
 	// Claims per warm sandbox (metrics-api targetValue, AverageValue): desired = ceil(claims / targetValue). A decimal above 0 with at most 3 decimals.
