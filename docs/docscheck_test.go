@@ -331,15 +331,16 @@ func (r *repo) resolveLink(file, target string, picture bool) string {
 		return err.Error()
 	}
 	if !slugs[anchor] {
-		return fmt.Sprintf("anchor %q: no heading of %s has that anchor (headings: %s)", "#"+anchor, dest, keys(slugs))
+		return fmt.Sprintf("anchor %q: no heading of %s has that anchor (headings: %s)", "#"+anchor, dest, keyList(slugs, "#"))
 	}
 	return ""
 }
 
-func keys(m map[string]bool) string {
+// keyList is the set's keys, each after prefix, sorted and space-separated ("none" when empty).
+func keyList(m map[string]bool, prefix string) string {
 	var ks []string
 	for k := range m {
-		ks = append(ks, "#"+k)
+		ks = append(ks, prefix+k)
 	}
 	sort.Strings(ks)
 	if len(ks) == 0 {
@@ -730,21 +731,9 @@ func (r *repo) checkGoRun(c command) []string {
 		if name == "h" || name == "help" || flags[name] {
 			continue
 		}
-		out = append(out, fmt.Sprintf("go run %s: no flag -%s (it defines: %s)", pkg, name, flagList(flags)))
+		out = append(out, fmt.Sprintf("go run %s: no flag -%s (it defines: %s)", pkg, name, keyList(flags, "-")))
 	}
 	return out
-}
-
-func flagList(flags map[string]bool) string {
-	var ks []string
-	for k := range flags {
-		ks = append(ks, "-"+k)
-	}
-	sort.Strings(ks)
-	if len(ks) == 0 {
-		return "none"
-	}
-	return strings.Join(ks, " ")
 }
 
 // flagDefs are the flag-defining calls, with the index of the argument that names the flag.

@@ -19,9 +19,9 @@ type scalingDirection struct {
 
 var (
 	scaleUpDirection = scalingDirection{"scaleUp", "rise", "grow",
-		"the pool keeps the lowest size recommended within it", 0}
+		"the pool keeps the lowest size recommended within it", components.DefaultScaleUp().StabilizationWindowSeconds}
 	scaleDownDirection = scalingDirection{"scaleDown", "drop", "shrink",
-		"the pool keeps the highest size recommended within it", components.DefaultScaleDownWindowSeconds}
+		"the pool keeps the highest size recommended within it", components.DefaultScaleDown().StabilizationWindowSeconds}
 )
 
 // readScalingRules reads a `scaleUp` or `scaleDown` object; each unset field keeps def's (a
