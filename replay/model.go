@@ -92,12 +92,21 @@ type Result struct {
 	// nodes are unbounded (Nodes.SlotsPerNode 0).
 	NodeSeconds, IdleNodeSeconds float64
 	NodesLaunched                int
+	// NodeCounts are the nodes that exist over the trace, launching ones included, one entry per
+	// change (none when nodes are unbounded).
+	NodeCounts []NodesAt
 }
 
 // SizeAt is the pool's spec.replicas from At on.
 type SizeAt struct {
 	At       time.Duration
 	Replicas int
+}
+
+// NodesAt is the number of nodes from At on.
+type NodesAt struct {
+	At    time.Duration
+	Nodes int
 }
 
 // WarmShare is the share of claims that found a warm sandbox.
@@ -271,6 +280,9 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 		cluster.consolidate(t)
 		res.IdleWarmPodSeconds += float64(len(ready)) * step.Seconds()
 		if cluster.bounded() {
+			if n := len(res.NodeCounts); n == 0 || res.NodeCounts[n-1].Nodes != len(cluster.nodes) {
+				res.NodeCounts = append(res.NodeCounts, NodesAt{t, len(cluster.nodes)})
+			}
 			res.NodeSeconds += float64(len(cluster.nodes)) * step.Seconds()
 			res.IdleNodeSeconds += float64(max(len(cluster.nodes)-cluster.needed(heldNow), 0)) * step.Seconds()
 		}

@@ -32,17 +32,32 @@ type Nodes struct {
 	// TestLiveWarmPoolOnKarpenter read it: deletion 14.6-16.5 s and gone 20.4-22.1 s after
 	// consolidateAfter (3 runs, e2e/README.md). A sandbox that lands on the node meanwhile keeps it.
 	DisruptionDelay time.Duration
+	// DisruptionBudget is the share of the pool's nodes Karpenter removes at once (the NodePool's
+	// disruption budget; its default is `nodes: 10%`, rounded up, so one at a time below 10
+	// nodes); 0 removes every empty node at once. DisruptionSpacing is, under the budget, the time
+	// from one removal to the next: TestLiveWarmPoolOnKarpenter read the second of four emptied
+	// nodes gone 25 s after the first (50.4-52.1 s against 25.4-27.1 s after they emptied).
+	DisruptionBudget  float64
+	DisruptionSpacing time.Duration
 }
 
 // GoalNodes are EKS Auto Mode as the benchmark's model takes it: K = 8, D = 45 s, consolidateAfter 30 s, with
 // Karpenter's default batch window and the disruption delay the live run read (21 s, its middle).
 func GoalNodes() Nodes {
 	return Nodes{SlotsPerNode: 8, LaunchDelay: 45 * time.Second, BatchIdle: time.Second, BatchMax: 10 * time.Second,
-		ConsolidateAfter: 30 * time.Second, DisruptionDelay: LiveDisruptionDelay}
+		ConsolidateAfter: 30 * time.Second, DisruptionDelay: LiveDisruptionDelay,
+		DisruptionBudget: DefaultDisruptionBudget, DisruptionSpacing: LiveDisruptionSpacing}
 }
 
 // LiveDisruptionDelay is DisruptionDelay as TestLiveWarmPoolOnKarpenter read it (20.4-22.1 s).
 const LiveDisruptionDelay = 21 * time.Second
+
+// DefaultDisruptionBudget is a NodePool's default disruption budget, `nodes: 10%` (Karpenter
+// v1.14.1, rounded up), which EKS Auto Mode's built-in pools keep.
+const DefaultDisruptionBudget = 0.1
+
+// LiveDisruptionSpacing is DisruptionSpacing as TestLiveWarmPoolOnKarpenter read it (25 s).
+const LiveDisruptionSpacing = 25 * time.Second
 
 // modelNode is one node: launched, Ready at readyAt, holding used sandboxes (warm, booting or
 // claimed), empty since emptySince when used is 0.
@@ -50,6 +65,10 @@ type modelNode struct {
 	launched, readyAt time.Duration
 	used              int
 	emptySince        time.Duration
+	// removing: Karpenter is removing the node (it was empty, and the budget had room); it is
+	// gone at removedAt unless a sandbox lands on it first.
+	removing  bool
+	removedAt time.Duration
 }
 
 // pendingPod is a sandbox that found no free slot: a warm one of the pool (claim < 0) or a
@@ -70,6 +89,9 @@ type modelCluster struct {
 	batchStart, lastTrigger time.Duration
 	triggered               bool // a pod became pending since the last provisioning pass
 	launched                int
+	// nextRemoval is the earliest a removal may start under the budget (DisruptionSpacing after
+	// the last one ended).
+	nextRemoval time.Duration
 }
 
 func (c *modelCluster) bounded() bool { return c.cfg.SlotsPerNode > 0 }
@@ -185,14 +207,57 @@ func (c *modelCluster) provision(t time.Duration) {
 }
 
 // consolidate removes the Ready nodes that have held no sandbox for ConsolidateAfter and the
-// DisruptionDelay. Warm and
-// claimed sandboxes carry karpenter.sh/do-not-disrupt (the blueprint's template sets it), so
+// DisruptionDelay, at most DisruptionBudget of the nodes at once (every empty one when 0). Warm
+// and claimed sandboxes carry karpenter.sh/do-not-disrupt (the blueprint's template sets it), so
 // Karpenter never drains a node that holds one, not even to pack it onto another (consolidation
 // WhenEmptyOrUnderutilized may want to): only an empty node goes, and the model moves no sandbox.
+// A sandbox that lands on a node being removed keeps it.
 func (c *modelCluster) consolidate(t time.Duration) {
+	kept, removing := c.nodes[:0], 0
+	for _, n := range c.nodes {
+		if n.removing && n.used > 0 {
+			n.removing = false
+		}
+		if n.removing {
+			if t >= n.removedAt {
+				c.nextRemoval = t + c.cfg.DisruptionSpacing - c.cfg.DisruptionDelay
+				continue
+			}
+			removing++
+		}
+		kept = append(kept, n)
+	}
+	c.nodes = kept
+	budget := len(c.nodes) // no budget: every empty node at once
+	if c.cfg.DisruptionBudget > 0 {
+		budget = int(math.Ceil(c.cfg.DisruptionBudget * float64(len(c.nodes))))
+	}
+	for removing < budget && t >= c.nextRemoval {
+		// The node empty the longest goes first.
+		var next *modelNode
+		for _, n := range c.nodes {
+			if !n.removing && n.readyAt <= t && n.used == 0 && t-n.emptySince >= c.cfg.ConsolidateAfter &&
+				(next == nil || n.emptySince < next.emptySince) {
+				next = n
+			}
+		}
+		if next == nil {
+			return
+		}
+		next.removing, next.removedAt = true, t+c.cfg.DisruptionDelay
+		removing++
+	}
+	// A removal that ends in this step (no delay) leaves at once.
+	if c.cfg.DisruptionDelay == 0 {
+		c.consolidateNow(t)
+	}
+}
+
+// consolidateNow drops the nodes whose removal ends at t.
+func (c *modelCluster) consolidateNow(t time.Duration) {
 	kept := c.nodes[:0]
 	for _, n := range c.nodes {
-		if n.readyAt <= t && n.used == 0 && t-n.emptySince >= c.cfg.ConsolidateAfter+c.cfg.DisruptionDelay {
+		if n.removing && n.used == 0 && t >= n.removedAt {
 			continue
 		}
 		kept = append(kept, n)

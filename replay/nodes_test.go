@@ -112,3 +112,35 @@ func TestNodesConsolidation(t *testing.T) {
 	assert.Equal(t, 1, r.NodesLaunched)
 	assert.InDelta(t, 120.1+45+21, r.NodeSeconds, 0.11)
 }
+
+func TestNodesDisruptionBudget(t *testing.T) {
+	// K = 1, D = 0: a pool held at 5 (five nodes) drops to 1 at the sync at 15 s, so four nodes
+	// empty at once. consolidateAfter 5 s and the disruption delay 21 s: the first is gone at
+	// 41 s. Under the default budget (10 % of 5 nodes, rounded up: one at a time) each next one
+	// goes the spacing (25 s) later, as the live run read; with no budget, all four at 41 s.
+	loop := DefaultLoop()
+	loop.Nodes = Nodes{SlotsPerNode: 1, ConsolidateAfter: 5 * time.Second, DisruptionDelay: LiveDisruptionDelay,
+		DisruptionBudget: DefaultDisruptionBudget, DisruptionSpacing: LiveDisruptionSpacing}
+	p := Policy{Floor: 1, Max: 5, InitialScale: 5, Desired: func(d Demand) float64 { return 1 }}
+	tr := nodeTrace(150*time.Second, 0)
+	r := Simulate(tr, p, loop, 1)
+	s := time.Second
+	assert.Equal(t, []NodesAt{{0, 5}, {41 * s, 4}, {66 * s, 3}, {91 * s, 2}, {116 * s, 1}}, r.NodeCounts)
+	assert.InDelta(t, 5*41+4*25+3*25+2*25+1*(150.1-116), r.NodeSeconds, 0.11)
+	loop.Nodes.DisruptionBudget = 0
+	r = Simulate(tr, p, loop, 1)
+	assert.Equal(t, []NodesAt{{0, 5}, {41 * s, 1}}, r.NodeCounts)
+	// A sandbox that lands on a node being removed keeps it: a pool that drops to 1 at 15 s
+	// and rises to 2 at 45 s puts the new sandbox on the one empty node left (the other three
+	// are gone by then only without a budget).
+	loop.Nodes.DisruptionBudget = DefaultDisruptionBudget
+	p.Desired = func(d Demand) float64 {
+		if d.At >= 45*time.Second {
+			return 2
+		}
+		return 1
+	}
+	r = Simulate(tr, p, loop, 1)
+	assert.Equal(t, []NodesAt{{0, 5}, {41 * s, 4}, {66 * s, 3}, {91 * s, 2}}, r.NodeCounts,
+		"the node that takes the sandbox at 45 s stays; the other two empty ones go one at a time")
+}

@@ -427,6 +427,7 @@ func replayTrace(ctx context.Context, c *localcluster.Cluster, rec *Recorder, tr
 				defer wg.Done()
 				claims := c.Dynamic.Resource(gvr.SandboxClaim).Namespace(ns)
 				if !ev.create {
+					rec.Deleting(ns, ev.name, time.Now())
 					if err := claims.Delete(ctx, ev.name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 						fail(fmt.Errorf("%s: deleting %s: %w", ns, ev.name, err))
 					}

@@ -378,3 +378,93 @@ func NodePlot(path string, traces []string, planes map[string][]Point) error {
 	}
 	return saveTiles(path, vg.Length(len(panels))*chart.Width*2/3, chart.Height, panels...)
 }
+
+// LiveDaySeries is one live-day row's timeline, live and model, minutes from the day's start.
+type LiveDaySeries struct {
+	Claims                []Step // the claims held (the same for both: the claims the harness created)
+	LiveSpec, ModelSpec   []Step // the pool's spec.replicas
+	LiveNodes, ModelNodes []Step // the nodes there, launching ones included
+}
+
+// LiveDayPlot writes a live-day row's timeline to path (.png or .svg): above, the claims held and
+// the pool's spec.replicas, live (solid) and model (dashed); below, the nodes, live and model,
+// on the same time axis.
+func LiveDayPlot(path, title string, s LiveDaySeries) error {
+	if err := chart.CheckFormat(path); err != nil {
+		return err
+	}
+	if len(s.Claims) == 0 || len(s.LiveSpec) == 0 || len(s.ModelSpec) == 0 || len(s.LiveNodes) == 0 || len(s.ModelNodes) == 0 {
+		return errors.New("live-day plot: a series is empty (claims, spec.replicas or nodes, live or model)")
+	}
+	end := time.Duration(0)
+	for _, series := range [][]Step{s.Claims, s.LiveSpec, s.ModelSpec, s.LiveNodes, s.ModelNodes} {
+		end = max(end, series[len(series)-1].At)
+	}
+	dashed := []vg.Length{vg.Points(5), vg.Points(3)}
+	type line struct {
+		steps []Step
+		name  string
+		c     color.Color
+		width vg.Length
+		dash  []vg.Length
+	}
+	panel := func(title, ylabel string, lines []line) (*plot.Plot, error) {
+		p := plot.New()
+		p.Title.Text = title
+		p.X.Label.Text = "minutes into the day"
+		p.Y.Label.Text = ylabel
+		p.Add(plotter.NewGrid())
+		p.Legend.Top, p.Legend.Left = true, true
+		for _, l := range lines {
+			xys := make(plotter.XYs, 0, len(l.steps)+1)
+			for _, st := range l.steps {
+				xys = append(xys, plotter.XY{X: st.At.Minutes(), Y: st.Value})
+			}
+			xys = append(xys, plotter.XY{X: end.Minutes(), Y: l.steps[len(l.steps)-1].Value})
+			pl, err := plotter.NewLine(xys)
+			if err != nil {
+				return nil, err
+			}
+			pl.StepStyle = plotter.PostStep
+			pl.Color, pl.Width, pl.Dashes = l.c, l.width, l.dash
+			p.Add(pl)
+			p.Legend.Add(l.name, pl)
+		}
+		p.X.Min, p.X.Max, p.Y.Min = 0, end.Minutes(), 0
+		return p, nil
+	}
+	top, err := panel(title, "sandboxes", []line{
+		{s.Claims, "claims held", chart.Demand, vg.Points(1), nil},
+		{s.LiveSpec, "pool spec.replicas, live", colorSpec, vg.Points(1.5), nil},
+		{s.ModelSpec, "pool spec.replicas, model", colorArrivals, vg.Points(1.5), dashed},
+	})
+	if err != nil {
+		return err
+	}
+	bottom, err := panel("nodes (NodeClaims, launching ones included)", "nodes", []line{
+		{s.LiveNodes, "nodes, live", colorReady, vg.Points(1.5), nil},
+		{s.ModelNodes, "nodes, model", colorArrivals, vg.Points(1.5), dashed},
+	})
+	if err != nil {
+		return err
+	}
+	c, err := draw.NewFormattedCanvas(chart.Width, chart.Height*3/2, strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), "."))
+	if err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	tiles := draw.Tiles{Rows: 2, Cols: 1, PadY: vg.Points(15),
+		PadTop: vg.Points(5), PadBottom: vg.Points(5), PadLeft: vg.Points(5), PadRight: vg.Points(10)}
+	canvases := plot.Align([][]*plot.Plot{{top}, {bottom}}, tiles, draw.New(c))
+	top.Draw(canvases[0][0])
+	bottom.Draw(canvases[1][0])
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	if _, err := c.WriteTo(f); err != nil {
+		f.Close()
+		os.Remove(path)
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	return f.Close()
+}

@@ -186,6 +186,15 @@ func (r *Recorder) Creating(ns, name string, at time.Time) {
 	r.claims[ns+"/"+name] = &ClaimResult{Name: name, Created: at}
 }
 
+// Deleting records that the client is about to delete claim name in ns.
+func (r *Recorder) Deleting(ns, name string, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c := r.claims[ns+"/"+name]; c != nil {
+		c.Deleted = at
+	}
+}
+
 // Result gathers policy p's outcome over [from, to).
 func (r *Recorder) Result(p Policy, from, to time.Time) Result {
 	r.mu.Lock()

@@ -18,10 +18,11 @@ const LaunchTypeLabel = "agents.x-k8s.io/launch-type"
 type ClaimResult struct {
 	Name string
 	// Created is just before the create request was sent; Ready is when the
-	// client first saw the claim's Ready condition True (zero: never).
-	Created, Ready time.Time
-	Sandbox        string
-	LaunchType     string // of the claim's sandbox: warm, cold or "" (unknown)
+	// client first saw the claim's Ready condition True (zero: never);
+	// Deleted just before the delete request was sent (zero: not yet).
+	Created, Ready, Deleted time.Time
+	Sandbox                 string
+	LaunchType              string // of the claim's sandbox: warm, cold or "" (unknown)
 }
 
 // Latency is create -> Ready as the client saw it.

@@ -73,6 +73,7 @@ func containerdConfig(p containerdPaths) map[string]any {
 		"ttrpc":            map[string]any{"address": p.Socket + ".ttrpc"},
 		"debug":            map[string]any{"address": ""},
 		"metrics":          map[string]any{"address": ""},
+		"timeouts":         containerdTimeouts,
 		"plugins": map[string]any{
 			"io.containerd.internal.v1.opt": map[string]any{"path": p.Opt},
 			"io.containerd.grpc.v1.cri":     map[string]any{"stream_server_address": "127.0.0.1", "stream_server_port": "0"},
@@ -104,6 +105,19 @@ func containerdConfig(p containerdPaths) map[string]any {
 			},
 		},
 	}
+}
+
+// containerdTimeouts replace containerd's bounds on a shim's answers, set for an idle server (2 s
+// for a task's state, 3-5 s to stop or clean up a shim; containerd v2.4.2 plugins/services/tasks,
+// core/runtime/v2): with two cores shared by the lanes, gVisor's shim answered a task-state call
+// late, containerd gave up on it, and an exec into a healthy sandbox failed with "failed to load
+// task: context deadline exceeded". A minute bounds a shim that hangs; none of these bound a
+// sandbox's readiness, which the tests read themselves.
+var containerdTimeouts = map[string]any{
+	"io.containerd.timeout.task.state":    "1m",
+	"io.containerd.timeout.shim.load":     "1m",
+	"io.containerd.timeout.shim.cleanup":  "1m",
+	"io.containerd.timeout.shim.shutdown": "1m",
 }
 
 // runscConfig is the gVisor shim's: no network at all (only loopback inside

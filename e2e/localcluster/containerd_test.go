@@ -51,6 +51,8 @@ func TestContainerdConfigKeepsTheNodeToItsDirectoryAndLoopback(t *testing.T) {
 		{"ttrpc socket", get("ttrpc", "address"), "/state/realnode-0/containerd.sock.ttrpc"},
 		{"debug listener (none)", get("debug", "address"), ""},
 		{"metrics listener (none)", get("metrics", "address"), ""},
+		{"a shim's task-state answer may take a minute", get("timeouts", "io.containerd.timeout.task.state"), "1m"},
+		{"a shim's cleanup may take a minute", get("timeouts", "io.containerd.timeout.shim.cleanup"), "1m"},
 		{"CRI streaming address", get("plugins", "io.containerd.grpc.v1.cri", "stream_server_address"), "127.0.0.1"},
 		{"default runtime", get(append(cri, "containerd", "default_runtime_name")...), runcHandler},
 		{"pod network config", get(append(cri, "cni", "conf_dir")...), "/state/realnode-0/cni"},

@@ -1,0 +1,583 @@
+package bursts
+
+// BenchmarkLiveDay holds the model to the live loop over whole compressed days: every day of
+// every family replayed at once on one local control plane with the real KEDA, HPA,
+// agent-sandbox, exporter and Karpenter (its KWOK provider, with EKS Auto Mode's launch delay
+// and consolidateAfter as the model takes them), each setting's pool in a namespace and on a
+// NodePool of its own so its node-seconds stay apart. Per family, three settings: advise's
+// recommendation for the family (advise run on the family's days 1..N, not the days replayed
+// here), the fixed pool advise compares it with, and the arrivals policy rounded to whole nodes.
+// Each row prints what the cluster counted (agent-sandbox's launch type, each claim's create to
+// Ready, node-seconds from the NodeClaims) beside the model's replay of the claims the harness
+// really created, when it created and deleted them, and says where they part beyond the
+// tolerances (liveday.go). It is a measurement: nothing in it asserts a figure.
+//
+//	go test -run '^$' -bench LiveDay -benchtime 1x -timeout 90m ./e2e/bursts
+//
+// Knobs:
+//
+//	LIVEDAY_FAMILIES=day,burst   the trace families (default both)
+//	LIVEDAY_SEEDS=20260513,1001  the days replayed live, per family (default the published seed and an unseen one)
+//	LIVEDAY_ADVISE_DAYS=14       advise's history: the family's seeds 1..N
+//	LIVEDAY_DURATION=5m          cut the replayed days to this long (a smoke run; advise still reads whole days)
+//	LIVEDAY_PLOTS=dir            where the timeline goes (default the repository's docs/; "off": none)
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
+	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
+	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
+)
+
+// The live day's nodes: EKS Auto Mode as the model takes it (replay.GoalNodes: D = 45 s,
+// consolidateAfter 30 s), on one instance type whose slots for the code interpreter's sandbox
+// (karpenterSandboxRequests) are K.
+const (
+	liveDayLaunchDelay      = 45 * time.Second
+	liveDayConsolidateAfter = 30 * time.Second
+	liveDayInstanceType     = "c6a.xlarge"
+	// liveDaySettingLabel keeps each setting's sandboxes on its own NodePool's nodes.
+	liveDaySettingLabel = "warmpool.local/liveday-setting"
+)
+
+// liveDayConfig is what the environment asks of one run.
+type liveDayConfig struct {
+	families   []string
+	seeds      []uint64
+	adviseDays int
+	cut        time.Duration
+	plots      string
+}
+
+func loadLiveDayConfig(getenv func(string) string) (*liveDayConfig, error) {
+	cfg := &liveDayConfig{families: []string{replay.TraceDay, replay.TraceBurst}, seeds: []uint64{20260513, 1001}, adviseDays: 14}
+	var errs []error
+	if v := getenv("LIVEDAY_FAMILIES"); v != "" {
+		cfg.families = nil
+		for _, f := range strings.Split(v, ",") {
+			f = strings.TrimSpace(f)
+			if f != replay.TraceDay && f != replay.TraceBurst {
+				errs = append(errs, fmt.Errorf("LIVEDAY_FAMILIES: unknown family %q (want %s, %s or both)", f, replay.TraceDay, replay.TraceBurst))
+			}
+			cfg.families = append(cfg.families, f)
+		}
+	}
+	if v := getenv("LIVEDAY_SEEDS"); v != "" {
+		cfg.seeds = nil
+		for _, s := range strings.Split(v, ",") {
+			n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+			if err != nil || n == 0 {
+				errs = append(errs, fmt.Errorf("LIVEDAY_SEEDS: %q is not a seed (a whole number above 0)", s))
+			}
+			cfg.seeds = append(cfg.seeds, n)
+		}
+	}
+	if v := getenv("LIVEDAY_ADVISE_DAYS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			errs = append(errs, fmt.Errorf("LIVEDAY_ADVISE_DAYS=%q: want a whole number of days, at least 1", v))
+		}
+		cfg.adviseDays = n
+	}
+	for _, s := range cfg.seeds {
+		if s >= 1 && s <= uint64(cfg.adviseDays) {
+			errs = append(errs, fmt.Errorf("LIVEDAY_SEEDS: seed %d is one of advise's days (1..%d): the live day must replay days advise has not seen", s, cfg.adviseDays))
+		}
+	}
+	if v := getenv("LIVEDAY_DURATION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Minute {
+			errs = append(errs, fmt.Errorf("LIVEDAY_DURATION=%q: want a duration of at least 1m", v))
+		}
+		cfg.cut = d
+	}
+	switch v := getenv("LIVEDAY_PLOTS"); v {
+	case "off":
+	case "":
+		cfg.plots = filepath.Join("..", "..", "docs")
+	default:
+		cfg.plots = v
+	}
+	return cfg, errors.Join(errs...)
+}
+
+// familyTrace is the family's day of seed, cut to cut when cut > 0.
+func familyTrace(family string, seed uint64, cut time.Duration) (*replay.Trace, error) {
+	switch family {
+	case replay.TraceDay:
+		p := replay.DefaultDayParams()
+		p.Seed = seed
+		if cut > 0 {
+			p.Duration = min(p.Duration, cut)
+		}
+		return replay.GenerateDay(p)
+	case replay.TraceBurst:
+		p := replay.DefaultTraceParams()
+		p.Seed = seed
+		if cut > 0 {
+			p.Duration = min(p.Duration, cut)
+		}
+		return replay.GenerateTrace(p)
+	}
+	return nil, fmt.Errorf("unknown trace family %q", family)
+}
+
+// liveDayRun is one day of one family: its trace and its three settings.
+type liveDayRun struct {
+	family   string
+	seed     uint64
+	trace    *replay.Trace
+	settings []LiveSetting
+	policies []Policy // the settings as the benchmark's policies (namespace, config), same order
+	models   []replay.Policy
+}
+
+func BenchmarkLiveDay(b *testing.B) {
+	if os.Getenv(localcluster.SkipEnv) == "1" {
+		b.Skipf("%s=1: the local control plane was not started; nothing measured", localcluster.SkipEnv)
+	}
+	cfg, err := loadLiveDayConfig(os.Getenv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var itype localcluster.InstanceType
+	for _, it := range localcluster.DefaultInstanceTypes {
+		if it.Name == liveDayInstanceType {
+			itype = it
+		}
+	}
+	k, err := slotsPerNode(karpenterSandboxRequests, itype)
+	if err != nil {
+		b.Fatal(err)
+	}
+	nodes := replay.Nodes{SlotsPerNode: k, LaunchDelay: liveDayLaunchDelay, BatchIdle: time.Second, BatchMax: 10 * time.Second,
+		ConsolidateAfter: liveDayConsolidateAfter, DisruptionDelay: replay.LiveDisruptionDelay,
+		DisruptionBudget: replay.DefaultDisruptionBudget, DisruptionSpacing: replay.LiveDisruptionSpacing}
+	fmt.Fprintf(os.Stderr, "liveday: %s holds K=%d sandboxes of %v; D=%s, consolidateAfter %s\n", itype.Name, k, karpenterSandboxRequests, liveDayLaunchDelay, liveDayConsolidateAfter)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 85*time.Minute)
+	defer cancel()
+	work, err := os.MkdirTemp("", "liveday-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	adviseBin, err := framework.GoBuild(prefixed("liveday"), work, framework.Module+"/advise")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var runs []*liveDayRun
+	for _, family := range cfg.families {
+		advised, fixed, err := adviseFamily(ctx, adviseBin, work, family, cfg.adviseDays, k)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rounded := roundedSetting(advised, k)
+		fmt.Fprintf(os.Stderr, "liveday: %s family: advise recommends %s %v; the fixed pool it compares with: %s; rounded: %v\n", family, advised.What, advised.Config, fixed.What, rounded.Config)
+		for i, seed := range cfg.seeds {
+			tr, err := familyTrace(family, seed, cfg.cut)
+			if err != nil {
+				b.Fatal(err)
+			}
+			run := &liveDayRun{family: family, seed: seed, trace: tr, settings: []LiveSetting{advised, fixed, rounded}}
+			for _, s := range run.settings {
+				p, err := liveDayPolicy(s, fmt.Sprintf("live-%s-%d", family, i+1))
+				if err != nil {
+					b.Fatal(err)
+				}
+				m, err := s.ModelPolicy()
+				if err != nil {
+					b.Fatal(err)
+				}
+				run.policies, run.models = append(run.policies, p), append(run.models, m)
+			}
+			fmt.Fprintf(os.Stderr, "liveday: %s day, seed %d: %s\n", family, seed, tr.Summary())
+			runs = append(runs, run)
+		}
+	}
+
+	c, err := framework.StartCluster(ctx, localcluster.Options{
+		StateDir: filepath.Join(work, "cluster"), Nodes: 1, HPASyncPeriod: replay.HPASyncPeriod,
+		KwokStages: bootDelay.Stages, Progress: prefixed("localcluster"),
+		Karpenter: &localcluster.KarpenterOptions{LaunchDelay: liveDayLaunchDelay, ConsolidateAfter: liveDayConsolidateAfter,
+			InstanceTypes: []localcluster.InstanceType{itype}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := c.Stop(); err != nil {
+			b.Errorf("stopping the control plane: %v", err)
+		}
+		if b.Failed() {
+			b.Logf("kept for a look: the control plane's logs in %s, the exporters' in %s", filepath.Join(c.StateDir, "logs"), work)
+			return
+		}
+		_ = os.RemoveAll(work)
+	}()
+	rec := NewRecorder()
+	if !rec.Start(ctx, c.Dynamic) {
+		b.Fatal("the sandbox, claim and pool informers never synced")
+	}
+	exporterBin, err := framework.GoBuild(io.Discard, work, framework.ExporterCommand)
+	if err != nil {
+		b.Fatalf("building the exporter: %v", err)
+	}
+	exporters := process.NewSet(work, false)
+	defer exporters.Stop(5 * time.Second)
+	var all []Policy
+	for _, run := range runs {
+		for _, p := range run.policies {
+			createLiveDayPolicy(b, ctx, c, exporters, work, exporterBin, p)
+			all = append(all, p)
+		}
+	}
+	for _, p := range all {
+		waitPoolReady(b, ctx, c, p)
+	}
+	// Two syncs: every HPA has read its exporter and settled its pool at rest, nodes included.
+	time.Sleep(2 * replay.HPASyncPeriod)
+	for _, p := range all {
+		waitPoolReady(b, ctx, c, p)
+	}
+	ledgers := map[string]*claimLedger{}
+	for _, p := range all {
+		ledgers[p.Namespace()] = newClaimLedger()
+	}
+	stopLedgers := runNodePoolLedgers(ctx, c, ledgers, time.Second)
+
+	b.ResetTimer()
+	start := time.Now().Add(2 * time.Second)
+	longest := time.Duration(0)
+	for _, run := range runs {
+		longest = max(longest, run.trace.End())
+	}
+	stopProgress := progress(ctx, c, all, runs[0].trace, start)
+	var wg sync.WaitGroup
+	errs := make([][]error, len(runs))
+	for i, run := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = replayTrace(ctx, c, rec, run.trace, run.policies, start)
+		}()
+	}
+	wg.Wait()
+	stopProgress()
+	for i, e := range errs {
+		if len(e) > 0 {
+			b.Fatalf("%s day, seed %d: %d claim requests failed; first: %v", runs[i].family, runs[i].seed, len(e), e[0])
+		}
+	}
+	// Let the last Ready and delete events arrive, and the nodes the last claims held go.
+	time.Sleep(3 * time.Second)
+	stopLedgers()
+	b.StopTimer()
+
+	var rows []LiveDayRow
+	var pictured *liveDayTimeline
+	for _, run := range runs {
+		for i, p := range run.policies {
+			res := rec.Result(p, start, start.Add(longest))
+			live, err := LiveTrace(run.trace.Name, run.trace.Duration, res.Claims, start)
+			if err != nil {
+				b.Fatalf("%s: %v", p.Namespace(), err)
+			}
+			end := max(live.Duration, live.End()) + 100*time.Millisecond
+			tl := rec.Timeline(p, start, start.Add(end))
+			m := run.models[i]
+			if m.Fixed == 0 && len(tl.Spec) > 0 {
+				m.InitialScale = int(tl.Spec[0].Value) // the pool at rest where the live one was
+			}
+			loop := replay.DefaultLoop()
+			loop.Nodes = nodes
+			mres := replay.Simulate(live, m, loop, run.seed)
+			recs := ledgers[p.Namespace()].snapshot()
+			row := LiveDayRow{Family: run.family, Seed: run.seed, Setting: run.settings[i], Claims: len(res.Claims),
+				Live: LiveClaimFigures(res.Claims), Model: ModelFigures(mres)}
+			row.Live.NodeSeconds = nodeSecondsWithin(recs, start, start.Add(end))
+			rows = append(rows, row)
+			if pictured == nil && run.settings[i].Name == "advised" {
+				pictured = &liveDayTimeline{run: run, setting: run.settings[i], live: tl, liveNodes: nodeSteps(recs, start, start.Add(end)),
+					model: mres, trace: live}
+			}
+		}
+	}
+	fmt.Printf("\n## The live day\n\nK=%d (%s, the sandbox's requests %v), D=%s, consolidateAfter %s, HPA sync %s; tolerances: warm hits %.1f points, node-seconds %.0f%%, claim wait p95 %.0f s.\n\n",
+		k, itype.Name, karpenterSandboxRequests, liveDayLaunchDelay, liveDayConsolidateAfter, replay.HPASyncPeriod, LiveDayWarmPoints, 100*LiveDayNodeShare, LiveDayWaitP95.Seconds())
+	fmt.Print(LiveDayTable(rows))
+	agree := 0
+	for _, r := range rows {
+		if len(r.Disagreements()) == 0 {
+			agree++
+		}
+		b.ReportMetric(r.Live.Warm-r.Model.Warm, fmt.Sprintf("%s-%d-%s-warm-pts-apart", r.Family, r.Seed, r.Setting.Name))
+	}
+	fmt.Printf("\n%d of %d rows agree within the tolerances.\n", agree, len(rows))
+	if cfg.plots != "" && pictured != nil {
+		path := filepath.Join(cfg.plots, "liveday-timeline.png")
+		title := fmt.Sprintf("%s day, seed %d, %s (%s): live and model", pictured.run.family, pictured.run.seed, pictured.setting.Name, pictured.setting.What)
+		if err := LiveDayPlot(path, title, pictured.steps()); err != nil {
+			b.Errorf("%v", err)
+		} else {
+			fmt.Printf("wrote %s\n", path)
+		}
+	}
+}
+
+// adviseFamily runs advise on the family's days 1..days (seeds the live day does not replay) and
+// reads its recommendation and the fixed pool it compares with.
+func adviseFamily(ctx context.Context, bin, work, family string, days, k int) (advised, fixed LiveSetting, err error) {
+	var traces []*replay.Trace
+	for seed := 1; seed <= days; seed++ {
+		tr, err := familyTrace(family, uint64(seed), 0)
+		if err != nil {
+			return advised, fixed, err
+		}
+		traces = append(traces, tr)
+	}
+	day := traces[0].Duration
+	var history bytes.Buffer
+	start := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC).Truncate(day)
+	if err := WriteAdviseHistory(&history, "live", start, day, traces); err != nil {
+		return advised, fixed, err
+	}
+	histPath, jsonPath := filepath.Join(work, family+"-history.csv"), filepath.Join(work, family+"-advice.json")
+	if err := os.WriteFile(histPath, history.Bytes(), 0o644); err != nil {
+		return advised, fixed, err
+	}
+	cmd := exec.CommandContext(ctx, bin, "--history", histPath, "--day", day.String(),
+		"--sandboxes-per-node", strconv.Itoa(k), "--node-launch-seconds", strconv.Itoa(int(liveDayLaunchDelay.Seconds())),
+		"--consolidate-after", liveDayConsolidateAfter.String(), "--json", jsonPath)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return advised, fixed, fmt.Errorf("advise on the %s family's days 1..%d: %w\n%s", family, days, err, out)
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		return advised, fixed, err
+	}
+	return ReadAdvice(b)
+}
+
+// roundedSetting is the arrivals policy rounded to whole nodes of k, under the advised
+// setting's bounds.
+func roundedSetting(advised LiveSetting, k int) LiveSetting {
+	m := advised.values()
+	return LiveSetting{Name: "rounded", What: fmt.Sprintf("arrivals, rounded to %d per node", k), Config: []AdviceSetting{
+		{"minReplicas", "1"}, {"maxReplicas", m["maxReplicas"]}, {"sizing.policy", "arrivals"},
+		{"sizing.sandboxesPerNode", strconv.Itoa(k)},
+	}}
+}
+
+// liveDayPolicy is setting s as the benchmark's policy in the namespace bursts-<day>-<name>: its
+// program config with the code interpreter's requests on the template.
+func liveDayPolicy(s LiveSetting, day string) (Policy, error) {
+	cfg, err := s.ProgramConfig()
+	if err != nil {
+		return Policy{}, err
+	}
+	cfg["template"] = mustJSON(map[string]any{"resources": map[string]any{"requests": karpenterSandboxRequests}})
+	p := Policy{Name: s.Name, Trace: day, Fixed: s.Fixed(), Config: cfg, How: s.What}
+	if s.values()["sizing.policy"] == "arrivals" {
+		p.ArrivalWindows = []int{30, 180}
+	}
+	return p, nil
+}
+
+// createLiveDayPolicy gives the policy a NodePool of its own (the control plane's, renamed, with
+// a label its sandboxes select), renders and creates its objects, and starts its exporter.
+func createLiveDayPolicy(b *testing.B, ctx context.Context, c *localcluster.Cluster, procs *process.Set, work, exporterBin string, p Policy) {
+	ns := p.Namespace()
+	np, err := c.Dynamic.Resource(localcluster.NodePoolGVR).Get(ctx, localcluster.KarpenterNodePool, metav1.GetOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	own := &unstructured.Unstructured{Object: map[string]any{"apiVersion": np.GetAPIVersion(), "kind": np.GetKind(),
+		"metadata": map[string]any{"name": ns}, "spec": np.Object["spec"]}}
+	if err := unstructured.SetNestedField(own.Object, ns, "spec", "template", "metadata", "labels", liveDaySettingLabel); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.Dynamic.Resource(localcluster.NodePoolGVR).Create(ctx, own, metav1.CreateOptions{}); err != nil {
+		b.Fatalf("%s: creating its NodePool: %v", ns, err)
+	}
+	addr, url := "", ""
+	if p.Autoscaled() {
+		addr = freeAddr(b)
+		url = "http://" + addr + contract.DemandPath
+	}
+	shared := map[string]string{
+		"clusterMode": "existing", "kubeconfig": c.Kubeconfig, "runtimeClassMode": "require",
+		"agentSandboxMode": "adopt", "kedaMode": "adopt", "loadCap": "1",
+	}
+	objs, err := Render(p, shared, url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := objs.Find("sandboxtemplates")
+	if st == nil {
+		b.Fatalf("%s: the program rendered no SandboxTemplate", ns)
+	}
+	if err := unstructured.SetNestedField(st.Object, ns, "spec", "podTemplate", "spec", "nodeSelector", liveDaySettingLabel); err != nil {
+		b.Fatal(err)
+	}
+	for i, o := range objs.Items {
+		res := c.Dynamic.Resource(objs.GVRs[i])
+		if o.GetNamespace() == "" {
+			_, err = res.Create(ctx, o, metav1.CreateOptions{})
+		} else {
+			_, err = res.Namespace(o.GetNamespace()).Create(ctx, o, metav1.CreateOptions{})
+		}
+		if err != nil {
+			b.Fatalf("%s: creating %s %s: %v", ns, o.GetKind(), o.GetName(), err)
+		}
+	}
+	if so := objs.Find("scaledobjects"); so != nil {
+		b.Logf("%s: ScaledObject spec %s", ns, mustJSON(so.Object["spec"]))
+	}
+	if p.Autoscaled() {
+		pools, err := ExporterPools(p, objs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		startExporter(b, ctx, c, procs, work, exporterBin, p, pools, addr)
+	}
+}
+
+// runNodePoolLedgers reads every NodeClaim and Node each interval and gives each ledger those of
+// its NodePool (named after the policy's namespace), until the returned stop is called.
+func runNodePoolLedgers(ctx context.Context, c *localcluster.Cluster, ledgers map[string]*claimLedger, interval time.Duration) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	read := func() {
+		claims, err := c.Dynamic.Resource(localcluster.NodeClaimGVR).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return // a read that failed says nothing: no NodeClaim is taken as gone by it
+		}
+		nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return
+		}
+		now := time.Now()
+		byPool := map[string][]unstructured.Unstructured{}
+		for _, u := range claims.Items {
+			pool := u.GetLabels()["karpenter.sh/nodepool"]
+			byPool[pool] = append(byPool[pool], u)
+		}
+		nodesByPool := map[string][]corev1.Node{}
+		for _, n := range nodes.Items {
+			pool := n.Labels["karpenter.sh/nodepool"]
+			nodesByPool[pool] = append(nodesByPool[pool], n)
+		}
+		for pool, l := range ledgers {
+			l.observe(now, byPool[pool], nodesByPool[pool])
+		}
+	}
+	go func() {
+		defer close(done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			read()
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// nodeSecondsWithin is the node-seconds of the records inside [from, to): each NodeClaim from
+// its creation to gone (to, while it is there).
+func nodeSecondsWithin(recs []claimRecord, from, to time.Time) float64 {
+	total := 0.0
+	for _, r := range recs {
+		end := to
+		if !r.Gone.IsZero() && r.Gone.Before(to) {
+			end = r.Gone
+		}
+		begin := r.Created
+		if begin.Before(from) {
+			begin = from
+		}
+		if end.After(begin) {
+			total += end.Sub(begin).Seconds()
+		}
+	}
+	return total
+}
+
+// nodeSteps is the number of NodeClaims there over [from, to), relative to from.
+func nodeSteps(recs []claimRecord, from, to time.Time) []Step {
+	type ev struct {
+		at time.Duration
+		d  int
+	}
+	var evs []ev
+	n := 0
+	for _, r := range recs {
+		if r.Created.After(to) || (!r.Gone.IsZero() && !r.Gone.After(from)) {
+			continue
+		}
+		if !r.Created.After(from) {
+			n++
+		} else {
+			evs = append(evs, ev{r.Created.Sub(from), +1})
+		}
+		if !r.Gone.IsZero() && r.Gone.Before(to) {
+			evs = append(evs, ev{r.Gone.Sub(from), -1})
+		}
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].at < evs[j].at })
+	steps := []Step{{At: 0, Value: float64(n)}}
+	for _, e := range evs {
+		n += e.d
+		steps = append(steps, Step{At: e.at, Value: float64(n)})
+	}
+	return steps
+}
+
+// liveDayTimeline is what the picture draws of one row.
+type liveDayTimeline struct {
+	run       *liveDayRun
+	setting   LiveSetting
+	live      Timeline
+	liveNodes []Step
+	model     replay.Result
+	trace     *replay.Trace
+}
+
+func (t *liveDayTimeline) steps() LiveDaySeries {
+	s := LiveDaySeries{Claims: DemandSteps(t.trace), LiveSpec: t.live.Spec, LiveNodes: t.liveNodes}
+	for _, z := range t.model.Sizes {
+		s.ModelSpec = append(s.ModelSpec, Step{At: z.At, Value: float64(z.Replicas)})
+	}
+	for _, n := range t.model.NodeCounts {
+		s.ModelNodes = append(s.ModelNodes, Step{At: n.At, Value: float64(n.Nodes)})
+	}
+	return s
+}
