@@ -155,12 +155,12 @@ func (e *stackRun) runFault(ctx context.Context, t *testing.T, f fault) faultRes
 	back := time.Now()
 
 	// A claim made as soon as the API answers, with warm sandboxes free, should bind at once.
-	framework.Eventually(t, ctx, "a warm sandbox free (status.readyReplicas>=1) after the return", 3*time.Minute, func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, ctx, "a warm sandbox free (status.readyReplicas>=1) after the return", framework.SandboxStartBound, func(ctx context.Context) (bool, error) {
 		return e.readyReplicasAtLeast(ctx, 1)
 	})
 	probeAt := time.Now()
 	e.createClaim(ctx, t, "fault-probe")
-	framework.Eventually(t, ctx, "the claim made after the return to be Ready", 3*time.Minute, func(context.Context) (bool, error) {
+	framework.Eventually(t, ctx, "the claim made after the return to be Ready", framework.SandboxStartBound, func(context.Context) (bool, error) {
 		at, ok := framework.FirstReady(claims.Since(probeAt), "fault-probe", probeAt)
 		r.latency = at.Sub(probeAt)
 		return ok, nil
@@ -212,7 +212,7 @@ func (e *stackRun) runFault(ctx context.Context, t *testing.T, f fault) faultRes
 
 // heldClaimsReady waits until every held claim reads Ready.
 func (e *stackRun) heldClaimsReady(ctx context.Context, t *testing.T, what string) {
-	framework.Eventually(t, ctx, what, 2*time.Minute, func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, ctx, what, framework.SandboxStartBound, func(ctx context.Context) (bool, error) {
 		for _, n := range heldClaims {
 			u, err := e.cluster.Dynamic.Resource(gvr.SandboxClaim).Namespace(e.ns).Get(ctx, n, metav1.GetOptions{})
 			if err != nil {

@@ -153,7 +153,7 @@ func (r *stackRun) deleteClaim(ctx context.Context, t testing.TB, name string) {
 // every stack's pool booting at once beside the other lanes, a gVisor boot has taken longer.
 func (r *stackRun) warmBeforeVerify(ctx context.Context, t *testing.T) {
 	start := time.Now()
-	framework.Eventually(t, ctx, "a warm sandbox Ready (status.readyReplicas>=1) before verify", 5*time.Minute, func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, ctx, "a warm sandbox Ready (status.readyReplicas>=1) before verify", framework.SandboxStartBound, func(ctx context.Context) (bool, error) {
 		return r.readyReplicasAtLeast(ctx, 1)
 	})
 	t.Logf("the pool's first warm sandbox was Ready %s after up", time.Since(start).Round(time.Second))

@@ -124,7 +124,7 @@ func (e *realEnv) twoPools(ctx context.Context, t *testing.T, verifyBin string) 
 	e.waitExporterRolledOut(ctx, t, 5*time.Minute)
 	for _, p := range []struct{ name, image, memory string }{{"code", contract.WarmPodImage, "32Mi"}, {"browser", browserAgentImage, "96Mi"}} {
 		ns := stackNamespace + "-" + p.name
-		framework.Eventually(t, ctx, fmt.Sprintf("pool %s's warm sandbox to be Ready in %s, running %s", p.name, ns, p.image), 3*time.Minute, func(ctx context.Context) (bool, error) {
+		framework.Eventually(t, ctx, fmt.Sprintf("pool %s's warm sandbox to be Ready in %s, running %s", p.name, ns, p.image), framework.SandboxStartBound, func(ctx context.Context) (bool, error) {
 			pods, err := e.cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return false, err

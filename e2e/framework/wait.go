@@ -13,6 +13,12 @@ import (
 // PollInterval is how often Eventually reads.
 const PollInterval = 250 * time.Millisecond
 
+// SandboxStartBound bounds a wait for a gVisor sandbox to start on the real node (a claim or a
+// warm sandbox Ready). Idle, one starts in 1-5 s; with ./test's phases beside the real-node lane
+// (load average near 40 on 2 cores) three claims' sandboxes took 2 min 52-54 s, past the 2 minutes
+// a wait once allowed. The bound is for a sandbox that never starts, not a verdict on its speed.
+const SandboxStartBound = 10 * time.Minute
+
 // Eventually reads until read says done or timeout passes, and fails t then, naming what it
 // waited for. A read error does not end the wait (the API server or the exporter may be
 // restarting): it is retried, and the last one is reported if the wait times out.
