@@ -15,7 +15,7 @@ import (
 
 // withoutNodes is r with its node figures cleared: what the model gave before nodes.
 func withoutNodes(r replay.Result) replay.Result {
-	r.NodeSeconds, r.IdleNodeSeconds, r.NodesLaunched = 0, 0, 0
+	r.NodeSeconds, r.IdleNodeSeconds, r.NodesLaunched, r.NodeCounts = 0, 0, 0, nil
 	return r
 }
 
