@@ -208,11 +208,14 @@ type adviceOutcome struct {
 	Ladder       string
 	Level        int
 	DaysAtTarget int
+	Cost         float64
 }
 
 // ReadAdvice reads advise's --json for one pool: its recommendation, and the fixed pool it is
 // compared with (the smallest fixed size that reaches the target on the days the
-// recommendation must).
+// recommendation must). When advise recommends that fixed pool, the first setting is instead
+// advise's cheapest autoscaled one at the target (or, if none reaches it, the one on most days),
+// so the live day still holds an autoscaled setting of advise's to the model.
 func ReadAdvice(b []byte) (recommended, fixed LiveSetting, err error) {
 	var pools []adviceJSON
 	if err := json.Unmarshal(b, &pools); err != nil {
@@ -234,8 +237,24 @@ func ReadAdvice(b []byte) (recommended, fixed LiveSetting, err error) {
 	if best == nil {
 		return recommended, fixed, fmt.Errorf("advise replayed no fixed pool that reaches the target on %d days", a.Need)
 	}
-	return LiveSetting{Name: "advised", What: a.Recommended.Name, Config: a.Recommended.Config},
-		LiveSetting{Name: "fixed", What: best.Name, Config: best.Config}, nil
+	recommended = LiveSetting{Name: "advised", What: a.Recommended.Name, Config: a.Recommended.Config}
+	fixed = LiveSetting{Name: "fixed", What: best.Name, Config: best.Config}
+	if a.Recommended.Ladder != "fixed" {
+		return recommended, fixed, nil
+	}
+	var auto *adviceOutcome
+	for i, o := range a.Outcomes {
+		if o.Ladder == "fixed" {
+			continue
+		}
+		if auto == nil || o.DaysAtTarget > auto.DaysAtTarget || o.DaysAtTarget == auto.DaysAtTarget && o.Cost < auto.Cost {
+			auto = &a.Outcomes[i]
+		}
+	}
+	if auto == nil {
+		return recommended, fixed, fmt.Errorf("advise recommends %s and replayed no autoscaled setting", a.Recommended.Name)
+	}
+	return LiveSetting{Name: "autoscaled", What: auto.Name, Config: auto.Config}, fixed, nil
 }
 
 // LiveTrace is what the harness really did, as a trace the model replays: each claim created at

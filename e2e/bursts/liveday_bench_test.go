@@ -192,7 +192,7 @@ func BenchmarkLiveDay(b *testing.B) {
 			b.Fatal(err)
 		}
 		rounded := roundedSetting(advised, k)
-		fmt.Fprintf(os.Stderr, "liveday: %s family: advise recommends %s %v; the fixed pool it compares with: %s; rounded: %v\n", family, advised.What, advised.Config, fixed.What, rounded.Config)
+		fmt.Fprintf(os.Stderr, "liveday: %s family: %s %s %v; the fixed pool advise compares with: %s; rounded: %v\n", family, advised.Name, advised.What, advised.Config, fixed.What, rounded.Config)
 		for i, seed := range cfg.seeds {
 			tr, err := familyTrace(family, seed, cfg.cut)
 			if err != nil {
@@ -316,7 +316,7 @@ func BenchmarkLiveDay(b *testing.B) {
 				Live: LiveClaimFigures(res.Claims), Model: ModelFigures(mres)}
 			row.Live.NodeSeconds = nodeSecondsWithin(recs, start, start.Add(end))
 			rows = append(rows, row)
-			if pictured == nil && run.settings[i].Name == "advised" {
+			if pictured == nil && run.settings[i].Fixed() == 0 {
 				pictured = &liveDayTimeline{run: run, setting: run.settings[i], live: tl, liveNodes: nodeSteps(recs, start, start.Add(end)),
 					model: mres, trace: live}
 			}
@@ -335,7 +335,7 @@ func BenchmarkLiveDay(b *testing.B) {
 	fmt.Printf("\n%d of %d rows agree within the tolerances.\n", agree, len(rows))
 	if cfg.plots != "" && pictured != nil {
 		path := filepath.Join(cfg.plots, "liveday-timeline.png")
-		title := fmt.Sprintf("%s day, seed %d, %s (%s): live and model", pictured.run.family, pictured.run.seed, pictured.setting.Name, pictured.setting.What)
+		title := fmt.Sprintf("%s trace, seed %d, %s (%s): live and model", pictured.run.family, pictured.run.seed, pictured.setting.Name, pictured.setting.What)
 		if err := LiveDayPlot(path, title, pictured.steps()); err != nil {
 			b.Errorf("%v", err)
 		} else {

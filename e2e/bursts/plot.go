@@ -430,7 +430,14 @@ func LiveDayPlot(path, title string, s LiveDaySeries) error {
 			p.Add(pl)
 			p.Legend.Add(l.name, pl)
 		}
-		p.X.Min, p.X.Max, p.Y.Min = 0, end.Minutes(), 0
+		// Room above the highest line for the legend.
+		top := 0.0
+		for _, l := range lines {
+			for _, st := range l.steps {
+				top = max(top, st.Value)
+			}
+		}
+		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, end.Minutes(), 0, math.Max(1.35*top, 1)
 		return p, nil
 	}
 	top, err := panel(title, "sandboxes", []line{
