@@ -213,9 +213,11 @@ type adviceOutcome struct {
 
 // ReadAdvice reads advise's --json for one pool: its recommendation, and the fixed pool it is
 // compared with (the smallest fixed size that reaches the target on the days the
-// recommendation must). When advise recommends that fixed pool, the first setting is instead
-// advise's cheapest autoscaled one at the target (or, if none reaches it, the one on most days),
-// so the live day still holds an autoscaled setting of advise's to the model.
+// recommendation must). When advise recommends that fixed pool, or a setting with a schedule
+// (KEDA's cron windows follow the wall clock, which a compressed day does not), the first setting
+// is instead advise's cheapest autoscaled one at the target without a schedule (or, if none
+// reaches it, the one on most days), so the live day still holds a setting of advise's to the
+// model.
 func ReadAdvice(b []byte) (recommended, fixed LiveSetting, err error) {
 	var pools []adviceJSON
 	if err := json.Unmarshal(b, &pools); err != nil {
@@ -239,12 +241,12 @@ func ReadAdvice(b []byte) (recommended, fixed LiveSetting, err error) {
 	}
 	recommended = LiveSetting{Name: "advised", What: a.Recommended.Name, Config: a.Recommended.Config}
 	fixed = LiveSetting{Name: "fixed", What: best.Name, Config: best.Config}
-	if a.Recommended.Ladder != "fixed" {
+	if a.Recommended.Ladder != "fixed" && !scheduled(*a.Recommended) {
 		return recommended, fixed, nil
 	}
 	var auto *adviceOutcome
 	for i, o := range a.Outcomes {
-		if o.Ladder == "fixed" {
+		if o.Ladder == "fixed" || scheduled(o) {
 			continue
 		}
 		if auto == nil || o.DaysAtTarget > auto.DaysAtTarget || o.DaysAtTarget == auto.DaysAtTarget && o.Cost < auto.Cost {
@@ -255,6 +257,16 @@ func ReadAdvice(b []byte) (recommended, fixed LiveSetting, err error) {
 		return recommended, fixed, fmt.Errorf("advise recommends %s and replayed no autoscaled setting", a.Recommended.Name)
 	}
 	return LiveSetting{Name: "autoscaled", What: auto.Name, Config: auto.Config}, fixed, nil
+}
+
+// scheduled reports whether an outcome's setting has a schedule window.
+func scheduled(o adviceOutcome) bool {
+	for _, c := range o.Config {
+		if strings.HasPrefix(c.Key, SizingKey+".schedule") {
+			return true
+		}
+	}
+	return false
 }
 
 // LiveTrace is what the harness really did, as a trace the model replays: each claim created at

@@ -135,7 +135,7 @@ func TestReadAdviceTakesTheRecommendationAndTheSmallestFixedPoolAtTheTarget(t *t
 	  {"Name":"fixed-12","Config":[{"Key":"minReplicas","Value":"12"},{"Key":"maxReplicas","Value":"12"}],"Ladder":"fixed","Level":11,"DaysAtTarget":13},
 	  {"Name":"fixed-11","Config":[{"Key":"minReplicas","Value":"11"},{"Key":"maxReplicas","Value":"11"}],"Ladder":"fixed","Level":10,"DaysAtTarget":14},
 	  {"Name":"claims + headroom 3","Config":[{"Key":"headroom","Value":"3"}],"Ladder":"claims + headroom","Level":2,"DaysAtTarget":13}],
-	  "Recommended":{"Name":"claims + headroom 3","Config":[{"Key":"minReplicas","Value":"1"},{"Key":"maxReplicas","Value":"30"},{"Key":"headroom","Value":"3"}]}}]`
+	  "Recommended":{"Name":"claims + headroom 3","Ladder":"claims + headroom","Config":[{"Key":"minReplicas","Value":"1"},{"Key":"maxReplicas","Value":"30"},{"Key":"headroom","Value":"3"}]}}]`
 	rec, fixed, err := ReadAdvice([]byte(js))
 	require.NoError(t, err)
 	assert.Equal(t, "advised", rec.Name)
@@ -144,7 +144,34 @@ func TestReadAdviceTakesTheRecommendationAndTheSmallestFixedPoolAtTheTarget(t *t
 	assert.Equal(t, "fixed-11", fixed.What, "the smallest size at the target on the days needed, not the first listed")
 	assert.Equal(t, 11, fixed.Fixed())
 
+	// advise recommends the fixed pool: the first setting is its cheapest autoscaled one at the
+	// target, else the one on most days.
+	fixedFirst := `[{"Pool":"live","Need":13,"Outcomes":[
+	  {"Name":"fixed-12","Config":[{"Key":"minReplicas","Value":"12"},{"Key":"maxReplicas","Value":"12"}],"Ladder":"fixed","Level":11,"DaysAtTarget":13,"Cost":900},
+	  {"Name":"claims + headroom 6","Ladder":"claims + headroom","DaysAtTarget":13,"Cost":1000},
+	  {"Name":"arrivals, headroom 2","Ladder":"arrivals","DaysAtTarget":14,"Cost":950},
+	  {"Name":"claims + headroom 4","Ladder":"claims + headroom","DaysAtTarget":12,"Cost":700}],
+	  "Recommended":{"Name":"fixed-12","Ladder":"fixed"}}]`
+	rec, fixed, err = ReadAdvice([]byte(fixedFirst))
+	require.NoError(t, err)
+	assert.Equal(t, "autoscaled", rec.Name)
+	assert.Equal(t, "arrivals, headroom 2", rec.What, "the cheapest autoscaled setting at the target")
+	assert.Equal(t, "fixed-12", fixed.What)
+	// A recommendation with a schedule: the cheapest at the target without one.
+	withSchedule := strings.Replace(fixedFirst, `"Recommended":{"Name":"fixed-12","Ladder":"fixed"}`,
+		`"Recommended":{"Name":"arrivals, schedule","Ladder":"arrivals","Config":[{"Key":"sizing.schedule[0].warm","Value":"8"}]}`, 1)
+	withSchedule = strings.Replace(withSchedule, `{"Name":"arrivals, headroom 2","Ladder":"arrivals","DaysAtTarget":14,"Cost":950}`,
+		`{"Name":"arrivals, headroom 2, schedule","Ladder":"arrivals","DaysAtTarget":14,"Cost":950,"Config":[{"Key":"sizing.schedule[0].warm","Value":"8"}]}`, 1)
+	rec, _, err = ReadAdvice([]byte(withSchedule))
+	require.NoError(t, err)
+	assert.Equal(t, "autoscaled", rec.Name)
+	assert.Equal(t, "claims + headroom 6", rec.What, "the scheduled settings left out")
+	noneAtTarget := strings.Replace(strings.Replace(fixedFirst, `"DaysAtTarget":14`, `"DaysAtTarget":11`, 1), `"DaysAtTarget":13,"Cost":1000`, `"DaysAtTarget":10,"Cost":1000`, 1)
+	rec, _, err = ReadAdvice([]byte(noneAtTarget))
+	require.NoError(t, err)
+	assert.Equal(t, "claims + headroom 4", rec.What, "none at the target: the one on most days")
 	for js, want := range map[string]string{
+		`[{"Pool":"p","Need":1,"Recommended":{"Name":"fixed-1","Ladder":"fixed"},"Outcomes":[{"Name":"fixed-1","Ladder":"fixed","Level":0,"DaysAtTarget":1}]}]`: "replayed no autoscaled setting",
 		`{}`:                      "advise's --json",
 		`[]`:                      "0 pools",
 		`[{"Pool":"p","Need":3}]`: "recommended nothing",
