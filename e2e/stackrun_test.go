@@ -96,7 +96,7 @@ func (r *stackRun) upStack(ctx context.Context, t testing.TB) {
 func (r *stackRun) runVerify(ctx context.Context, t *testing.T, verifyBin, name string, args ...string) (*report.Report, int) {
 	reportPath := filepath.Join(r.work, name+".json")
 	cmd := exec.CommandContext(ctx, verifyBin, append([]string{"--outputs-file", filepath.Join(r.work, "outputs.json"),
-		"--kubeconfig", r.cluster.Kubeconfig, "--json", reportPath}, args...)...)
+		"--kubeconfig", r.cluster.Kubeconfig, "--json", reportPath, "--exec-timeout", framework.VerifyExecBound.String()}, args...)...)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	t.Logf("verify %s (%s):\n%s", strings.Join(args, " "), time.Since(start).Round(time.Second), out)

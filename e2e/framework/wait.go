@@ -19,6 +19,11 @@ const PollInterval = 250 * time.Millisecond
 // a wait once allowed. The bound is for a sandbox that never starts, not a verdict on its speed.
 const SandboxStartBound = 10 * time.Minute
 
+// VerifyExecBound is the --exec-timeout the tests give verify on the real node: one exec into a
+// gVisor sandbox, 30 s by default (what a user's idle cluster needs many times over), outlasted it
+// under ./test's load ("runsc did not terminate successfully" once the 30 s cancelled it).
+const VerifyExecBound = 3 * time.Minute
+
 // Eventually reads until read says done or timeout passes, and fails t then, naming what it
 // waited for. A read error does not end the wait (the API server or the exporter may be
 // restarting): it is retried, and the last one is reported if the wait times out.
