@@ -238,15 +238,22 @@ func TimelinePlot(path, title string, tl Timeline) error {
 
 // saveTiles draws plots side by side, aligned, into one picture.
 func saveTiles(path string, w, h vg.Length, plots ...*plot.Plot) error {
+	return saveGrid(path, w, h, [][]*plot.Plot{plots})
+}
+
+// saveGrid draws rows of plots, aligned, into one picture.
+func saveGrid(path string, w, h vg.Length, rows [][]*plot.Plot) error {
 	c, err := draw.NewFormattedCanvas(w, h, strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), "."))
 	if err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
-	tiles := draw.Tiles{Rows: 1, Cols: len(plots), PadX: vg.Points(20),
+	tiles := draw.Tiles{Rows: len(rows), Cols: len(rows[0]), PadX: vg.Points(20), PadY: vg.Points(15),
 		PadTop: vg.Points(5), PadBottom: vg.Points(5), PadLeft: vg.Points(5), PadRight: vg.Points(10)}
-	canvases := plot.Align([][]*plot.Plot{plots}, tiles, draw.New(c))
-	for i, p := range plots {
-		p.Draw(canvases[0][i])
+	canvases := plot.Align(rows, tiles, draw.New(c))
+	for r, row := range rows {
+		for i, p := range row {
+			p.Draw(canvases[r][i])
+		}
 	}
 	f, err := os.Create(path)
 	if err != nil {
@@ -455,23 +462,5 @@ func LiveDayPlot(path, title string, s LiveDaySeries) error {
 	if err != nil {
 		return err
 	}
-	c, err := draw.NewFormattedCanvas(chart.Width, chart.Height*3/2, strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), "."))
-	if err != nil {
-		return fmt.Errorf("plot %s: %w", path, err)
-	}
-	tiles := draw.Tiles{Rows: 2, Cols: 1, PadY: vg.Points(15),
-		PadTop: vg.Points(5), PadBottom: vg.Points(5), PadLeft: vg.Points(5), PadRight: vg.Points(10)}
-	canvases := plot.Align([][]*plot.Plot{{top}, {bottom}}, tiles, draw.New(c))
-	top.Draw(canvases[0][0])
-	bottom.Draw(canvases[1][0])
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("plot %s: %w", path, err)
-	}
-	if _, err := c.WriteTo(f); err != nil {
-		f.Close()
-		os.Remove(path)
-		return fmt.Errorf("plot %s: %w", path, err)
-	}
-	return f.Close()
+	return saveGrid(path, chart.Width, chart.Height*3/2, [][]*plot.Plot{{top}, {bottom}})
 }
