@@ -240,17 +240,8 @@ func runTrace(b *testing.B, ctx context.Context, c *localcluster.Cluster, rec *R
 	exporters := process.NewSet(work, false)
 	defer exporters.Stop(5 * time.Second)
 	for _, r := range todo {
-		for i, o := range r.objs.Items {
-			res := c.Dynamic.Resource(r.objs.GVRs[i])
-			var err error
-			if o.GetNamespace() == "" {
-				_, err = res.Create(ctx, o, metav1.CreateOptions{})
-			} else {
-				_, err = res.Namespace(o.GetNamespace()).Create(ctx, o, metav1.CreateOptions{})
-			}
-			if err != nil {
-				b.Fatalf("policy %s: creating %s %s: %v", r.p.Namespace(), o.GetKind(), o.GetName(), err)
-			}
+		if err := createObjects(ctx, c, r.objs); err != nil {
+			b.Fatalf("policy %s: %v", r.p.Namespace(), err)
 		}
 		if so := r.objs.Find("scaledobjects"); so != nil {
 			b.Logf("policy %s: ScaledObject spec %s", r.p.Namespace(), mustJSON(so.Object["spec"]))
@@ -530,6 +521,23 @@ func startExporter(b *testing.B, ctx context.Context, c *localcluster.Cluster, p
 		code, body := httpGet(e.DemandURL())
 		return code == http.StatusOK && strings.Contains(body, want), nil
 	})
+}
+
+// createObjects creates a policy's objects in order, namespaced ones in their namespace.
+func createObjects(ctx context.Context, c *localcluster.Cluster, objs *Objects) error {
+	for i, o := range objs.Items {
+		res := c.Dynamic.Resource(objs.GVRs[i])
+		var err error
+		if o.GetNamespace() == "" {
+			_, err = res.Create(ctx, o, metav1.CreateOptions{})
+		} else {
+			_, err = res.Namespace(o.GetNamespace()).Create(ctx, o, metav1.CreateOptions{})
+		}
+		if err != nil {
+			return fmt.Errorf("creating %s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+	}
+	return nil
 }
 
 func waitFor(b *testing.B, ctx context.Context, what string, timeout time.Duration, cond func(context.Context) (bool, error)) {

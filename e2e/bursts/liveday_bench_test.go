@@ -440,16 +440,8 @@ func createLiveDayPolicy(b *testing.B, ctx context.Context, c *localcluster.Clus
 	if err := unstructured.SetNestedField(st.Object, ns, "spec", "podTemplate", "spec", "nodeSelector", liveDaySettingLabel); err != nil {
 		b.Fatal(err)
 	}
-	for i, o := range objs.Items {
-		res := c.Dynamic.Resource(objs.GVRs[i])
-		if o.GetNamespace() == "" {
-			_, err = res.Create(ctx, o, metav1.CreateOptions{})
-		} else {
-			_, err = res.Namespace(o.GetNamespace()).Create(ctx, o, metav1.CreateOptions{})
-		}
-		if err != nil {
-			b.Fatalf("%s: creating %s %s: %v", ns, o.GetKind(), o.GetName(), err)
-		}
+	if err := createObjects(ctx, c, objs); err != nil {
+		b.Fatalf("%s: %v", ns, err)
 	}
 	if so := objs.Find("scaledobjects"); so != nil {
 		b.Logf("%s: ScaledObject spec %s", ns, mustJSON(so.Object["spec"]))
