@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -217,37 +216,7 @@ func (l *claimLedger) seen() map[string]bool {
 // run reads the node pool's NodeClaims and Nodes every interval until the
 // returned stop is called; stop returns after the last read.
 func (l *claimLedger) run(ctx context.Context, c *localcluster.Cluster, interval time.Duration) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	sel := metav1.ListOptions{LabelSelector: "karpenter.sh/nodepool=" + localcluster.KarpenterNodePool}
-	read := func() {
-		claims, err := c.Dynamic.Resource(localcluster.NodeClaimGVR).List(ctx, sel)
-		if err != nil {
-			return // a read that failed says nothing: no claim is taken as gone by it
-		}
-		nodes, err := c.Client.CoreV1().Nodes().List(ctx, sel)
-		if err != nil {
-			return
-		}
-		l.observe(time.Now(), claims.Items, nodes.Items)
-	}
-	go func() {
-		defer close(done)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			read()
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() {
-		cancel()
-		<-done
-	}
+	return runNodePoolLedgers(ctx, c, map[string]*claimLedger{localcluster.KarpenterNodePool: l}, interval)
 }
 
 // costTable is the node-seconds of each NodeClaim, times relative to t0, and
