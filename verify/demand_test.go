@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
 	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
@@ -359,18 +362,22 @@ func TestScaleUpRefusesExistingClaim(t *testing.T) {
 	cfg.Phase = "demand"
 	cfg.StepTimeout = 1500 * time.Millisecond
 	ex := blueprintExec()
-	// Created after the baseline checked, as a concurrent user would.
-	go func() {
-		for {
-			if contains(c.claimNames(testNS), "demand-1") {
-				u := newDemandClaim(testNS, "demand-2", "warm-pool")
-				u.SetLabels(map[string]string{"owner": "someone"})
-				_, _ = c.dyn.Resource(gvr.SandboxClaim).Namespace(testNS).Create(context.Background(), u, metav1CreateOptions())
-				return
-			}
-			time.Sleep(2 * time.Millisecond)
+	// Created after the baseline checked, as a concurrent user would: in the same moment as
+	// demand-1, so the claim is there whatever the machine's speed (a goroutine that polled for
+	// demand-1 lost the race to verify's own demand-2 on a loaded machine).
+	var once sync.Once
+	c.dyn.PrependReactor("create", "sandboxclaims", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if u, ok := a.(k8stesting.CreateAction).GetObject().(*unstructured.Unstructured); ok && u.GetName() == "demand-1" {
+			once.Do(func() {
+				other := newDemandClaim(testNS, "demand-2", "warm-pool")
+				other.SetLabels(map[string]string{"owner": "someone"})
+				if err := c.dyn.Tracker().Create(gvr.SandboxClaim, other, testNS); err != nil {
+					t.Errorf("the other user's demand-2: %v", err)
+				}
+			})
 		}
-	}()
+		return false, nil, nil
+	})
 	code, rep, out := runWith(t, context.Background(), c, cfg, ex, fakeDemand{c: c})
 	if code != 1 || status(t, rep, "scale up: create demand-2") != report.Fail {
 		t.Fatalf("exit %d\n%s", code, out)

@@ -35,7 +35,7 @@ func TestRestoreWaitsOutTerminating(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 		_ = sos.Delete(ctx, "warm-pool", metav1.DeleteOptions{})
 	}()
-	back, err := r.restoreScaledObject(ctx, 3*time.Second)
+	back, err := r.restoreScaledObject(ctx, time.Minute) // ends once the finalizer lets go, 200 ms in
 	if err != nil {
 		t.Fatal(err)
 	}
