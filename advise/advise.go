@@ -103,8 +103,7 @@ func (p Params) loop() replay.Loop {
 	l := replay.DefaultLoop()
 	l.Boot = time.Duration(p.BootSeconds) * time.Second
 	if p.SandboxesPerNode > 0 {
-		l.Nodes = replay.Nodes{SlotsPerNode: p.SandboxesPerNode, LaunchDelay: time.Duration(p.NodeLaunchSeconds) * time.Second,
-			BatchIdle: time.Second, BatchMax: 10 * time.Second, ConsolidateAfter: p.ConsolidateAfter, DisruptionDelay: replay.LiveDisruptionDelay}
+		l.Nodes = replay.AutoModeNodes(p.SandboxesPerNode, time.Duration(p.NodeLaunchSeconds)*time.Second, p.ConsolidateAfter)
 	}
 	return l
 }
@@ -351,11 +350,13 @@ func ladders(p Params, bound int) []Ladder {
 }
 
 // autoscaled gives an autoscaled setting its policy: bounded by [1, bound], reading the
-// exporter's windows, and at rest where the policy holds it with no demand (a day split from a
-// continuous history starts where the night left the pool, not at the floor).
+// exporter's windows, with the HPA behaviour the program renders by default, and at rest where
+// the policy holds it with no demand (a day split from a continuous history starts where the
+// night left the pool, not at the floor).
 func autoscaled(c Candidate, desired func(replay.Demand) float64, bound int) Candidate {
 	short, long := time.Duration(components.DefaultShortWindowSeconds)*time.Second, time.Duration(components.DefaultLongWindowSeconds)*time.Second
-	c.policy = replay.Policy{Floor: 1, Max: bound, Short: short, Long: long, Desired: desired}
+	c.policy = replay.Policy{Floor: 1, Max: bound, Short: short, Long: long, Desired: desired,
+		ScaleUp: components.DefaultScaleUp(), ScaleDown: components.DefaultScaleDown()}
 	c.policy.InitialScale = min(max(int(math.Ceil(desired(replay.Demand{}))), 1), bound)
 	return c
 }

@@ -137,9 +137,9 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 		replicas = max(p.Floor, p.InitialScale)
 	}
 	// The pool starts Ready at its size, as the benchmark waits for it.
-	var ready []*modelNode // the node of each Ready unclaimed sandbox (nil: unbounded)
-	for range replicas {
-		ready = append(ready, cluster.initial())
+	var ready []warmSandbox // each Ready unclaimed sandbox, in the order it became Ready
+	for _, n := range cluster.initial(replicas) {
+		ready = append(ready, warmSandbox{node: n})
 	}
 	res := Result{Sizes: []SizeAt{{0, replicas}}, Waits: make([]time.Duration, len(tr.Arrivals))}
 	var booting []bootingSandbox // each unclaimed booting sandbox, by ready-at ascending
@@ -172,7 +172,7 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 			cluster.pending = cluster.pending[1:]
 			if pp.claim < 0 {
 				cluster.pendingWarm--
-				booting = insertSorted(booting, bootingSandbox{t + boot(), n})
+				booting = insertSorted(booting, bootingSandbox{t + boot(), warmSandbox{n, t}})
 				continue
 			}
 			a := tr.Arrivals[pp.claim]
@@ -208,7 +208,7 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 		bind(t)
 		// Sandboxes finish booting.
 		for len(booting) > 0 && booting[0].at <= t {
-			ready = append(ready, booting[0].node)
+			ready = append(ready, booting[0].warmSandbox)
 			booting = booting[1:]
 		}
 		// Claims arrive and adopt a warm sandbox, Ready now or within the grace; the rest start
@@ -222,8 +222,9 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 			deletes = append(deletes, a.At+a.Lifetime)
 			switch {
 			case len(ready) > 0:
-				claims[c].node = ready[len(ready)-1]
-				ready = ready[:len(ready)-1]
+				i := adoptable(ready)
+				claims[c].node = ready[i].node
+				ready = append(ready[:i], ready[i+1:]...)
 				res.WarmHits++
 			case len(booting) > 0 && booting[0].at <= a.At+loop.AdoptGrace:
 				claims[c].node = booting[0].node
@@ -250,11 +251,12 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 			}
 		}
 		// The controller keeps ready + booting (+ pending, on no node yet) at spec.replicas: it
-		// creates the missing ones and deletes the surplus, pending ones first, then booting
-		// ones, then Ready ones from the emptiest node (so that nodes can empty).
+		// creates the missing ones and deletes the surplus, the unready first, newest first
+		// within each (agent-sandbox v0.5.6, sandboxwarmpool_controller.go: "unready sandboxes
+		// before ready ones, then newest first"), wherever they run.
 		for len(ready)+len(booting)+cluster.pendingWarm < replicas {
 			if n, ok := cluster.place(t); ok {
-				booting = insertSorted(booting, bootingSandbox{t + boot(), n})
+				booting = insertSorted(booting, bootingSandbox{t + boot(), warmSandbox{n, t}})
 			} else {
 				cluster.enqueue(-1)
 			}
@@ -264,11 +266,12 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 			case cluster.pendingWarm > 0:
 				cluster.unqueueWarm()
 			case len(booting) > 0:
-				cluster.free(booting[len(booting)-1].node, t)
-				booting = booting[:len(booting)-1]
+				i := newestBooting(booting)
+				cluster.free(booting[i].node, t)
+				booting = append(booting[:i], booting[i+1:]...)
 			default:
-				i := emptiest(ready)
-				cluster.free(ready[i], t)
+				i := newest(ready)
+				cluster.free(ready[i].node, t)
 				ready = append(ready[:i], ready[i+1:]...)
 			}
 		}
@@ -291,18 +294,58 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 	return res
 }
 
-// bootingSandbox is an unclaimed sandbox booting on node, Ready at at.
-type bootingSandbox struct {
-	at   time.Duration
-	node *modelNode
+// warmSandbox is one of the pool's unclaimed sandboxes: its node (nil when nodes are unbounded)
+// and its creation.
+type warmSandbox struct {
+	node    *modelNode
+	created time.Duration
 }
 
-// emptiest is the index of the Ready sandbox on the node holding the fewest sandboxes (the first
-// such; any one when nodes are unbounded).
-func emptiest(ready []*modelNode) int {
+// bootingSandbox is an unclaimed sandbox booting, Ready at at.
+type bootingSandbox struct {
+	at time.Duration
+	warmSandbox
+}
+
+// adoptable is the Ready sandbox a claim adopts: one on the node that holds the most of the
+// pool's Ready sandboxes, the first to become Ready among those (agent-sandbox v0.5.6's claim
+// controller, getCandidate's NodeSpread: "the node with the most remaining sandboxes has been
+// selected the least", ties oldest first). Unbounded: the first to become Ready.
+func adoptable(ready []warmSandbox) int {
+	if ready[0].node == nil {
+		return 0
+	}
+	for _, w := range ready {
+		w.node.readyHere++
+	}
 	best := 0
-	for i, n := range ready {
-		if n != nil && ready[best] != nil && n.used < ready[best].used {
+	for i, w := range ready {
+		if w.node.readyHere > ready[best].node.readyHere {
+			best = i
+		}
+	}
+	for _, w := range ready {
+		w.node.readyHere = 0
+	}
+	return best
+}
+
+// newest is the index of the sandbox created last (the last such).
+func newest(ready []warmSandbox) int {
+	best := 0
+	for i, w := range ready {
+		if w.created >= ready[best].created {
+			best = i
+		}
+	}
+	return best
+}
+
+// newestBooting is the index of the booting sandbox created last (the last such).
+func newestBooting(booting []bootingSandbox) int {
+	best := 0
+	for i, b := range booting {
+		if b.created >= booting[best].created {
 			best = i
 		}
 	}

@@ -41,13 +41,18 @@ type Nodes struct {
 	DisruptionSpacing time.Duration
 }
 
-// GoalNodes are EKS Auto Mode as the benchmark's model takes it: K = 8, D = 45 s, consolidateAfter 30 s, with
-// Karpenter's default batch window and the disruption delay the live run read (21 s, its middle).
-func GoalNodes() Nodes {
-	return Nodes{SlotsPerNode: 8, LaunchDelay: 45 * time.Second, BatchIdle: time.Second, BatchMax: 10 * time.Second,
-		ConsolidateAfter: 30 * time.Second, DisruptionDelay: LiveDisruptionDelay,
+// AutoModeNodes are EKS Auto Mode's nodes as the model takes them: K sandboxes per node, a
+// launch delay and consolidateAfter of the team's, and what Karpenter adds: its default batch
+// window, the disruption delay the live run read and the NodePool's default disruption budget.
+func AutoModeNodes(k int, launchDelay, consolidateAfter time.Duration) Nodes {
+	return Nodes{SlotsPerNode: k, LaunchDelay: launchDelay, BatchIdle: time.Second, BatchMax: 10 * time.Second,
+		ConsolidateAfter: consolidateAfter, DisruptionDelay: LiveDisruptionDelay,
 		DisruptionBudget: DefaultDisruptionBudget, DisruptionSpacing: LiveDisruptionSpacing}
 }
+
+// GoalNodes are EKS Auto Mode as the benchmark's model takes it: K = 8, D = 45 s,
+// consolidateAfter 30 s.
+func GoalNodes() Nodes { return AutoModeNodes(8, 45*time.Second, 30*time.Second) }
 
 // LiveDisruptionDelay is DisruptionDelay as TestLiveWarmPoolOnKarpenter read it (20.4-22.1 s).
 const LiveDisruptionDelay = 21 * time.Second
@@ -69,6 +74,8 @@ type modelNode struct {
 	// gone at removedAt unless a sandbox lands on it first.
 	removing  bool
 	removedAt time.Duration
+	// readyHere counts the pool's Ready sandboxes on the node while a claim picks one (adoptable).
+	readyHere int
 }
 
 // pendingPod is a sandbox that found no free slot: a warm one of the pool (claim < 0) or a
@@ -96,18 +103,19 @@ type modelCluster struct {
 
 func (c *modelCluster) bounded() bool { return c.cfg.SlotsPerNode > 0 }
 
-// place binds a new sandbox at t to the fullest Ready node with a free slot (bin-packing: the
-// choice Karpenter's scheduling simulation makes and a MostAllocated scoring does; the
-// scheduler's default LeastAllocated would spread sandboxes and empty fewer nodes, so this is
-// the case most favourable to consolidation). Ties go to the oldest node. Unbounded: always a
-// slot, on no node (nil).
+// place binds a new sandbox at t to the Ready node with a free slot that holds the fewest
+// sandboxes: the scheduler's default scoring, NodeResourcesFit's LeastAllocated, which EKS keeps,
+// spreads pods of equal requests that way. Ties go to the oldest node (the scheduler draws among
+// equal scores). Spread is what keeps nodes from emptying: a pool that shrinks leaves one or two
+// sandboxes on each node, and Karpenter removes no node that holds one (consolidate). Unbounded:
+// always a slot, on no node (nil).
 func (c *modelCluster) place(t time.Duration) (*modelNode, bool) {
 	if !c.bounded() {
 		return nil, true
 	}
 	var best *modelNode
 	for _, n := range c.nodes {
-		if n.readyAt <= t && n.used < c.cfg.SlotsPerNode && (best == nil || n.used > best.used) {
+		if n.readyAt <= t && n.used < c.cfg.SlotsPerNode && (best == nil || n.used < best.used) {
 			best = n
 		}
 	}
@@ -118,15 +126,20 @@ func (c *modelCluster) place(t time.Duration) (*modelNode, bool) {
 	return best, true
 }
 
-// initial places one of the pool's sandboxes at the trace's start, on a node that is there
-// (the benchmark waits for the pool to be Ready, nodes included).
-func (c *modelCluster) initial() *modelNode {
-	if n, ok := c.place(0); ok {
-		return n
+// initial places the pool's n sandboxes at the trace's start on the nodes they need, there and
+// Ready (the benchmark waits for the pool to be Ready, nodes included), spread as the scheduler
+// spreads them. Unbounded: n sandboxes on no node.
+func (c *modelCluster) initial(n int) []*modelNode {
+	if c.bounded() {
+		for range (n + c.cfg.SlotsPerNode - 1) / c.cfg.SlotsPerNode {
+			c.nodes = append(c.nodes, &modelNode{})
+		}
 	}
-	n := &modelNode{used: 1}
-	c.nodes = append(c.nodes, n)
-	return n
+	out := make([]*modelNode, n)
+	for i := range out {
+		out[i], _ = c.place(0)
+	}
+	return out
 }
 
 // free takes a sandbox off its node at t.

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/components"
 )
 
 func nodeTrace(end, life time.Duration, at ...time.Duration) *Trace {
@@ -61,16 +63,23 @@ func TestNodesBatchWindow(t *testing.T) {
 	assert.InDelta(t, (70500*time.Millisecond - 24500*time.Millisecond + 5500*time.Millisecond).Seconds(), r.Waits[len(at)-1].Seconds(), 0.6)
 }
 
-func TestNodesPackOntoTheFullestNode(t *testing.T) {
+func TestNodesSpreadOntoTheEmptiestNode(t *testing.T) {
 	c := &modelCluster{cfg: Nodes{SlotsPerNode: 4}}
-	a, b, full, launching := &modelNode{used: 1}, &modelNode{used: 3}, &modelNode{used: 4}, &modelNode{readyAt: time.Minute}
+	a, b, full, launching := &modelNode{used: 2}, &modelNode{used: 1}, &modelNode{used: 4}, &modelNode{readyAt: time.Minute}
 	c.nodes = []*modelNode{a, b, full, launching}
 	n, ok := c.place(0)
 	require.True(t, ok)
-	assert.Same(t, b, n)
-	assert.Equal(t, 4, b.used)
+	assert.Same(t, b, n, "the emptiest Ready node, b")
+	assert.Equal(t, 2, b.used)
 	n, _ = c.place(0)
-	assert.Same(t, a, n, "b and full are full, launching is not Ready: a")
+	assert.Same(t, a, n, "a and b hold two each: the oldest, a")
+	n, _ = c.place(0)
+	assert.Same(t, b, n)
+	for range 2 {
+		c.place(0)
+	}
+	_, ok = c.place(0)
+	assert.False(t, ok, "every Ready node full, launching is not Ready: no slot")
 	// In the replay: a fixed pool of 10 on nodes of 8 starts on two nodes, and a pool of 16
 	// on two as well.
 	loop := DefaultLoop()
@@ -143,4 +152,47 @@ func TestNodesDisruptionBudget(t *testing.T) {
 	r = Simulate(tr, p, loop, 1)
 	assert.Equal(t, []NodesAt{{0, 5}, {41 * s, 4}, {66 * s, 3}, {91 * s, 2}}, r.NodeCounts,
 		"the node that takes the sandbox at 45 s stays; the other two empty ones go one at a time")
+}
+
+func TestNodesStaySpreadAfterTheBusyHour(t *testing.T) {
+	// 24 claims, one every 5 s from 20 s, each held 2 minutes, on an autoscaled pool of held + 4
+	// on nodes of 4: the pool and its claims rise onto 13 nodes. Once every claim is gone the pool
+	// is back at 4, one node's worth; but its replacements were spread and its shrink took the
+	// newest sandboxes wherever they ran, so its 4 rest on 3 nodes, and no node that holds one
+	// goes. Packed (each sandbox on the fullest node), the pool would leave 1.
+	loop := DefaultLoop()
+	loop.Nodes = AutoModeNodes(4, 45*time.Second, 30*time.Second)
+	var at []time.Duration
+	for i := range 24 {
+		at = append(at, 20*time.Second+time.Duration(i)*5*time.Second)
+	}
+	tr := nodeTrace(900*time.Second, 120*time.Second, at...)
+	p := Policy{Floor: 4, Max: 40, Desired: func(d Demand) float64 { return float64(d.Held + 4) }, ScaleDown: components.DefaultScaleDown()}
+	r := Simulate(tr, p, loop, 1)
+	peak := 0
+	for _, n := range r.NodeCounts {
+		peak = max(peak, n.Nodes)
+	}
+	assert.Equal(t, 13, peak)
+	assert.Equal(t, 4, r.Sizes[len(r.Sizes)-1].Replicas, "the pool back at rest")
+	assert.Equal(t, 3, r.NodeCounts[len(r.NodeCounts)-1].Nodes, "the pool's 4 at rest, spread over 3 nodes")
+}
+
+func TestClaimsAdoptFromTheNodeWithTheMostWarm(t *testing.T) {
+	a, b := &modelNode{}, &modelNode{}
+	ready := []warmSandbox{{a, 0}, {b, time.Second}, {b, 2 * time.Second}, {a, 3 * time.Second}, {b, 4 * time.Second}}
+	assert.Equal(t, 1, adoptable(ready), "b holds 3 of the 5: its first to be Ready")
+	assert.Equal(t, 0, adoptable(ready[:4]), "2 each: the first to be Ready, on a")
+	assert.Equal(t, 0, adoptable([]warmSandbox{{nil, 0}, {nil, time.Second}}), "no nodes: the first to be Ready")
+	for _, w := range ready {
+		assert.Zero(t, w.node.readyHere, "the count is left at 0 for the next claim")
+	}
+}
+
+func TestPoolShrinksNewestFirst(t *testing.T) {
+	ready := []warmSandbox{{nil, 5 * time.Second}, {nil, 9 * time.Second}, {nil, 3 * time.Second}}
+	assert.Equal(t, 1, newest(ready))
+	booting := []bootingSandbox{{at: 10 * time.Second, warmSandbox: warmSandbox{created: 4 * time.Second}},
+		{at: 11 * time.Second, warmSandbox: warmSandbox{created: 7 * time.Second}}, {at: 12 * time.Second, warmSandbox: warmSandbox{created: 6 * time.Second}}}
+	assert.Equal(t, 1, newestBooting(booting), "created last, though not the last Ready")
 }

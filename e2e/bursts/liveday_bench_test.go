@@ -21,6 +21,8 @@ package bursts
 //	LIVEDAY_ADVISE_DAYS=14       advise's history: the family's seeds 1..N
 //	LIVEDAY_DURATION=5m          cut the replayed days to this long (a smoke run; advise still reads whole days)
 //	LIVEDAY_PLOTS=dir            where the timeline goes (default the repository's docs/; "off": none)
+//	LIVEDAY_RECORD=path          where the day's record goes (default testdata/liveday-record.json; "off": none),
+//	                             for BenchmarkRecordedLiveDay to hold the model to it again without a cluster
 
 import (
 	"bytes"
@@ -67,6 +69,7 @@ type liveDayConfig struct {
 	adviseDays int
 	cut        time.Duration
 	plots      string
+	record     string
 }
 
 func loadLiveDayConfig(getenv func(string) string) (*liveDayConfig, error) {
@@ -117,6 +120,13 @@ func loadLiveDayConfig(getenv func(string) string) (*liveDayConfig, error) {
 		cfg.plots = filepath.Join("..", "..", "docs")
 	default:
 		cfg.plots = v
+	}
+	switch v := getenv("LIVEDAY_RECORD"); v {
+	case "off":
+	case "":
+		cfg.record = filepath.Join("testdata", "liveday-record.json")
+	default:
+		cfg.record = v
 	}
 	return cfg, errors.Join(errs...)
 }
@@ -170,9 +180,6 @@ func BenchmarkLiveDay(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	nodes := replay.Nodes{SlotsPerNode: k, LaunchDelay: liveDayLaunchDelay, BatchIdle: time.Second, BatchMax: 10 * time.Second,
-		ConsolidateAfter: liveDayConsolidateAfter, DisruptionDelay: replay.LiveDisruptionDelay,
-		DisruptionBudget: replay.DefaultDisruptionBudget, DisruptionSpacing: replay.LiveDisruptionSpacing}
 	fmt.Fprintf(os.Stderr, "liveday: %s holds K=%d sandboxes of %v; D=%s, consolidateAfter %s\n", itype.Name, k, karpenterSandboxRequests, liveDayLaunchDelay, liveDayConsolidateAfter)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 85*time.Minute)
@@ -234,8 +241,8 @@ func BenchmarkLiveDay(b *testing.B) {
 		}
 		_ = os.RemoveAll(work)
 	}()
-	rec := NewRecorder()
-	if !rec.Start(ctx, c.Dynamic) {
+	recorder := NewRecorder()
+	if !recorder.Start(ctx, c.Dynamic) {
 		b.Fatal("the sandbox, claim and pool informers never synced")
 	}
 	exporterBin, err := framework.GoBuild(io.Discard, work, framework.ExporterCommand)
@@ -278,7 +285,7 @@ func BenchmarkLiveDay(b *testing.B) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = replayTrace(ctx, c, rec, run.trace, run.policies, start)
+			errs[i] = replayTrace(ctx, c, recorder, run.trace, run.policies, start)
 		}()
 	}
 	wg.Wait()
@@ -293,37 +300,45 @@ func BenchmarkLiveDay(b *testing.B) {
 	stopLedgers()
 	b.StopTimer()
 
-	var rows []LiveDayRow
-	var pictured *liveDayTimeline
+	rec := LiveDayRecord{Date: time.Now().UTC().Format(time.DateOnly), SlotsPerNode: k, LaunchDelay: liveDayLaunchDelay, ConsolidateAfter: liveDayConsolidateAfter}
 	for _, run := range runs {
 		for i, p := range run.policies {
-			res := rec.Result(p, start, start.Add(longest))
+			res := recorder.Result(p, start, start.Add(longest))
 			live, err := LiveTrace(run.trace.Name, run.trace.Duration, res.Claims, start)
 			if err != nil {
 				b.Fatalf("%s: %v", p.Namespace(), err)
 			}
 			end := max(live.Duration, live.End()) + 100*time.Millisecond
-			tl := rec.Timeline(p, start, start.Add(end))
-			m := run.models[i]
-			if m.Fixed == 0 && len(tl.Spec) > 0 {
-				m.InitialScale = int(tl.Spec[0].Value) // the pool at rest where the live one was
+			tl := recorder.Timeline(p, start, start.Add(end))
+			nodes := ledgers[p.Namespace()].snapshot()
+			row := RecordedRow{Family: run.family, Seed: run.seed, Setting: run.settings[i], Trace: live.Name, Duration: live.Duration,
+				Claims: live.Arrivals, Live: LiveClaimFigures(res.Claims), LiveSpec: tl.Spec, LiveNodes: nodeSteps(nodes, start, start.Add(end))}
+			if len(tl.Spec) > 0 {
+				row.InitialScale = int(tl.Spec[0].Value)
 			}
-			loop := replay.DefaultLoop()
-			loop.Nodes = nodes
-			mres := replay.Simulate(live, m, loop, run.seed)
-			recs := ledgers[p.Namespace()].snapshot()
-			row := LiveDayRow{Family: run.family, Seed: run.seed, Setting: run.settings[i], Claims: len(res.Claims),
-				Live: LiveClaimFigures(res.Claims), Model: ModelFigures(mres)}
-			row.Live.NodeSeconds = nodeSecondsWithin(recs, start, start.Add(end))
-			rows = append(rows, row)
-			if pictured == nil && run.settings[i].Fixed() == 0 {
-				pictured = &liveDayTimeline{run: run, setting: run.settings[i], live: tl, liveNodes: nodeSteps(recs, start, start.Add(end)),
-					model: mres, trace: live}
-			}
+			row.Live.NodeSeconds = nodeSecondsWithin(nodes, start, start.Add(end))
+			rec.Rows = append(rec.Rows, row)
 		}
 	}
-	fmt.Printf("\n## The live day\n\nK=%d (%s, the sandbox's requests %v), D=%s, consolidateAfter %s, HPA sync %s; tolerances: warm hits %.1f points, node-seconds %.0f%%, claim wait p95 %.0f s.\n\n",
-		k, itype.Name, karpenterSandboxRequests, liveDayLaunchDelay, liveDayConsolidateAfter, replay.HPASyncPeriod, LiveDayWarmPoints, 100*LiveDayNodeShare, LiveDayWaitP95.Seconds())
+	if cfg.record != "" {
+		if err := WriteLiveDayRecord(cfg.record, rec); err != nil {
+			b.Errorf("writing the record: %v", err)
+		} else {
+			fmt.Printf("wrote %s\n", cfg.record)
+		}
+	}
+	judgeLiveDay(b, rec, cfg.plots)
+}
+
+// judgeLiveDay prints the record's rows live beside the model's replay of them, with each row's
+// verdict, and draws the first autoscaled row's timeline into plots (none when plots is "").
+func judgeLiveDay(b *testing.B, rec LiveDayRecord, plots string) {
+	rows, results, err := rec.Judged()
+	if err != nil {
+		b.Fatal(err)
+	}
+	fmt.Printf("\n## The live day\n\nK=%d, D=%s, consolidateAfter %s, HPA sync %s; tolerances: warm hits %.1f points, node-seconds %.0f%%, claim wait p95 %.0f s.\n\n",
+		rec.SlotsPerNode, rec.LaunchDelay, rec.ConsolidateAfter, replay.HPASyncPeriod, LiveDayWarmPoints, 100*LiveDayNodeShare, LiveDayWaitP95.Seconds())
 	fmt.Print(LiveDayTable(rows))
 	agree := 0
 	for _, r := range rows {
@@ -333,15 +348,43 @@ func BenchmarkLiveDay(b *testing.B) {
 		b.ReportMetric(r.Live.Warm-r.Model.Warm, fmt.Sprintf("%s-%d-%s-warm-pts-apart", r.Family, r.Seed, r.Setting.Name))
 	}
 	fmt.Printf("\n%d of %d rows agree within the tolerances.\n", agree, len(rows))
-	if cfg.plots != "" && pictured != nil {
-		path := filepath.Join(cfg.plots, "liveday-timeline.png")
-		title := fmt.Sprintf("%s trace, seed %d, %s (%s): live and model", pictured.run.family, pictured.run.seed, pictured.setting.Name, pictured.setting.What)
-		if err := LiveDayPlot(path, title, pictured.steps()); err != nil {
+	if plots == "" {
+		return
+	}
+	for i, r := range rec.Rows {
+		if r.Setting.Fixed() != 0 {
+			continue
+		}
+		path := filepath.Join(plots, "liveday-timeline.png")
+		title := fmt.Sprintf("%s trace, seed %d, %s (%s): live and model", r.Family, r.Seed, r.Setting.Name, r.Setting.What)
+		if err := LiveDayPlot(path, title, r.Series(results[i])); err != nil {
 			b.Errorf("%v", err)
 		} else {
 			fmt.Printf("wrote %s\n", path)
 		}
+		return
 	}
+}
+
+// BenchmarkRecordedLiveDay holds today's model to a recorded live day (BenchmarkLiveDay's
+// record, LIVEDAY_RECORD; default the one committed in testdata) without a cluster, and redraws
+// its timeline (LIVEDAY_PLOTS, as BenchmarkLiveDay's):
+//
+//	go test -run '^$' -bench RecordedLiveDay -benchtime 1x ./e2e/bursts
+func BenchmarkRecordedLiveDay(b *testing.B) {
+	cfg, err := loadLiveDayConfig(os.Getenv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if cfg.record == "" {
+		b.Fatal("LIVEDAY_RECORD=off: no record to judge")
+	}
+	rec, err := ReadLiveDayRecord(cfg.record)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fmt.Printf("the live day of %s (%s)\n", rec.Date, cfg.record)
+	judgeLiveDay(b, rec, cfg.plots)
 }
 
 // adviseFamily runs advise on the family's days 1..days (seeds the live day does not replay) and
@@ -551,25 +594,4 @@ func nodeSteps(recs []claimRecord, from, to time.Time) []Step {
 		steps = append(steps, Step{At: e.at, Value: float64(n)})
 	}
 	return steps
-}
-
-// liveDayTimeline is what the picture draws of one row.
-type liveDayTimeline struct {
-	run       *liveDayRun
-	setting   LiveSetting
-	live      Timeline
-	liveNodes []Step
-	model     replay.Result
-	trace     *replay.Trace
-}
-
-func (t *liveDayTimeline) steps() LiveDaySeries {
-	s := LiveDaySeries{Claims: DemandSteps(t.trace), LiveSpec: t.live.Spec, LiveNodes: t.liveNodes}
-	for _, z := range t.model.Sizes {
-		s.ModelSpec = append(s.ModelSpec, Step{At: z.At, Value: float64(z.Replicas)})
-	}
-	for _, n := range t.model.NodeCounts {
-		s.ModelNodes = append(s.ModelNodes, Step{At: n.At, Value: float64(n.Nodes)})
-	}
-	return s
 }

@@ -1,0 +1,127 @@
+package bursts
+
+// A live day takes 25 minutes of a control plane; the model's side of it takes a second. The
+// record keeps what the cluster did and counted on one live day (the claims as the harness
+// really created and deleted them, the pool's spec.replicas, the nodes, the figures), so the
+// model can be held to that day again, after every change to the model, without a cluster.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
+)
+
+// LiveDayRecord is one live day as the cluster ran it.
+type LiveDayRecord struct {
+	// Date the day ran (YYYY-MM-DD), for the docs.
+	Date string `json:"date"`
+	// The nodes as the live day ran them: K sandboxes per node, the launch delay and
+	// consolidateAfter. What Karpenter adds (its batch window, its disruption delay and budget)
+	// is the model's to replay: replay.AutoModeNodes.
+	SlotsPerNode     int           `json:"slotsPerNode"`
+	LaunchDelay      time.Duration `json:"launchDelay"`
+	ConsolidateAfter time.Duration `json:"consolidateAfter"`
+	Rows             []RecordedRow `json:"rows"`
+}
+
+// RecordedRow is one setting's pool on one family's day.
+type RecordedRow struct {
+	Family  string      `json:"family"`
+	Seed    uint64      `json:"seed"`
+	Setting LiveSetting `json:"setting"`
+	// Trace is the claims the harness really created, at the times it created and deleted them
+	// (LiveTrace), from the day's start.
+	Trace    string           `json:"trace"`
+	Duration time.Duration    `json:"duration"`
+	Claims   []replay.Arrival `json:"claims"`
+	// InitialScale is the live pool's spec.replicas at rest when the day began.
+	InitialScale int `json:"initialScale"`
+	// Live is what the cluster counted; LiveSpec and LiveNodes the pool's spec.replicas and the
+	// NodePool's nodes over the day.
+	Live      LiveFigures `json:"live"`
+	LiveSpec  []Step      `json:"liveSpec"`
+	LiveNodes []Step      `json:"liveNodes"`
+}
+
+// trace is the row's claims as a trace the model replays.
+func (r RecordedRow) trace() *replay.Trace {
+	return &replay.Trace{Name: r.Trace, Duration: r.Duration, Arrivals: r.Claims}
+}
+
+// Replayed is the model's replay of the row, with the program's default HPA behaviour and the
+// pool at rest where the live one was.
+func (r RecordedRow) Replayed(loop replay.Loop) (replay.Result, error) {
+	m, err := r.Setting.ModelPolicy()
+	if err != nil {
+		return replay.Result{}, err
+	}
+	if m.Fixed == 0 && r.InitialScale > 0 {
+		m.InitialScale = r.InitialScale
+	}
+	return replay.Simulate(r.trace(), m, loop, r.Seed), nil
+}
+
+// Judged holds the model to every row: each row live beside the model's replay of it, and the
+// replays in the same order.
+func (rec LiveDayRecord) Judged() ([]LiveDayRow, []replay.Result, error) {
+	loop := replay.DefaultLoop()
+	loop.Nodes = replay.AutoModeNodes(rec.SlotsPerNode, rec.LaunchDelay, rec.ConsolidateAfter)
+	var rows []LiveDayRow
+	var results []replay.Result
+	for _, r := range rec.Rows {
+		res, err := r.Replayed(loop)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s day, seed %d, %s: %w", r.Family, r.Seed, r.Setting.Name, err)
+		}
+		rows = append(rows, LiveDayRow{Family: r.Family, Seed: r.Seed, Setting: r.Setting, Claims: len(r.Claims),
+			Live: r.Live, Model: ModelFigures(res)})
+		results = append(results, res)
+	}
+	return rows, results, nil
+}
+
+// Series is what the timeline picture draws of the row beside the model's replay res.
+func (r RecordedRow) Series(res replay.Result) LiveDaySeries {
+	s := LiveDaySeries{Claims: DemandSteps(r.trace()), LiveSpec: r.LiveSpec, LiveNodes: r.LiveNodes}
+	for _, z := range res.Sizes {
+		s.ModelSpec = append(s.ModelSpec, Step{At: z.At, Value: float64(z.Replicas)})
+	}
+	for _, n := range res.NodeCounts {
+		s.ModelNodes = append(s.ModelNodes, Step{At: n.At, Value: float64(n.Nodes)})
+	}
+	return s
+}
+
+// WriteLiveDayRecord writes rec to path as indented JSON.
+func WriteLiveDayRecord(path string, rec LiveDayRecord) error {
+	b, err := json.MarshalIndent(rec, "", " ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// ReadLiveDayRecord reads a record WriteLiveDayRecord wrote, and refuses one the model cannot
+// replay.
+func ReadLiveDayRecord(path string) (LiveDayRecord, error) {
+	var rec LiveDayRecord
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return rec, err
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return rec, fmt.Errorf("%s: not a live day record: %w", path, err)
+	}
+	if rec.SlotsPerNode < 1 || rec.LaunchDelay < 0 || rec.ConsolidateAfter < 0 || len(rec.Rows) == 0 {
+		return rec, fmt.Errorf("%s: a live day record needs slotsPerNode >= 1, launchDelay and consolidateAfter >= 0 and at least one row", path)
+	}
+	for i, r := range rec.Rows {
+		if len(r.Claims) == 0 {
+			return rec, fmt.Errorf("%s: row %d (%s day, seed %d, %s) holds no claims", path, i+1, r.Family, r.Seed, r.Setting.Name)
+		}
+	}
+	return rec, nil
+}

@@ -1,0 +1,86 @@
+package bursts
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
+)
+
+// A record read back is the record written, and the model replays each row as the live day
+// did: the same claims, the pool at rest where the live one was, the nodes the day ran on.
+func TestLiveDayRecordReadsBackAndReplays(t *testing.T) {
+	claims := []replay.Arrival{{At: 10 * time.Second, Lifetime: 40 * time.Second}, {At: 12 * time.Second, Lifetime: 40 * time.Second}}
+	rec := LiveDayRecord{Date: "2026-12-06", SlotsPerNode: 7, LaunchDelay: 45 * time.Second, ConsolidateAfter: 30 * time.Second,
+		Rows: []RecordedRow{
+			{Family: "day", Seed: 7, Setting: fixedSetting, Trace: "day", Duration: time.Minute, Claims: claims,
+				Live: LiveFigures{Warm: 100, NodeSeconds: 120}, LiveSpec: []Step{{0, 12}}, LiveNodes: []Step{{0, 2}}},
+			{Family: "day", Seed: 7, Setting: headroomSetting, Trace: "day", Duration: time.Minute, Claims: claims, InitialScale: 3,
+				Live: LiveFigures{Warm: 100, NodeSeconds: 60}, LiveSpec: []Step{{0, 3}}, LiveNodes: []Step{{0, 1}}},
+		}}
+	path := filepath.Join(t.TempDir(), "record.json")
+	require.NoError(t, WriteLiveDayRecord(path, rec))
+	back, err := ReadLiveDayRecord(path)
+	require.NoError(t, err)
+	assert.Equal(t, rec, back)
+
+	rows, results, err := back.Judged()
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	assert.Equal(t, 2, rows[0].Claims)
+	assert.Equal(t, 100.0, rows[0].Model.Warm, "a fixed pool of 12 serves both claims warm")
+	assert.Equal(t, 2, results[0].Claims)
+	assert.Equal(t, 3, results[1].Sizes[0].Replicas, "the autoscaled pool starts where the live one rested")
+	// A fixed pool of 12 on nodes of 7: two nodes the whole minute.
+	assert.InDelta(t, 2*(time.Minute+100*time.Millisecond).Seconds(), results[0].NodeSeconds, 1e-6)
+	s := back.Rows[1].Series(results[1])
+	assert.Equal(t, rec.Rows[1].LiveSpec, s.LiveSpec)
+	assert.Equal(t, 3.0, s.ModelSpec[0].Value)
+}
+
+func TestLiveDayRecordRefusesWhatTheModelCannotReplay(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+		return p
+	}
+	for name, body := range map[string]string{
+		"not-json.json":  "{",
+		"no-k.json":      `{"slotsPerNode":0,"rows":[{"claims":[{"At":0,"Lifetime":1}]}]}`,
+		"no-rows.json":   `{"slotsPerNode":7}`,
+		"no-claims.json": `{"slotsPerNode":7,"rows":[{"family":"day","claims":[]}]}`,
+	} {
+		_, err := ReadLiveDayRecord(write(name, body))
+		assert.Error(t, err, name)
+	}
+	_, err := ReadLiveDayRecord(write("ok.json", `{"slotsPerNode":7,"rows":[{"family":"day","claims":[{"At":0,"Lifetime":1}]}]}`))
+	assert.NoError(t, err)
+}
+
+// The model held to the recorded live day (testdata/liveday-record.json, docs/bursts.md's live
+// day table): node-seconds within the tolerance on every row, and every figure on at least the
+// rows that agreed when the record was judged. A model change that parts from the live cluster
+// fails here, without a cluster.
+func TestRecordedLiveDayHoldsTheModel(t *testing.T) {
+	rec, err := ReadLiveDayRecord(filepath.Join("testdata", "liveday-record.json"))
+	require.NoError(t, err)
+	rows, _, err := rec.Judged()
+	require.NoError(t, err)
+	require.Len(t, rows, 12, "2 families x 2 seeds x 3 settings")
+	agree := 0
+	for _, r := range rows {
+		d := math.Abs(r.Model.NodeSeconds-r.Live.NodeSeconds) / r.Live.NodeSeconds
+		assert.LessOrEqual(t, d, LiveDayNodeShare, "%s day, seed %d, %s: node-seconds %.0f live, %.0f model", r.Family, r.Seed, r.Setting.Name, r.Live.NodeSeconds, r.Model.NodeSeconds)
+		if len(r.Disagreements()) == 0 {
+			agree++
+		}
+	}
+	assert.GreaterOrEqual(t, agree, 8, "rows that agree on every figure")
+}
