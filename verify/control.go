@@ -19,7 +19,7 @@ import (
 )
 
 // hpaName is the HPA KEDA creates for a ScaledObject.
-func hpaName(so string) string { return "keda-hpa-" + so }
+func hpaName(so string) string { return contract.KedaHPAPrefix + so }
 
 // controlWindow is max(floor, k x the measured scale-up time): long enough
 // that KEDA would have moved the pool several times over if it were there.
