@@ -97,6 +97,12 @@ func promtoolCases(rules monitoring.RuleFile) []promtoolTest {
 		otherUp  = `up{job="claim-exporter",namespace="someone-else",instance="198.18.0.12:8080",pod="claim-exporter-c"}`
 		refusedA = `warmpool_exporter_refused_pools{job="claim-exporter",namespace="agents",instance="198.18.0.10:8080",pod="claim-exporter-a"}`
 		refusedB = `warmpool_exporter_refused_pools{job="claim-exporter",namespace="agents",instance="198.18.0.11:8080",pod="claim-exporter-b"}`
+
+		// As scraped without honorLabels: the exporter's job and namespace, the pool's namespace as exported_namespace.
+		freshA     = `warmpool_active_claims_fresh{job="claim-exporter",namespace="agents",exported_namespace="agents-code",pool="code",instance="198.18.0.10:8080",pod="claim-exporter-a"}`
+		freshB     = `warmpool_active_claims_fresh{job="claim-exporter",namespace="agents",exported_namespace="agents-code",pool="code",instance="198.18.0.11:8080",pod="claim-exporter-b"}`
+		otherFresh = `warmpool_active_claims_fresh{job="claim-exporter",namespace="agents",exported_namespace="agents-browser",pool="browser",instance="198.18.0.10:8080",pod="claim-exporter-a"}`
+		elsewhere  = `warmpool_active_claims_fresh{job="claim-exporter",namespace="someone-else",exported_namespace="agents-code",pool="code",instance="198.18.0.12:8080",pod="claim-exporter-c"}`
 	)
 	none := []expAlert{}
 	frozen, otherFrozen := pool(monitoring.AlertPoolFrozen, "critical"), browser(monitoring.AlertPoolFrozen, "critical")
@@ -186,6 +192,34 @@ func promtoolCases(rules monitoring.RuleFile) []promtoolTest {
 			},
 		},
 		{
+			// Both replicas lose their reads at 10 min (a Role deleted) and serve the last count;
+			// the browser pool's reads stay good. Another stack's exporter, stale all along, is not ours.
+			Name: "stale count: the reads fail", Interval: "30s",
+			InputSeries: []series{{freshA, "1x20 0x20"}, {freshB, "1x20 0x20"}, {otherFresh, "1x40"}, {elsewhere, "0x40"}},
+			AlertRuleTests: []alertTest{
+				{"9m", monitoring.AlertCountStale, none},
+				{"11m", monitoring.AlertCountStale, none}, // stale, not for 2 min yet
+				{"14m", monitoring.AlertCountStale, []expAlert{pool(monitoring.AlertCountStale, "critical")}},
+			},
+		},
+		{
+			// One replica of two stale: KEDA gets the old count on its share of reads.
+			Name: "stale count: one replica", Interval: "30s",
+			InputSeries: []series{{freshA, "1x40"}, {freshB, "1x20 0x20"}},
+			AlertRuleTests: []alertTest{
+				{"15m", monitoring.AlertCountStale, []expAlert{pool(monitoring.AlertCountStale, "critical")}},
+			},
+		},
+		{
+			// One failed read that the next one mends (a blip) is not stale.
+			Name: "stale count: a blip is not", Interval: "30s",
+			InputSeries: []series{{freshA, "1x20 0 1x20"}, {freshB, "1x41"}},
+			AlertRuleTests: []alertTest{
+				{"11m", monitoring.AlertCountStale, none},
+				{"15m", monitoring.AlertCountStale, none},
+			},
+		},
+		{
 			Name: "exporter refusing an entry", Interval: "1m",
 			InputSeries: []series{{refusedA, "0x10 1x20"}, {refusedB, "0x30"}},
 			AlertRuleTests: []alertTest{
@@ -264,6 +298,8 @@ func TestLivePromtoolRejectsBrokenRules(t *testing.T) {
 		monitoring.AlertExporterDown: {func(r *monitoring.Rule) { r.Expr = `absent(up{job="claim-exporter"} == 1)` }, "time: 14m"},
 		// Without for:, a refusal fires at once.
 		monitoring.AlertExporterRefusing: {func(r *monitoring.Rule) { r.For = "" }, "time: 13m"},
+		// Read as the freshest replica, one stale replica of two hides.
+		monitoring.AlertCountStale: {func(r *monitoring.Rule) { r.Expr = strings.Replace(r.Expr, "min(", "max(", 1) }, "time: 15m"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			rules := monitoring.Rules(testSpec)

@@ -41,12 +41,18 @@ import (
 //     (August 2026); the v1.0.10 release the program installs is neither tagged there nor on
 //     the module proxy, so it could not be read.
 //
-// The exporter (exporter/server.go): warmpool_exporter_refused_pools, and the scrape's own up.
+// The exporter (exporter/server.go): warmpool_exporter_refused_pools,
+// warmpool_active_claims_fresh{pool, namespace} (0 while a pool's reads fail and it serves the last
+// good count with a 200, which KEDA takes as a reading: no scaler error, no fallback), and the
+// scrape's own up. Its ServiceMonitor has no honorLabels, so a series carries the exporter's job
+// and namespace, and the pool's namespace as exported_namespace.
 const (
 	metricScalerErrors    = "keda_scaler_detail_errors_total"
 	metricScalerRequests  = "keda_scaler_http_requests_total"
 	metricClaimsCreated   = "agent_sandbox_claim_creation_total"
 	metricRefusedPools    = "warmpool_exporter_refused_pools"
+	metricCountFresh      = "warmpool_active_claims_fresh"
+	exporterPoolLabel     = "pool"
 	metricUp              = "up"
 	launchTypeLabel       = "launch_type"
 	launchTypeCold        = "cold"
@@ -67,6 +73,7 @@ const (
 	AlertColdLaunches     = "WarmPoolColdLaunchesHigh"
 	AlertExporterDown     = "ClaimExporterDown"
 	AlertExporterRefusing = "ClaimExporterRefusedPools"
+	AlertCountStale       = "WarmPoolCountStale"
 )
 
 // Pool is one warm pool the rules watch.
@@ -79,7 +86,8 @@ type Pool struct {
 // Thresholds are the rules' settings (monitoring.* in the stack config). Durations are
 // Prometheus durations: a whole number and one unit, s, m or h.
 type Thresholds struct {
-	// FrozenFor: how long the read path must look broken before WarmPoolFrozen fires.
+	// FrozenFor: how long the read path must look broken before WarmPoolFrozen fires, and an
+	// exporter replica serve a pool's last good count before WarmPoolCountStale does.
 	FrozenFor string
 	// ReadFailureRatio: the share of KEDA's requests to the exporter that failed over
 	// FrozenWindow at which the read path counts as broken (0 < r <= 1).
@@ -151,12 +159,12 @@ func PoolGroupName(pool string) string { return "warmpool.pool." + pool }
 // ExporterGroupName is the exporter's group.
 const ExporterGroupName = "warmpool.exporter"
 
-// Rules renders the alerting rules: a group per pool (frozen, cold launches) and one for the
-// exporter that serves them all (down, refusing an entry).
+// Rules renders the alerting rules: a group per pool (frozen, cold launches, a stale count) and
+// one for the exporter that serves them all (down, refusing an entry).
 func Rules(s Spec) RuleFile {
 	var f RuleFile
 	for _, p := range s.Pools {
-		f.Groups = append(f.Groups, Group{Name: PoolGroupName(p.Name), Rules: []Rule{frozenRule(s, p), coldRule(s, p)}})
+		f.Groups = append(f.Groups, Group{Name: PoolGroupName(p.Name), Rules: []Rule{frozenRule(s, p), coldRule(s, p), staleRule(s, p)}})
 	}
 	exporter := selector(map[string]string{"job": s.ExporterJob, exporterTargetNSLabel: s.ExporterNamespace})
 	f.Groups = append(f.Groups, Group{Name: ExporterGroupName, Rules: []Rule{
@@ -209,6 +217,25 @@ func frozenRule(s Spec, p Pool) Rule {
 				"to the exporter failed, for ScaledObject %s/%s. The pool holds its size but no longer follows demand: "+
 				"kubectl get scaledobject -n %s %s shows the Fallback condition and the triggers' health.",
 				s.FallbackFailureThreshold, FrozenWindow, percent(s.ReadFailureRatio), p.Namespace, p.ScaledObject, p.Namespace, p.ScaledObject),
+		},
+	}
+}
+
+// staleRule: an exporter replica has served the pool's last good count for FrozenFor (its reads of
+// the API fail: a Role deleted, the API unreachable). It still answers 200 with a count, so KEDA
+// counts no error and WarmPoolFrozen stays silent while the pool holds a size from the past. Any
+// replica, not all: KEDA reads through the Service, so a stale replica answers its share of reads.
+func staleRule(s Spec, p Pool) Rule {
+	fresh := selector(map[string]string{"job": s.ExporterJob, exporterTargetNSLabel: s.ExporterNamespace, exporterPoolLabel: p.Name})
+	return Rule{
+		Alert: AlertCountStale, Expr: fmt.Sprintf("min(%s%s) == 0", metricCountFresh, fresh), For: s.FrozenFor,
+		Labels: map[string]string{"severity": "critical", "pool": p.Name, "namespace": p.Namespace},
+		Annotations: map[string]string{
+			"summary": fmt.Sprintf("Warm pool %s/%s follows a stale count: the exporter cannot read its claims", p.Namespace, p.Name),
+			"description": fmt.Sprintf("A claim exporter replica of job %s in namespace %s has served pool %s's last good count for %s "+
+				"(warmpool_active_claims_fresh 0): its reads of the Kubernetes API fail, yet it answers KEDA with a count, so KEDA sees no error "+
+				"and the pool holds a size from the past. The exporter's log and warmpool_active_claims_read_timestamp_seconds say since when; "+
+				"check its ServiceAccount's Role and the API server.", s.ExporterJob, s.ExporterNamespace, p.Name, s.FrozenFor),
 		},
 	}
 }

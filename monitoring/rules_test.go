@@ -38,8 +38,12 @@ func TestRuleFileParsesAndHoldsEachPoolsRules(t *testing.T) {
 
 	for i, p := range spec.Pools {
 		g := back.Groups[i]
-		require.Len(t, g.Rules, 2)
-		frozen, cold := g.Rules[0], g.Rules[1]
+		require.Len(t, g.Rules, 3)
+		frozen, cold, stale := g.Rules[0], g.Rules[1], g.Rules[2]
+		assert.Equal(t, monitoring.AlertCountStale, stale.Alert)
+		assert.Equal(t, "3m", stale.For, "frozenFor")
+		assert.Equal(t, `min(warmpool_active_claims_fresh{job="claim-exporter",namespace="agents",pool="`+p.Name+`"}) == 0`, stale.Expr)
+		assert.Equal(t, map[string]string{"severity": "critical", "pool": p.Name, "namespace": p.Namespace}, stale.Labels)
 		assert.Equal(t, monitoring.AlertPoolFrozen, frozen.Alert)
 		assert.Equal(t, "3m", frozen.For)
 		assert.Contains(t, frozen.Expr, `keda_scaler_detail_errors_total{exported_namespace="`+p.Namespace+`",scaledObject="`+p.ScaledObject+`"}[5m])) >= 3`)
@@ -65,12 +69,19 @@ func TestRuleFileParsesAndHoldsEachPoolsRules(t *testing.T) {
 	assert.Equal(t, "5m", exp.Rules[1].For)
 }
 
-// With honorLabels scrapes the upstreams' namespace is `namespace`; the rules follow the setting.
+// With honorLabels scrapes the upstreams' namespace is `namespace`; the rules on KEDA's and
+// agent-sandbox's series follow the setting. The stale-count rule reads the exporter's own series,
+// which the program's ServiceMonitor scrapes: it selects the exporter's job and namespace either way.
 func TestRulesFollowTheNamespaceLabel(t *testing.T) {
 	spec := testSpec
 	spec.NamespaceLabel = "namespace"
-	for _, g := range monitoring.Rules(spec).Groups[:2] {
-		for _, r := range g.Rules {
+	before := monitoring.Rules(testSpec)
+	for gi, g := range monitoring.Rules(spec).Groups[:2] {
+		for ri, r := range g.Rules {
+			if r.Alert == monitoring.AlertCountStale {
+				assert.Equal(t, before.Groups[gi].Rules[ri].Expr, r.Expr)
+				continue
+			}
 			assert.NotContains(t, r.Expr, "exported_namespace")
 			assert.Contains(t, r.Expr, `{namespace="agents-`)
 		}
