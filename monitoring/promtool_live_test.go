@@ -220,6 +220,27 @@ func promtoolCases(rules monitoring.RuleFile) []promtoolTest {
 			},
 		},
 		{
+			// KEDA scraped for 10 min, then not (its ServiceMonitor gone): the code pool's requests
+			// vanish; the browser pool's series never existed (a ScaledObject KEDA never polled).
+			Name: "KEDA unseen: its series vanish", Interval: "30s",
+			InputSeries: []series{{ok, "0+4x20"}},
+			AlertRuleTests: []alertTest{
+				{"5m", monitoring.AlertKedaUnseen, none}, // browser: absent, but not for 10 min yet
+				{"12m", monitoring.AlertKedaUnseen, []expAlert{browser(monitoring.AlertKedaUnseen, "warning")}},
+				// code's last sample at 10 min, stale after 5 more; absent 10 min after that.
+				{"24m", monitoring.AlertKedaUnseen, []expAlert{browser(monitoring.AlertKedaUnseen, "warning")}},
+				{"31m", monitoring.AlertKedaUnseen, []expAlert{pool(monitoring.AlertKedaUnseen, "warning"), browser(monitoring.AlertKedaUnseen, "warning")}},
+			},
+		},
+		{
+			// Both pools' requests scraped all along (failing ones count too): quiet.
+			Name: "KEDA unseen: seen", Interval: "30s",
+			InputSeries: []series{{ok, "0+4x60"}, {otherFailed, "0+4x60"}},
+			AlertRuleTests: []alertTest{
+				{"25m", monitoring.AlertKedaUnseen, none},
+			},
+		},
+		{
 			Name: "exporter refusing an entry", Interval: "1m",
 			InputSeries: []series{{refusedA, "0x10 1x20"}, {refusedB, "0x30"}},
 			AlertRuleTests: []alertTest{
@@ -298,6 +319,8 @@ func TestLivePromtoolRejectsBrokenRules(t *testing.T) {
 		monitoring.AlertExporterDown: {func(r *monitoring.Rule) { r.Expr = `absent(up{job="claim-exporter"} == 1)` }, "time: 14m"},
 		// Without for:, a refusal fires at once.
 		monitoring.AlertExporterRefusing: {func(r *monitoring.Rule) { r.For = "" }, "time: 13m"},
+		// Without for:, a pool KEDA has not polled yet, or a Prometheus restart's gap, fires at once.
+		monitoring.AlertKedaUnseen: {func(r *monitoring.Rule) { r.For = "" }, "time: 5m"},
 		// Read as the freshest replica, one stale replica of two hides.
 		monitoring.AlertCountStale: {func(r *monitoring.Rule) { r.Expr = strings.Replace(r.Expr, "min(", "max(", 1) }, "time: 15m"},
 	} {

@@ -74,7 +74,13 @@ const (
 	AlertExporterDown     = "ClaimExporterDown"
 	AlertExporterRefusing = "ClaimExporterRefusedPools"
 	AlertCountStale       = "WarmPoolCountStale"
+	AlertKedaUnseen       = "WarmPoolKedaUnseen"
 )
+
+// KedaUnseenFor is how long no series of KEDA's requests for a pool may be missing before
+// WarmPoolKedaUnseen fires: KEDA polls every 15 s, so a scraped KEDA shows one within a minute;
+// ten minutes rides out a Prometheus or KEDA restart.
+const KedaUnseenFor = "10m"
 
 // Pool is one warm pool the rules watch.
 type Pool struct {
@@ -159,12 +165,13 @@ func PoolGroupName(pool string) string { return "warmpool.pool." + pool }
 // ExporterGroupName is the exporter's group.
 const ExporterGroupName = "warmpool.exporter"
 
-// Rules renders the alerting rules: a group per pool (frozen, cold launches, a stale count) and
+// Rules renders the alerting rules: a group per pool (frozen, cold launches, a stale count, KEDA
+// unseen) and
 // one for the exporter that serves them all (down, refusing an entry).
 func Rules(s Spec) RuleFile {
 	var f RuleFile
 	for _, p := range s.Pools {
-		f.Groups = append(f.Groups, Group{Name: PoolGroupName(p.Name), Rules: []Rule{frozenRule(s, p), coldRule(s, p), staleRule(s, p)}})
+		f.Groups = append(f.Groups, Group{Name: PoolGroupName(p.Name), Rules: []Rule{frozenRule(s, p), coldRule(s, p), staleRule(s, p), kedaUnseenRule(s, p)}})
 	}
 	exporter := selector(map[string]string{"job": s.ExporterJob, exporterTargetNSLabel: s.ExporterNamespace})
 	f.Groups = append(f.Groups, Group{Name: ExporterGroupName, Rules: []Rule{
@@ -236,6 +243,27 @@ func staleRule(s Spec, p Pool) Rule {
 				"(warmpool_active_claims_fresh 0): its reads of the Kubernetes API fail, yet it answers KEDA with a count, so KEDA sees no error "+
 				"and the pool holds a size from the past. The exporter's log and warmpool_active_claims_read_timestamp_seconds say since when; "+
 				"check its ServiceAccount's Role and the API server.", s.ExporterJob, s.ExporterNamespace, p.Name, s.FrozenFor),
+		},
+	}
+}
+
+// kedaUnseenRule: Prometheus holds no series of KEDA's requests for the pool's ScaledObject. KEDA
+// sends them every polling interval whatever the demand, so their absence means KEDA's operator is
+// not scraped (its ServiceMonitor missing or unselected, honorLabels not as namespaceLabel says),
+// down, or not polling this ScaledObject: WarmPoolFrozen reads these series and could never fire.
+// Silence is then an alert, not health.
+func kedaUnseenRule(s Spec, p Pool) Rule {
+	reqs := selector(map[string]string{s.NamespaceLabel: p.Namespace, scaledResourceLabel: p.ScaledObject})
+	return Rule{
+		// Summed, so the alert carries the rule's labels only, not the matchers absent() would copy.
+		Alert: AlertKedaUnseen, Expr: fmt.Sprintf("absent(sum(%s%s))", metricScalerRequests, reqs), For: KedaUnseenFor,
+		Labels: map[string]string{"severity": "warning", "pool": p.Name, "namespace": p.Namespace},
+		Annotations: map[string]string{
+			"summary": fmt.Sprintf("Warm pool %s/%s: no KEDA metrics for its ScaledObject, so WarmPoolFrozen cannot fire", p.Namespace, p.Name),
+			"description": fmt.Sprintf("Prometheus has held no %s series with %s=%q and %s=%q for %s. KEDA sends these requests every polling "+
+				"interval, so its operator is not scraped (keda.serviceMonitor, its labels for the Prometheus' selector, monitoring.namespaceLabel), "+
+				"down, or not polling ScaledObject %s/%s. Until they are back, a frozen pool pages no one.",
+				metricScalerRequests, s.NamespaceLabel, p.Namespace, scaledResourceLabel, p.ScaledObject, KedaUnseenFor, p.Namespace, p.ScaledObject),
 		},
 	}
 }

@@ -38,8 +38,11 @@ func TestRuleFileParsesAndHoldsEachPoolsRules(t *testing.T) {
 
 	for i, p := range spec.Pools {
 		g := back.Groups[i]
-		require.Len(t, g.Rules, 3)
-		frozen, cold, stale := g.Rules[0], g.Rules[1], g.Rules[2]
+		require.Len(t, g.Rules, 4)
+		frozen, cold, stale, unseen := g.Rules[0], g.Rules[1], g.Rules[2], g.Rules[3]
+		assert.Equal(t, monitoring.AlertKedaUnseen, unseen.Alert)
+		assert.Equal(t, `absent(sum(keda_scaler_http_requests_total{exported_namespace="`+p.Namespace+`",scaled_resource="`+p.ScaledObject+`"}))`, unseen.Expr)
+		assert.Equal(t, "10m", unseen.For)
 		assert.Equal(t, monitoring.AlertCountStale, stale.Alert)
 		assert.Equal(t, "3m", stale.For, "frozenFor")
 		assert.Equal(t, `min(warmpool_active_claims_fresh{job="claim-exporter",namespace="agents",pool="`+p.Name+`"}) == 0`, stale.Expr)
