@@ -19,6 +19,11 @@ type KedaValues struct {
 	// ServiceMonitor makes the chart expose the operator's and the metrics server's Prometheus
 	// metrics and create a ServiceMonitor for each (needs the Prometheus Operator's CRDs).
 	ServiceMonitor bool
+	// ServiceMonitorLabels go on both ServiceMonitors (the chart's
+	// prometheus.{operator,metricServer}.serviceMonitor.additionalLabels), so the team's
+	// Prometheus selects them: kube-prometheus-stack selects only `release: <its release>`, and an
+	// unselected monitor leaves WarmPoolFrozen with nothing to read.
+	ServiceMonitorLabels map[string]string
 }
 
 // Resources are a container's requests and limits by resource name (cpu, memory).
@@ -69,7 +74,11 @@ func (v KedaValues) chartValues() pulumi.Map {
 		values["resources"] = res
 	}
 	if v.ServiceMonitor {
-		monitored := pulumi.Map{"enabled": pulumi.Bool(true), "serviceMonitor": pulumi.Map{"enabled": pulumi.Bool(true)}}
+		sm := pulumi.Map{"enabled": pulumi.Bool(true)}
+		if len(v.ServiceMonitorLabels) > 0 {
+			sm["additionalLabels"] = pulumi.ToStringMap(v.ServiceMonitorLabels)
+		}
+		monitored := pulumi.Map{"enabled": pulumi.Bool(true), "serviceMonitor": sm}
 		values["prometheus"] = pulumi.Map{"operator": monitored, "metricServer": monitored}
 	}
 	if len(values) == 0 {

@@ -94,6 +94,8 @@ func kedaSetMessage() string {
 }
 
 // kedaValues are the values the Keda component gets: the install's, none for an adopted KEDA.
+// KEDA's ServiceMonitors carry monitoring.labels, as the exporter's does: the one Prometheus
+// selector the team configures selects all the monitors the rules read.
 func (c *Config) kedaValues() components.KedaValues {
 	switch {
 	case c.KedaMode != components.ModeInstall:
@@ -101,5 +103,9 @@ func (c *Config) kedaValues() components.KedaValues {
 	case !c.kedaSet:
 		return defaultKeda()
 	}
-	return c.Keda
+	v := c.Keda
+	if v.ServiceMonitor && len(c.Monitoring.Labels) > 0 {
+		v.ServiceMonitorLabels = c.Monitoring.Labels
+	}
+	return v
 }

@@ -71,6 +71,25 @@ func TestKedaInstallValuesFromConfig(t *testing.T) {
 	assert.Empty(t, rec.Find(typeChart, ""), "no chart when its ServiceMonitors cannot be made")
 }
 
+// KEDA's ServiceMonitors carry monitoring.labels, as the exporter's does, so one Prometheus
+// selector picks every monitor the rules read; without labels the chart's own are left alone.
+func TestKedaServiceMonitorsCarryTheMonitoringLabels(t *testing.T) {
+	for _, tc := range []struct {
+		monitoring string
+		want       map[string]any
+	}{
+		{`{"serviceMonitor": true, "labels": {"release": "kube-prometheus-stack"}}`, map[string]any{"enabled": true, "additionalLabels": map[string]any{"release": "kube-prometheus-stack"}}},
+		{`{"serviceMonitor": true}`, map[string]any{"enabled": true}},
+	} {
+		cfg := installConfig(map[string]string{"keda": `{"serviceMonitor": true}`, "monitoring": tc.monitoring})
+		rec, err := runProgram(t, cfg, func(r *mockgraph.Recorder) { r.ServedVersions[components.ServiceMonitorCRD] = []string{"v1"} })
+		require.NoError(t, err, tc.monitoring)
+		v := chartValues(t, rec)
+		monitored := map[string]any{"enabled": true, "serviceMonitor": tc.want}
+		assert.Equal(t, map[string]any{"operator": monitored, "metricServer": monitored}, v["prometheus"], tc.monitoring)
+	}
+}
+
 // Bad values are refused before anything exists, naming the key; in adopt mode any value is
 // refused (a shared install is never re-valued), while Pulumi.yaml's default passes.
 func TestKedaInstallValuesRejected(t *testing.T) {
