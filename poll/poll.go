@@ -106,6 +106,7 @@ func (w Wait) Consistently(ctx context.Context, read func(context.Context) (ok b
 	var s Status
 	say := w.progress()
 	for {
+		readAt := time.Now()
 		ok, err := read(ctx)
 		s.note(err)
 		s.Waited = time.Since(start)
@@ -122,10 +123,13 @@ func (w Wait) Consistently(ctx context.Context, read func(context.Context) (ok b
 		if !ok {
 			return s.Reads, fmt.Errorf("reading %d: %w", s.Reads, ErrRejected)
 		}
-		left := time.Until(end)
-		if left <= 0 {
+		// Held once a reading taken at or after the end is accepted: a reading that began just
+		// before the end and returned after it (a pause of one interval landing a hair short of
+		// it) is not the last; the next one is taken at once.
+		if !readAt.Before(end) {
 			return s.Reads, nil
 		}
+		left := max(time.Until(end), 0)
 		say(s)
 		if err := w.pause(ctx, min(w.Interval, left)); err != nil {
 			return s.Reads, fmt.Errorf("stopped after %d readings: %w", s.Reads, err)

@@ -188,6 +188,29 @@ func TestConsistentlyHoldsForTheWholeWindow(t *testing.T) {
 	}
 }
 
+// A reading that begins a hair before the window's end and returns after it is not the last:
+// the window is held by a reading taken at or after its end (a loaded machine ran one 20 us early).
+func TestConsistentlyEndsOnAReadingTakenAtTheEnd(t *testing.T) {
+	const window = 200 * time.Millisecond
+	var at []time.Duration
+	start := time.Now()
+	// One interval a millisecond short of the window: the second reading begins just before the
+	// end, and takes 5 ms.
+	readings, err := Consistently(context.Background(), window, window-time.Millisecond, func(context.Context) (bool, error) {
+		at = append(at, time.Since(start))
+		if len(at) == 2 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		return true, nil
+	})
+	if err != nil || readings != len(at) {
+		t.Fatalf("an accepted window: %d readings, %v", readings, err)
+	}
+	if last := at[len(at)-1]; last < window {
+		t.Fatalf("the last reading began at %s, before the %s window's end (readings at %v)", last, window, at)
+	}
+}
+
 func TestConsistentlyFailsAtTheFirstRejectedReadingOrFailedRead(t *testing.T) {
 	n := 0
 	readings, err := Consistently(context.Background(), time.Minute, time.Millisecond, func(context.Context) (bool, error) {
