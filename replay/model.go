@@ -332,20 +332,18 @@ func adoptable(ready []warmSandbox) int {
 
 // newest is the index of the sandbox created last (the last such).
 func newest(ready []warmSandbox) int {
-	best := 0
-	for i, w := range ready {
-		if w.created >= ready[best].created {
-			best = i
-		}
-	}
-	return best
+	return newestOf(ready, func(w warmSandbox) time.Duration { return w.created })
 }
 
 // newestBooting is the index of the booting sandbox created last (the last such).
 func newestBooting(booting []bootingSandbox) int {
+	return newestOf(booting, func(b bootingSandbox) time.Duration { return b.created })
+}
+
+func newestOf[T any](s []T, created func(T) time.Duration) int {
 	best := 0
-	for i, b := range booting {
-		if b.created >= booting[best].created {
+	for i, v := range s {
+		if created(v) >= created(s[best]) {
 			best = i
 		}
 	}
