@@ -2,28 +2,46 @@
 // control plane starts: the one port picker of the repository.
 //
 // A port is chosen some time before its server binds it (etcd's before the
-// API server starts, KEDA's a minute later). A port from the kernel's
-// ephemeral range (net.Listen on :0) can meanwhile become the source port of
-// any outgoing connection, and the server then fails with "address already in
-// use". So ports come from below that range, where the kernel never picks a
-// source port; each is checked free by binding it, and all are held until
-// every one is chosen so that no two coincide.
+// API server starts, the exporter's after a whole pulumi up). Two hazards lie
+// in that gap:
+//   - a port from the kernel's ephemeral range (net.Listen on :0) can become the
+//     source port of any outgoing connection. So ports come from below that
+//     range, where the kernel never picks a source port;
+//   - another picker (a second control plane in the same test, or a test binary
+//     of another package running beside it) finds the same port free, because
+//     nothing listens on it yet, and its server takes it first. So every port
+//     handed out is reserved, by a lock on a file named after it, for as long as
+//     the process that chose it lives; pickers skip reserved ports. The kernel
+//     drops the lock when the process ends, however it ends, so nothing stale is
+//     left to clean up (the empty lock files stay, as lock files do).
+//
+// Each port is also checked free by binding it, and all are held until every
+// one is chosen, so a port some other program listens on is never chosen.
 package freeport
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 )
 
 // span is how many ports below the ephemeral range are candidates.
 const span = 12000
 
-// Ports returns n loopback ports that nothing listens on now and that the
-// kernel will not hand out as source ports.
+// reservations is the machine-wide reservation directory every picker of this
+// user shares.
+var reservations = &registry{dir: filepath.Join(os.TempDir(), fmt.Sprintf("warm-pool-autoscaling-keda-ports-%d", os.Getuid()))}
+
+// Ports returns n loopback ports that nothing listens on now, that the kernel
+// will not hand out as source ports, and that no other picker holds; they stay
+// reserved for this process until it ends.
 func Ports(n int) ([]int, error) {
 	lo, hi := candidates()
 	if hi-lo < n {
@@ -36,34 +54,7 @@ func Ports(n int) ([]int, error) {
 	for i := 0; i < hi-lo; i++ {
 		order = append(order, lo+(start+i)%(hi-lo))
 	}
-	return pick(n, order)
-}
-
-// pick returns the first n ports of order that can be bound now, holding each
-// until all are chosen.
-func pick(n int, order []int) ([]int, error) {
-	var held []net.Listener
-	defer func() {
-		for _, l := range held {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for _, p := range order {
-		if len(ports) == n {
-			break
-		}
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-		if err != nil {
-			continue // in use
-		}
-		held = append(held, l)
-		ports = append(ports, p)
-	}
-	if len(ports) < n {
-		return nil, fmt.Errorf("only %d of %d loopback ports free among %d candidates", len(ports), n, len(order))
-	}
-	return ports, nil
+	return reservations.pick(n, order)
 }
 
 // Addr is one such port as a loopback address, "127.0.0.1:port".
@@ -73,6 +64,83 @@ func Addr() (string, error) {
 		return "", err
 	}
 	return "127.0.0.1:" + strconv.Itoa(p[0]), nil
+}
+
+// registry reserves ports by locking a file per port in dir. The locks are
+// flock(2) locks on files this process keeps open: a second lock on the same
+// file fails whether it comes from this process or another one.
+type registry struct {
+	dir  string
+	mu   sync.Mutex
+	held []*os.File // open for the process's life: closing one would free its port
+}
+
+// pick returns the first n ports of order that no picker holds and that can be
+// bound now, holding each listener until all are chosen, and reserves them.
+func (r *registry) pick(n int, order []int) ([]int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("the port reservations' directory: %w", err)
+	}
+	var listeners []net.Listener
+	defer func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}()
+	var ports []int
+	var reserved []*os.File
+	release := func() {
+		for _, f := range reserved {
+			f.Close()
+		}
+	}
+	for _, p := range order {
+		if len(ports) == n {
+			break
+		}
+		lock, err := r.reserve(p)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		if lock == nil {
+			continue // another picker holds it
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			lock.Close() // some other program listens on it
+			continue
+		}
+		listeners = append(listeners, l)
+		reserved = append(reserved, lock)
+		ports = append(ports, p)
+	}
+	if len(ports) < n {
+		release()
+		return nil, fmt.Errorf("only %d of %d loopback ports free among %d candidates (reservations in %s)", len(ports), n, len(order), r.dir)
+	}
+	r.held = append(r.held, reserved...)
+	return ports, nil
+}
+
+// reserve locks port p's file: the open, locked file, or nil when another
+// picker holds it.
+func (r *registry) reserve(p int) (*os.File, error) {
+	path := filepath.Join(r.dir, strconv.Itoa(p))
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("reserving port %d: %w", p, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reserving port %d: flock %s: %w", p, path, err)
+	}
+	return f, nil
 }
 
 // candidates is the range [lo, hi) of ports just below the ephemeral range

@@ -1,8 +1,12 @@
 package freeport
 
 import (
+	"bufio"
+	"fmt"
+	"io"
 	"net"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -58,16 +62,115 @@ func TestAPortInUseIsNeverChosen(t *testing.T) {
 		}
 		held = append(held, l)
 	}
-	got, err := pick(2, ports)
+	// A registry of its own: the shared one already holds these five.
+	got, err := (&registry{dir: t.TempDir()}).pick(2, ports)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got[0] != ports[3] || got[1] != ports[4] {
 		t.Errorf("chose %v among %v with the first three held", got, ports)
 	}
-	if _, err := pick(3, ports); err == nil {
+	if _, err := (&registry{dir: t.TempDir()}).pick(3, ports); err == nil {
 		t.Errorf("chose 3 ports among %v with only 2 free", ports)
 	}
+}
+
+// Nothing listens on a port between its choice and its server's start; a second picker in the
+// same process (a second control plane in one test) must still not be handed it.
+func TestAPortHandedOutIsNeverHandedOutAgain(t *testing.T) {
+	order := candidatesFreeNow(t, 4)
+	dir := t.TempDir()
+	first := &registry{dir: dir}
+	a, err := first.pick(2, order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := first.pick(1, order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := (&registry{dir: dir}).pick(1, order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b[0] != order[2] || c[0] != order[3] {
+		t.Errorf("handed out %v, then %v, then (a second picker) %v among %v, none of them listened on: want %d then %d",
+			a, b, c, order, order[2], order[3])
+	}
+}
+
+// A test binary of another package running beside this one picks from the same range; a port it
+// reserved is skipped while it lives and free again once it ends, however it ends.
+func TestAPortReservedByAnotherProcessIsSkippedUntilItEnds(t *testing.T) {
+	order := candidatesFreeNow(t, 2)
+	dir := t.TempDir()
+	child := exec.Command(os.Args[0])
+	child.Env = append(os.Environ(), "FREEPORT_HOLD_DIR="+dir, "FREEPORT_HOLD_PORT="+strconv.Itoa(order[0]))
+	stdin, err := child.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer child.Process.Kill()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "held" {
+		t.Fatalf("the other process did not report its reservation: %q, %v", line, err)
+	}
+	got, err := (&registry{dir: dir}).pick(1, order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != order[1] {
+		t.Errorf("chose %d while another process holds %d: want %d", got[0], order[0], order[1])
+	}
+	stdin.Close()
+	if err := child.Wait(); err != nil {
+		t.Fatalf("the other process: %v", err)
+	}
+	got, err = (&registry{dir: dir}).pick(1, order[:1])
+	if err != nil {
+		t.Fatalf("port %d after the process that held it ended: %v", order[0], err)
+	}
+	if got[0] != order[0] {
+		t.Errorf("chose %d, want %d", got[0], order[0])
+	}
+}
+
+// TestMain runs as the other process of TestAPortReservedByAnotherProcessIsSkippedUntilItEnds
+// when FREEPORT_HOLD_DIR is set: it reserves FREEPORT_HOLD_PORT, says so, and holds it until its
+// stdin closes.
+func TestMain(m *testing.M) {
+	dir := os.Getenv("FREEPORT_HOLD_DIR")
+	if dir == "" {
+		os.Exit(m.Run())
+	}
+	p, err := strconv.Atoi(os.Getenv("FREEPORT_HOLD_PORT"))
+	if err == nil {
+		_, err = (&registry{dir: dir}).pick(1, []int{p})
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println("held")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	os.Exit(0)
+}
+
+// candidatesFreeNow is n ports nothing listens on, to order a registry of the test's own by.
+func candidatesFreeNow(t *testing.T, n int) []int {
+	t.Helper()
+	ports, err := Ports(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ports
 }
 
 func TestTheRangeNeverReachesPrivilegedPorts(t *testing.T) {
