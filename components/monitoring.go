@@ -35,9 +35,12 @@ type MonitoringArgs struct {
 	ScrapeInterval string
 	// Rules makes a PrometheusRule of the rules given to Create.
 	Rules bool
-	// Labels go on both objects, for the Prometheus' serviceMonitorSelector and ruleSelector
+	// Labels go on every object, for the Prometheus' serviceMonitorSelector and ruleSelector
 	// (kube-prometheus-stack selects on release: <its release> by default).
 	Labels map[string]string
+	// AgentSandboxController scrapes the agent-sandbox controller the stack installs (its
+	// metrics Service in agent-sandbox-system): the cold-launch and pinned rules read it.
+	AgentSandboxController bool
 }
 
 // MonitoringTargets is what the objects watch, known once the exporter exists.
@@ -48,6 +51,8 @@ type MonitoringTargets struct {
 	RuleFile monitoring.RuleFile
 	// DependsOn: at least the namespace and the exporter's Service.
 	DependsOn []pulumi.Resource
+	// AgentSandboxInstalled is the agent-sandbox install its ServiceMonitor goes beside.
+	AgentSandboxInstalled []pulumi.Resource
 }
 
 // Monitoring is the exporter's ServiceMonitor and the stack's PrometheusRule.
@@ -57,6 +62,8 @@ type Monitoring struct {
 	args           MonitoringArgs
 	ServiceMonitor *apiextensions.CustomResource
 	PrometheusRule *apiextensions.CustomResource
+	// AgentSandboxMonitor scrapes agent-sandbox's controller (install mode).
+	AgentSandboxMonitor *apiextensions.CustomResource
 }
 
 // NewMonitoring registers the component and reads the Prometheus Operator's CRDs it needs
@@ -119,6 +126,30 @@ func (m *Monitoring) Create(ctx *pulumi.Context, t *MonitoringTargets) error {
 		}
 		m.ServiceMonitor = sm
 		outputs["serviceMonitor"] = sm.Metadata.Name()
+	}
+	if m.args.AgentSandboxController {
+		endpoint := pulumi.Map{"port": pulumi.String(contract.AgentSandboxMetricsPort), "path": pulumi.String("/metrics")}
+		if m.args.ScrapeInterval != "" {
+			endpoint["interval"] = pulumi.String(m.args.ScrapeInterval)
+		}
+		meta := meta(contract.AgentSandboxControllerService)
+		meta.Namespace = pulumi.String(contract.AgentSandboxNamespace)
+		sm, err := apiextensions.NewCustomResource(ctx, contract.AgentSandboxControllerService, &apiextensions.CustomResourceArgs{
+			ApiVersion: pulumi.String(prometheusOperatorAPI),
+			Kind:       pulumi.String(serviceMonitorKind),
+			Metadata:   meta,
+			OtherFields: kubernetes.UntypedArgs{"spec": pulumi.Map{
+				// The manifest's Service: its targets' job is its name, agent-sandbox-controller.
+				// No honorLabels, as the exporter's and KEDA's: namespaceLabel covers all three.
+				"selector":  pulumi.Map{"matchLabels": pulumi.StringMap{"app": pulumi.String(contract.AgentSandboxControllerService)}},
+				"endpoints": pulumi.Array{endpoint},
+			}},
+		}, pulumi.Parent(m), pulumi.DependsOn(t.AgentSandboxInstalled))
+		if err != nil {
+			return err
+		}
+		m.AgentSandboxMonitor = sm
+		outputs["agentSandboxServiceMonitor"] = sm.Metadata.Name()
 	}
 	if m.args.Rules {
 		groups, err := plainInput(t.RuleFile.Groups)

@@ -8,6 +8,11 @@ const (
 	AgentSandboxVersion         = "v1beta1"
 	// AgentSandboxNamespace is where the release manifest installs the controller.
 	AgentSandboxNamespace = "agent-sandbox-system"
+	// AgentSandboxControllerService is the controller's Service in the release manifest
+	// (k8s/controller.yaml): label and selector app=<the same name>, plain HTTP /metrics on its
+	// port AgentSandboxMetricsPort (8080).
+	AgentSandboxControllerService = "agent-sandbox-controller"
+	AgentSandboxMetricsPort       = "metrics"
 	// AgentSandboxExtensionsAPIVersion is the apiVersion of templates, warm pools and claims.
 	AgentSandboxExtensionsAPIVersion = AgentSandboxExtensionsGroup + "/" + AgentSandboxVersion
 

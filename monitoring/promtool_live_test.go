@@ -2,10 +2,12 @@ package monitoring_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,12 +51,26 @@ type expAlert struct {
 // testSpec is two pools, so each test also shows that one pool's series never fire the other's rule.
 var testSpec = monitoring.Spec{
 	Pools: []monitoring.Pool{
-		{Name: "code", Namespace: "agents-code", ScaledObject: "code"},
-		{Name: "browser", Namespace: "agents-browser", ScaledObject: "browser"},
+		{Name: "code", Namespace: "agents-code", ScaledObject: "code", HPA: "keda-hpa-code"},
+		{Name: "browser", Namespace: "agents-browser", ScaledObject: "browser", HPA: "keda-hpa-browser"},
 	},
 	ExporterNamespace: "agents", ExporterJob: "claim-exporter",
 	NamespaceLabel: "exported_namespace", FallbackFailureThreshold: 3,
-	Thresholds: monitoring.DefaultThresholds(),
+	Controllers: monitoring.InstalledControllers(true, true),
+	Thresholds:  monitoring.DefaultThresholds(),
+}
+
+// values is a promtool series of samples one interval apart: missing ("_") before index from,
+// then v(i) for each index i from from up to n-1.
+func values(n, from int, v func(i int) int) string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = "_"
+		if i >= from {
+			out[i] = strconv.Itoa(v(i))
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // promtoolCases are each alert firing and not firing, on the series the upstreams export.
@@ -104,6 +120,47 @@ func promtoolCases(rules monitoring.RuleFile) []promtoolTest {
 		otherFresh = `warmpool_active_claims_fresh{job="claim-exporter",namespace="agents",exported_namespace="agents-browser",pool="browser",instance="198.18.0.10:8080",pod="claim-exporter-a"}`
 		elsewhere  = `warmpool_active_claims_fresh{job="claim-exporter",namespace="someone-else",exported_namespace="agents-code",pool="code",instance="198.18.0.12:8080",pod="claim-exporter-c"}`
 	)
+	const (
+		// kube-state-metrics, scraped with honorLabels: the HPA's own namespace.
+		desired      = `kube_horizontalpodautoscaler_status_desired_replicas{job="kube-state-metrics",namespace="agents-code",horizontalpodautoscaler="keda-hpa-code"}`
+		maxReplicas  = `kube_horizontalpodautoscaler_spec_max_replicas{job="kube-state-metrics",namespace="agents-code",horizontalpodautoscaler="keda-hpa-code"}`
+		otherDesired = `kube_horizontalpodautoscaler_status_desired_replicas{job="kube-state-metrics",namespace="agents-browser",horizontalpodautoscaler="keda-hpa-browser"}`
+		otherMax     = `kube_horizontalpodautoscaler_spec_max_replicas{job="kube-state-metrics",namespace="agents-browser",horizontalpodautoscaler="keda-hpa-browser"}`
+
+		kedaOperatorA = `up{job="keda-operator",namespace="keda",instance="198.18.0.20:8080",pod="keda-operator-a"}`
+		kedaOperatorB = `up{job="keda-operator",namespace="keda",instance="198.18.0.21:8080",pod="keda-operator-b"}`
+		kedaMetrics   = `up{job="keda-operator-metrics-apiserver",namespace="keda",instance="198.18.0.22:8080",pod="keda-operator-metrics-apiserver-a"}`
+		agentSandbox  = `up{job="agent-sandbox-controller",namespace="agent-sandbox-system",instance="198.18.0.23:8080",pod="agent-sandbox-controller-a"}`
+		// Another install's operator in another namespace, up all along: never ours.
+		otherOperator = `up{job="keda-operator",namespace="keda-staging",instance="198.18.0.24:8080",pod="keda-operator-c"}`
+	)
+	// unschedulable is pod k of a namespace: created at index from (Unix seconds from promtool's
+	// start, one interval apart), unschedulable for the first waiting samples, then scheduled.
+	unschedulable := func(ns, pod string, n, from, waiting int, interval time.Duration) []series {
+		labels := fmt.Sprintf(`{job="kube-state-metrics",namespace=%q,pod=%q,uid="uid-%s"}`, ns, pod, pod)
+		return []series{
+			{"kube_pod_status_unschedulable" + labels, values(n, from, func(i int) int {
+				if waiting < 0 || i < from+waiting {
+					return 1
+				}
+				return 0
+			})},
+			{"kube_pod_created" + labels, values(n, from, func(int) int { return from * int(interval/time.Second) })},
+		}
+	}
+	// churn: a new pod every minute, each unschedulable for 90 s (a node launch) and then
+	// scheduled: some pod is always waiting, none for long.
+	var churn []series
+	for k := 0; k < 20; k++ {
+		churn = append(churn, unschedulable("agents-code", fmt.Sprintf("code-%d", k), 60, 2*k, 3, 30*time.Second)...)
+	}
+	stuck := append(unschedulable("agents-code", "code-stuck", 60, 2, -1, 30*time.Second), churn...)
+	controller := func(alert, namespace string) expAlert {
+		return expAlert{
+			ExpLabels:      map[string]string{"severity": "critical", "namespace": namespace},
+			ExpAnnotations: annotations[monitoring.ControllersGroupName+"/"+alert],
+		}
+	}
 	none := []expAlert{}
 	frozen, otherFrozen := pool(monitoring.AlertPoolFrozen, "critical"), browser(monitoring.AlertPoolFrozen, "critical")
 	return []promtoolTest{
@@ -241,6 +298,82 @@ func promtoolCases(rules monitoring.RuleFile) []promtoolTest {
 			},
 		},
 		{
+			// From 10 min the code pool's HPA asks for its maxReplicas and claims go cold; the
+			// browser pool is below its ceiling, with cold claims of its own: not pinned.
+			Name: "pinned at max: claims go cold", Interval: "30s",
+			InputSeries: []series{
+				{desired, "4x20 10x40"}, {maxReplicas, "10x60"}, {warm, "0+2x60"}, {cold, "0x20 0+1x40"},
+				{otherDesired, "3x60"}, {otherMax, "10x60"}, {otherCold, "0+1x60"},
+			},
+			AlertRuleTests: []alertTest{
+				{"9m", monitoring.AlertPinnedAtMax, none},
+				{"13m", monitoring.AlertPinnedAtMax, none}, // not for 5 min yet
+				{"17m", monitoring.AlertPinnedAtMax, []expAlert{pool(monitoring.AlertPinnedAtMax, "warning")}},
+			},
+		},
+		{
+			// At the ceiling for 20 minutes, every claim warm: the ceiling is doing its job.
+			Name: "pinned at max: every claim warm", Interval: "30s",
+			InputSeries: []series{{desired, "4x20 10x40"}, {maxReplicas, "10x60"}, {warm, "0+2x60"}, {cold, "0x60"}},
+			AlertRuleTests: []alertTest{
+				{"25m", monitoring.AlertPinnedAtMax, none},
+			},
+		},
+		{
+			// The code pool's HPA series stop at 10 min (kube-state-metrics unscraped); the
+			// browser pool's were never there.
+			Name: "HPA unseen: its series vanish", Interval: "30s",
+			InputSeries: []series{{maxReplicas, "10x20"}},
+			AlertRuleTests: []alertTest{
+				{"5m", monitoring.AlertHPAUnseen, none}, // browser: absent, but not for 10 min yet
+				{"12m", monitoring.AlertHPAUnseen, []expAlert{browser(monitoring.AlertHPAUnseen, "warning")}},
+				{"31m", monitoring.AlertHPAUnseen, []expAlert{pool(monitoring.AlertHPAUnseen, "warning"), browser(monitoring.AlertHPAUnseen, "warning")}},
+			},
+		},
+		{
+			// A pod created at 1 min never gets a node, among pods that each wait 90 s.
+			Name: "unschedulable: a pod no node takes", Interval: "30s",
+			InputSeries: stuck,
+			AlertRuleTests: []alertTest{
+				{"5m", monitoring.AlertUnschedulable, none},
+				{"6m30s", monitoring.AlertUnschedulable, none}, // 5 min old at 6 min: not for 1 min yet
+				{"8m", monitoring.AlertUnschedulable, []expAlert{pool(monitoring.AlertUnschedulable, "critical")}},
+			},
+		},
+		{
+			Name: "unschedulable: every pod waits for a node launch, none for long", Interval: "30s",
+			InputSeries: churn,
+			AlertRuleTests: []alertTest{
+				{"10m", monitoring.AlertUnschedulable, none},
+				{"20m", monitoring.AlertUnschedulable, none},
+			},
+		},
+		{
+			// Both of KEDA's operator replicas and agent-sandbox's controller fail their scrapes
+			// from 10 min; KEDA's metrics server restarts (one minute down); another install's
+			// operator is up all along.
+			Name: "controllers: KEDA's operator and agent-sandbox's down", Interval: "30s",
+			InputSeries: []series{{kedaOperatorA, "1x20 0x20"}, {kedaOperatorB, "1x20 0x20"}, {kedaMetrics, "1x19 0x2 1x18"}, {agentSandbox, "1x20 0x20"}, {otherOperator, "1x40"}},
+			AlertRuleTests: []alertTest{
+				{"11m", monitoring.AlertKedaOperatorDown, none}, // not for 2 min yet
+				{"11m", monitoring.AlertKedaMetricsDown, none},  // a restart
+				{"14m", monitoring.AlertKedaOperatorDown, []expAlert{controller(monitoring.AlertKedaOperatorDown, "keda")}},
+				{"14m", monitoring.AlertKedaMetricsDown, none},
+				{"14m", monitoring.AlertAgentSandboxDown, []expAlert{controller(monitoring.AlertAgentSandboxDown, "agent-sandbox-system")}},
+			},
+		},
+		{
+			// One operator replica of two down (the standby, or a drain): quiet. The metrics
+			// server's and agent-sandbox's targets vanish at 5 min: theirs fire.
+			Name: "controllers: one replica of two is not; vanished targets are", Interval: "30s",
+			InputSeries: []series{{kedaOperatorA, "1x40"}, {kedaOperatorB, "1x10 0x30"}, {kedaMetrics, "1x10"}, {agentSandbox, "1x10"}},
+			AlertRuleTests: []alertTest{
+				{"15m", monitoring.AlertKedaOperatorDown, none},
+				{"15m", monitoring.AlertKedaMetricsDown, []expAlert{controller(monitoring.AlertKedaMetricsDown, "keda")}},
+				{"15m", monitoring.AlertAgentSandboxDown, []expAlert{controller(monitoring.AlertAgentSandboxDown, "agent-sandbox-system")}},
+			},
+		},
+		{
 			Name: "exporter refusing an entry", Interval: "1m",
 			InputSeries: []series{{refusedA, "0x10 1x20"}, {refusedB, "0x30"}},
 			AlertRuleTests: []alertTest{
@@ -321,6 +454,21 @@ func TestLivePromtoolRejectsBrokenRules(t *testing.T) {
 		monitoring.AlertExporterRefusing: {func(r *monitoring.Rule) { r.For = "" }, "time: 13m"},
 		// Without for:, a pool KEDA has not polled yet, or a Prometheus restart's gap, fires at once.
 		monitoring.AlertKedaUnseen: {func(r *monitoring.Rule) { r.For = "" }, "time: 5m"},
+		// Without the cold claims, a ceiling that serves every claim warm pages.
+		monitoring.AlertPinnedAtMax: {func(r *monitoring.Rule) { r.Expr, _, _ = strings.Cut(r.Expr, "\nand\n") }, "time: 25m"},
+		// Without for:, a pool whose HPA KEDA has not made yet, or a restart's gap, fires at once.
+		monitoring.AlertHPAUnseen: {func(r *monitoring.Rule) { r.For = "" }, "time: 5m"},
+		// Judged on the condition alone, steady node launches page.
+		monitoring.AlertUnschedulable: {func(r *monitoring.Rule) {
+			condition, _, _ := strings.Cut(r.Expr, "\nand on")
+			r.Expr, r.For = condition+") > 0", "5m"
+		}, "time: 10m"},
+		// Counting any namespace's operator, another install hides ours.
+		monitoring.AlertKedaOperatorDown: {func(r *monitoring.Rule) { r.Expr = `absent(up{job="keda-operator"} == 1)` }, "time: 14m"},
+		// Without for:, a restart's minute pages.
+		monitoring.AlertKedaMetricsDown: {func(r *monitoring.Rule) { r.For = "" }, "time: 11m"},
+		// Asking only whether a target exists, a controller that fails its scrapes is up.
+		monitoring.AlertAgentSandboxDown: {func(r *monitoring.Rule) { r.Expr = strings.Replace(r.Expr, " == 1)", ")", 1) }, "time: 14m"},
 		// Read as the freshest replica, one stale replica of two hides.
 		monitoring.AlertCountStale: {func(r *monitoring.Rule) { r.Expr = strings.Replace(r.Expr, "min(", "max(", 1) }, "time: 15m"},
 	} {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
 // The metrics the rules read, as the pinned upstreams name them.
@@ -41,6 +43,20 @@ import (
 //     (August 2026); the v1.0.10 release the program installs is neither tagged there nor on
 //     the module proxy, so it could not be read.
 //
+// agent-sandbox's controller Service (k8s/controller.yaml at v0.5.6): agent-sandbox-controller in
+// agent-sandbox-system, port "metrics" (8080, plain HTTP /metrics), so its targets' job is
+// agent-sandbox-controller. The KEDA chart's Services (kedacore/charts keda/templates, 2.20.2):
+// keda-operator and keda-operator-metrics-apiserver in keda, each with a port "metrics" its
+// ServiceMonitor scrapes, so those are their jobs (no jobLabel is set).
+//
+// kube-state-metrics v2.20 (internal/store/horizontalpodautoscaler.go, pod.go), as
+// kube-prometheus-stack scrapes it (honorLabels: the object's namespace stays `namespace`):
+//   - kube_horizontalpodautoscaler_spec_max_replicas{namespace, horizontalpodautoscaler}
+//   - kube_horizontalpodautoscaler_status_desired_replicas{namespace, horizontalpodautoscaler}
+//   - kube_pod_status_unschedulable{namespace, pod, uid}: 1 while PodScheduled is False with
+//     reason Unschedulable (no node fits, none launched yet)
+//   - kube_pod_created{namespace, pod, uid}: the pod's creation time, Unix seconds
+//
 // The exporter (exporter/server.go): warmpool_exporter_refused_pools,
 // warmpool_active_claims_fresh{pool, namespace} (0 while a pool's reads fail and it serves the last
 // good count with a 200, which KEDA takes as a reading: no scaler error, no fallback), and the
@@ -52,6 +68,12 @@ const (
 	metricClaimsCreated   = "agent_sandbox_claim_creation_total"
 	metricRefusedPools    = "warmpool_exporter_refused_pools"
 	metricCountFresh      = "warmpool_active_claims_fresh"
+	metricHPAMax          = "kube_horizontalpodautoscaler_spec_max_replicas"
+	metricHPADesired      = "kube_horizontalpodautoscaler_status_desired_replicas"
+	metricUnschedulable   = "kube_pod_status_unschedulable"
+	metricPodCreated      = "kube_pod_created"
+	hpaLabel              = "horizontalpodautoscaler"
+	ksmNamespaceLabel     = "namespace" // kube-state-metrics scraped with honorLabels
 	exporterPoolLabel     = "pool"
 	metricUp              = "up"
 	launchTypeLabel       = "launch_type"
@@ -75,18 +97,61 @@ const (
 	AlertExporterRefusing = "ClaimExporterRefusedPools"
 	AlertCountStale       = "WarmPoolCountStale"
 	AlertKedaUnseen       = "WarmPoolKedaUnseen"
+	AlertPinnedAtMax      = "WarmPoolPinnedAtMax"
+	AlertHPAUnseen        = "WarmPoolHPAUnseen"
+	AlertUnschedulable    = "WarmPoolSandboxesUnschedulable"
+	AlertKedaOperatorDown = "KedaOperatorDown"
+	AlertKedaMetricsDown  = "KedaMetricsServerDown"
+	AlertAgentSandboxDown = "AgentSandboxControllerDown"
 )
 
-// KedaUnseenFor is how long no series of KEDA's requests for a pool may be missing before
-// WarmPoolKedaUnseen fires: KEDA polls every 15 s, so a scraped KEDA shows one within a minute;
-// ten minutes rides out a Prometheus or KEDA restart.
-const KedaUnseenFor = "10m"
+// The jobs and namespaces of the controllers the stack installs, as their Services name them.
+const (
+	KedaOperatorJob      = "keda-operator"
+	KedaMetricsServerJob = "keda-operator-metrics-apiserver"
+	AgentSandboxJob      = contract.AgentSandboxControllerService
+)
+
+// DefaultRunbookURL is where the alerts' runbook_url points unless the stack names its own copy:
+// the runbook's path in this repository. A team that hosts the runbook (its wiki, its fork) sets
+// monitoring.runbookURL, and each alert links to its section there.
+const DefaultRunbookURL = "docs/runbook.md"
+
+// RunbookAnchor is an alert's section in the runbook: the anchor of a heading that is the alert's
+// name.
+func RunbookAnchor(alert string) string { return strings.ToLower(alert) }
+
+// UnseenFor is how long the series a rule reads may be missing before the rule that says so
+// (WarmPoolKedaUnseen, WarmPoolHPAUnseen) fires: KEDA polls every 15 s and kube-state-metrics
+// serves every HPA at each scrape, so a scraped source shows one within a minute; ten minutes
+// rides out a Prometheus, KEDA or kube-state-metrics restart.
+const UnseenFor = "10m"
+
+// PinnedWindow is the range WarmPoolPinnedAtMax counts cold launches over: the pool at its
+// ceiling is news only while claims find no warm sandbox.
+const PinnedWindow = "5m"
+
+// UnschedulableGrace is how long WarmPoolSandboxesUnschedulable lets its condition hold before
+// firing: the condition already asks each pod to have waited unschedulableFor, so this only rides
+// out a scrape's jitter.
+const UnschedulableGrace = "1m"
 
 // Pool is one warm pool the rules watch.
 type Pool struct {
 	Name         string // the SandboxWarmPool (agent-sandbox's warmpool_name)
-	Namespace    string // where its claims and its ScaledObject live
+	Namespace    string // where its claims, its sandboxes and its ScaledObject live
 	ScaledObject string // the ScaledObject's name
+	HPA          string // the HPA KEDA makes for the ScaledObject (keda-hpa-<name>)
+}
+
+// Controller is one controller of the loop the stack installs and scrapes: a rule fires when no
+// target of its job is up.
+type Controller struct {
+	Alert     string
+	Job       string
+	Namespace string
+	// What is the controller, as a sentence names it; Effect, what its absence does to the pools.
+	What, Effect string
 }
 
 // Thresholds are the rules' settings (monitoring.* in the stack config). Durations are
@@ -108,6 +173,12 @@ type Thresholds struct {
 	ExporterDownFor string
 	// RefusedPoolsFor: the exporter refusing an entry for this long.
 	RefusedPoolsFor string
+	// PinnedFor: the HPA asking for at least maxReplicas while claims launch cold, this long.
+	PinnedFor string
+	// UnschedulableFor: a pod of the pool's namespace unschedulable this long after its creation.
+	UnschedulableFor string
+	// ControllerDownFor: no target of an installed controller's job up for this long.
+	ControllerDownFor string
 }
 
 // DefaultThresholds are the defaults docs/configuration.md justifies.
@@ -116,6 +187,7 @@ func DefaultThresholds() Thresholds {
 		FrozenFor: "2m", ReadFailureRatio: 0.5,
 		ColdRatio: 0.25, ColdWindow: "30m", ColdMinClaims: 20, ColdFor: "5m",
 		ExporterDownFor: "2m", RefusedPoolsFor: "5m",
+		PinnedFor: "5m", UnschedulableFor: "5m", ControllerDownFor: "2m",
 	}
 }
 
@@ -133,6 +205,11 @@ type Spec struct {
 	// FallbackFailureThreshold is the ScaledObjects' fallback.failureThreshold: that many scaler
 	// errors within FrozenWindow is a fallback taking over.
 	FallbackFailureThreshold int
+	// RunbookURL is the runbook each alert's runbook_url points into (DefaultRunbookURL when empty).
+	RunbookURL string
+	// Controllers are the controllers the stack installs and scrapes (install mode); adopted ones
+	// are the adopter's to watch.
+	Controllers []Controller
 	Thresholds
 }
 
@@ -162,16 +239,20 @@ func (f RuleFile) YAML() ([]byte, error) { return yaml.Marshal(f) }
 // PoolGroupName and ExporterGroupName name the groups: one per pool, one for the exporter.
 func PoolGroupName(pool string) string { return "warmpool.pool." + pool }
 
-// ExporterGroupName is the exporter's group.
-const ExporterGroupName = "warmpool.exporter"
+// ExporterGroupName is the exporter's group; ControllersGroupName the installed controllers'.
+const (
+	ExporterGroupName    = "warmpool.exporter"
+	ControllersGroupName = "warmpool.controllers"
+)
 
 // Rules renders the alerting rules: a group per pool (frozen, cold launches, a stale count, KEDA
-// unseen) and
-// one for the exporter that serves them all (down, refusing an entry).
+// unseen, pinned at maxReplicas, its HPA unseen, pods no node takes), one for the exporter that
+// serves them all (down, refusing an entry), and one for the controllers the stack installs.
 func Rules(s Spec) RuleFile {
 	var f RuleFile
 	for _, p := range s.Pools {
-		f.Groups = append(f.Groups, Group{Name: PoolGroupName(p.Name), Rules: []Rule{frozenRule(s, p), coldRule(s, p), staleRule(s, p), kedaUnseenRule(s, p)}})
+		f.Groups = append(f.Groups, Group{Name: PoolGroupName(p.Name), Rules: []Rule{frozenRule(s, p), coldRule(s, p), staleRule(s, p), kedaUnseenRule(s, p),
+			pinnedRule(s, p), hpaUnseenRule(p), unschedulableRule(s, p)}})
 	}
 	exporter := selector(map[string]string{"job": s.ExporterJob, exporterTargetNSLabel: s.ExporterNamespace})
 	f.Groups = append(f.Groups, Group{Name: ExporterGroupName, Rules: []Rule{
@@ -200,6 +281,23 @@ func Rules(s Spec) RuleFile {
 			},
 		},
 	}})
+	if len(s.Controllers) > 0 {
+		g := Group{Name: ControllersGroupName}
+		for _, c := range s.Controllers {
+			g.Rules = append(g.Rules, controllerDownRule(s, c))
+		}
+		f.Groups = append(f.Groups, g)
+	}
+	runbook := s.RunbookURL
+	if runbook == "" {
+		runbook = DefaultRunbookURL
+	}
+	for gi := range f.Groups {
+		for ri := range f.Groups[gi].Rules {
+			r := &f.Groups[gi].Rules[ri]
+			r.Annotations["runbook_url"] = runbook + "#" + RunbookAnchor(r.Alert)
+		}
+	}
 	return f
 }
 
@@ -256,16 +354,108 @@ func kedaUnseenRule(s Spec, p Pool) Rule {
 	reqs := selector(map[string]string{s.NamespaceLabel: p.Namespace, scaledResourceLabel: p.ScaledObject})
 	return Rule{
 		// Summed, so the alert carries the rule's labels only, not the matchers absent() would copy.
-		Alert: AlertKedaUnseen, Expr: fmt.Sprintf("absent(sum(%s%s))", metricScalerRequests, reqs), For: KedaUnseenFor,
+		Alert: AlertKedaUnseen, Expr: fmt.Sprintf("absent(sum(%s%s))", metricScalerRequests, reqs), For: UnseenFor,
 		Labels: map[string]string{"severity": "warning", "pool": p.Name, "namespace": p.Namespace},
 		Annotations: map[string]string{
 			"summary": fmt.Sprintf("Warm pool %s/%s: no KEDA metrics for its ScaledObject, so WarmPoolFrozen cannot fire", p.Namespace, p.Name),
 			"description": fmt.Sprintf("Prometheus has held no %s series with %s=%q and %s=%q for %s. KEDA sends these requests every polling "+
 				"interval, so its operator is not scraped (keda.serviceMonitor, its labels for the Prometheus' selector, monitoring.namespaceLabel), "+
 				"down, or not polling ScaledObject %s/%s. Until they are back, a frozen pool pages no one.",
-				metricScalerRequests, s.NamespaceLabel, p.Namespace, scaledResourceLabel, p.ScaledObject, KedaUnseenFor, p.Namespace, p.ScaledObject),
+				metricScalerRequests, s.NamespaceLabel, p.Namespace, scaledResourceLabel, p.ScaledObject, UnseenFor, p.Namespace, p.ScaledObject),
 		},
 	}
+}
+
+// pinnedRule: the HPA asks for at least maxReplicas (the formula wants more than the ceiling
+// allows) and claims found no warm sandbox in the last PinnedWindow. A burst that touches the
+// ceiling while the pool still serves every claim warm is the ceiling working; claims going cold
+// at the ceiling is the ceiling too low (or a runaway demand reading).
+func pinnedRule(s Spec, p Pool) Rule {
+	hpa := selector(map[string]string{ksmNamespaceLabel: p.Namespace, hpaLabel: p.HPA})
+	cold := selector(map[string]string{s.NamespaceLabel: p.Namespace, warmPoolNameLabel: p.Name, launchTypeLabel: launchTypeCold})
+	expr := fmt.Sprintf("(max(%s%s) >= max(%s%s))\nand\n(sum(increase(%s%s[%s])) > 0)",
+		metricHPADesired, hpa, metricHPAMax, hpa, metricClaimsCreated, cold, PinnedWindow)
+	return Rule{
+		Alert: AlertPinnedAtMax, Expr: expr, For: s.PinnedFor,
+		Labels: map[string]string{"severity": "warning", "pool": p.Name, "namespace": p.Namespace},
+		Annotations: map[string]string{
+			"summary": fmt.Sprintf("Warm pool %s/%s is pinned at maxReplicas while claims launch cold", p.Namespace, p.Name),
+			"description": fmt.Sprintf("HPA %s/%s has asked for at least its maxReplicas for %s and claims on pool %s found no warm sandbox in the last %s: "+
+				"demand is above the ceiling. Raise maxReplicas (or loadCap) if the demand is real; if the count is not, check the exporter's reading.",
+				p.Namespace, p.HPA, s.PinnedFor, p.Name, PinnedWindow),
+		},
+	}
+}
+
+// hpaUnseenRule: Prometheus holds no kube-state-metrics series of the pool's HPA, so
+// WarmPoolPinnedAtMax (and WarmPoolSandboxesUnschedulable, from the same source) cannot fire.
+func hpaUnseenRule(p Pool) Rule {
+	hpa := selector(map[string]string{ksmNamespaceLabel: p.Namespace, hpaLabel: p.HPA})
+	return Rule{
+		Alert: AlertHPAUnseen, Expr: fmt.Sprintf("absent(sum(%s%s))", metricHPAMax, hpa), For: UnseenFor,
+		Labels: map[string]string{"severity": "warning", "pool": p.Name, "namespace": p.Namespace},
+		Annotations: map[string]string{
+			"summary": fmt.Sprintf("Warm pool %s/%s: no kube-state-metrics series of its HPA, so WarmPoolPinnedAtMax cannot fire", p.Namespace, p.Name),
+			"description": fmt.Sprintf("Prometheus has held no %s%s for %s. kube-state-metrics serves every HPA at each scrape, so it is not scraped "+
+				"(or not with honorLabels, which keeps the HPA's namespace in `namespace`), down, or KEDA has not made HPA %s for ScaledObject %s. "+
+				"Until it is back, a pool pinned at its ceiling or sandboxes no node takes page no one.",
+				metricHPAMax, hpa, UnseenFor, p.HPA, p.ScaledObject),
+		},
+	}
+}
+
+// unschedulableRule: a pod of the pool's namespace is still unschedulable UnschedulableFor after
+// its creation: no node fits it and none was launched for it (a NodePool's limits reached, no
+// capacity of the instance types it allows, the runtime class's node selector matching no node).
+// Each pod's own age, not the condition's duration: under steady bursts some pod always waits the
+// minute a node launch takes, and that is not an alert.
+func unschedulableRule(s Spec, p Pool) Rule {
+	ns := selector(map[string]string{ksmNamespaceLabel: p.Namespace})
+	after, _ := ParseDuration(s.UnschedulableFor)
+	expr := fmt.Sprintf("count((%s%s == 1)\nand on(namespace, pod)\n(time() - %s%s > %d)) > 0",
+		metricUnschedulable, ns, metricPodCreated, ns, int(after.Seconds()))
+	return Rule{
+		Alert: AlertUnschedulable, Expr: expr, For: UnschedulableGrace,
+		Labels: map[string]string{"severity": "critical", "pool": p.Name, "namespace": p.Namespace},
+		Annotations: map[string]string{
+			"summary": fmt.Sprintf("Pods in %s have waited more than %s for a node: warm pool %s cannot refill", p.Namespace, s.UnschedulableFor, p.Name),
+			"description": fmt.Sprintf("Pods in namespace %s are unschedulable %s or more after their creation: no node fits them and none "+
+				"is being launched. Warm sandboxes that never start leave claims cold. Check the pods' events and the NodePool's limits "+
+				"(kubectl get events -n %s --field-selector reason=FailedScheduling).", p.Namespace, s.UnschedulableFor, p.Namespace),
+		},
+	}
+}
+
+// controllerDownRule: no target of an installed controller's job is up.
+func controllerDownRule(s Spec, c Controller) Rule {
+	up := selector(map[string]string{"job": c.Job, exporterTargetNSLabel: c.Namespace})
+	return Rule{
+		Alert: c.Alert, Expr: fmt.Sprintf("absent(%s%s == 1)", metricUp, up), For: s.ControllerDownFor,
+		Labels: map[string]string{"severity": "critical", "namespace": c.Namespace},
+		Annotations: map[string]string{
+			"summary":     fmt.Sprintf("%s is down: no target of job %s is up", c.What, c.Job),
+			"description": fmt.Sprintf("No target of job %s in namespace %s has been up for %s. %s", c.Job, c.Namespace, s.ControllerDownFor, c.Effect),
+		},
+	}
+}
+
+// InstalledControllers are the loop's controllers as the stack installs them, for Spec.Controllers:
+// KEDA's operator and metrics server (with KEDA's ServiceMonitors) and agent-sandbox's controller.
+func InstalledControllers(keda, agentSandbox bool) []Controller {
+	var cs []Controller
+	if keda {
+		cs = append(cs,
+			Controller{Alert: AlertKedaOperatorDown, Job: KedaOperatorJob, Namespace: contract.KedaNamespace, What: "KEDA's operator",
+				Effect: "No ScaledObject is polled: the pools hold their size and stop following demand, and WarmPoolFrozen cannot fire (KEDA's own metrics are gone)."},
+			Controller{Alert: AlertKedaMetricsDown, Job: KedaMetricsServerJob, Namespace: contract.KedaNamespace, What: "KEDA's metrics server",
+				Effect: "The HPAs cannot read their metric (external.metrics.k8s.io): the pools hold their size and stop following demand."},
+		)
+	}
+	if agentSandbox {
+		cs = append(cs, Controller{Alert: AlertAgentSandboxDown, Job: AgentSandboxJob, Namespace: contract.AgentSandboxNamespace, What: "agent-sandbox's controller",
+			Effect: "No claim is bound to a sandbox and no warm pool refills: every claim waits until it is back."})
+	}
+	return cs
 }
 
 func coldRule(s Spec, p Pool) Rule {

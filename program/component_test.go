@@ -67,10 +67,11 @@ func TestComponentDeploysWhatTheProgramDeploysInTheCluster(t *testing.T) {
 			inputs: map[string]string{
 				"pools":      `[{"name":"a","namespace":"pool-a"},{"name":"b","namespace":"pool-b","minReplicas":0,"sizing":{"policy":"arrivals","bootSeconds":8}}]`,
 				"monitoring": `{"serviceMonitor":true,"rules":true}`,
+				"keda":       `{"serviceMonitor":true}`,
 			},
 			program: map[string]string{"clusterMode": "existing", "kubeconfig": mockKubeconfig, "kubeContext": "local",
 				"pools":      `[{"name":"a","namespace":"pool-a"},{"name":"b","namespace":"pool-b","minReplicas":0,"sizing":{"policy":"arrivals","bootSeconds":8}}]`,
-				"monitoring": `{"serviceMonitor":true,"rules":true}`},
+				"monitoring": `{"serviceMonitor":true,"rules":true}`, "keda": `{"serviceMonitor":true}`},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

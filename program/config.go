@@ -428,6 +428,7 @@ func (c *Config) problems(earlier ...string) []string {
 	}
 
 	validateMonitoring(c.Monitoring, add)
+	c.validateMonitoringInputs(add)
 
 	checkNamespace("namespace", c.Namespace, add)
 	pools := c.Pools()

@@ -2,6 +2,7 @@ package program
 
 import (
 	"fmt"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -22,7 +23,9 @@ type Monitoring struct {
 	ScrapeInterval string
 	NamespaceLabel string
 	Labels         map[string]string
-	Thresholds     monitoring.Thresholds
+	// RunbookURL is where the alerts' runbook_url annotations point (monitoring.DefaultRunbookURL).
+	RunbookURL string
+	Thresholds monitoring.Thresholds
 	// set are the keys the stack set, so a key that would do nothing can be refused.
 	set map[string]bool
 }
@@ -41,7 +44,8 @@ const (
 )
 
 // monitoringThresholdKeys are the rule settings: only with rules.
-var monitoringThresholdKeys = []string{"namespaceLabel", "frozenFor", "readFailureRatio", "coldLaunchRatio", "coldLaunchWindow", "coldLaunchMinClaims", "coldLaunchFor", "exporterDownFor", "refusedPoolsFor"}
+var monitoringThresholdKeys = []string{"namespaceLabel", "runbookURL", "frozenFor", "readFailureRatio", "coldLaunchRatio", "coldLaunchWindow", "coldLaunchMinClaims", "coldLaunchFor", "exporterDownFor", "refusedPoolsFor",
+	"pinnedAtMaxFor", "unschedulableFor", "controllerDownFor"}
 
 // readMonitoring reads the `monitoring` object.
 func readMonitoring(o configObject) Monitoring {
@@ -52,6 +56,7 @@ func readMonitoring(o configObject) Monitoring {
 		ScrapeInterval: o.str("scrapeInterval", defaultScrapeInterval),
 		NamespaceLabel: o.str("namespaceLabel", defaultNamespaceLabel),
 		Labels:         o.stringMap("labels"),
+		RunbookURL:     o.str("runbookURL", monitoring.DefaultRunbookURL),
 		set:            map[string]bool{},
 	}
 	for k, v := range o.m {
@@ -69,14 +74,17 @@ func readMonitoring(o configObject) Monitoring {
 		return v
 	}
 	m.Thresholds = monitoring.Thresholds{
-		FrozenFor:        o.str("frozenFor", def.FrozenFor),
-		ReadFailureRatio: ratio("readFailureRatio", def.ReadFailureRatio),
-		ColdRatio:        ratio("coldLaunchRatio", def.ColdRatio),
-		ColdWindow:       o.str("coldLaunchWindow", def.ColdWindow),
-		ColdMinClaims:    o.integer("coldLaunchMinClaims", def.ColdMinClaims),
-		ColdFor:          o.str("coldLaunchFor", def.ColdFor),
-		ExporterDownFor:  o.str("exporterDownFor", def.ExporterDownFor),
-		RefusedPoolsFor:  o.str("refusedPoolsFor", def.RefusedPoolsFor),
+		FrozenFor:         o.str("frozenFor", def.FrozenFor),
+		ReadFailureRatio:  ratio("readFailureRatio", def.ReadFailureRatio),
+		ColdRatio:         ratio("coldLaunchRatio", def.ColdRatio),
+		ColdWindow:        o.str("coldLaunchWindow", def.ColdWindow),
+		ColdMinClaims:     o.integer("coldLaunchMinClaims", def.ColdMinClaims),
+		ColdFor:           o.str("coldLaunchFor", def.ColdFor),
+		ExporterDownFor:   o.str("exporterDownFor", def.ExporterDownFor),
+		RefusedPoolsFor:   o.str("refusedPoolsFor", def.RefusedPoolsFor),
+		PinnedFor:         o.str("pinnedAtMaxFor", def.PinnedFor),
+		UnschedulableFor:  o.str("unschedulableFor", def.UnschedulableFor),
+		ControllerDownFor: o.str("controllerDownFor", def.ControllerDownFor),
 	}
 	o.done(o.keysRead())
 	return m
@@ -131,6 +139,11 @@ func validateMonitoring(m Monitoring, add func(string, ...any)) {
 	if !promLabelName.MatchString(m.NamespaceLabel) || strings.HasPrefix(m.NamespaceLabel, "__") {
 		add("monitoring.namespaceLabel is %q; give the Prometheus label that holds KEDA's and agent-sandbox's namespace after the scrape: exported_namespace (the default: scraped without honorLabels) or namespace (with honorLabels)", m.NamespaceLabel)
 	}
+	if m.set["runbookURL"] {
+		if u, err := url.Parse(m.RunbookURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Fragment != "" || strings.Contains(m.RunbookURL, "#") {
+			add("monitoring.runbookURL is %q; give the address of your copy of docs/runbook.md as an http(s) URL without a #fragment, such as https://git.example.com/platform/warm-pool/blob/main/docs/runbook.md (each alert links to its own section, #<alert name in lower case>)", m.RunbookURL)
+		}
+	}
 	scrape, _ := monitoring.ParseDuration(m.ScrapeInterval)
 	t := m.Thresholds
 	for _, d := range []struct {
@@ -143,6 +156,9 @@ func validateMonitoring(m Monitoring, add func(string, ...any)) {
 		{"refusedPoolsFor", t.RefusedPoolsFor, time.Minute, time.Hour, "a refused entry does not mend itself"},
 		{"coldLaunchFor", t.ColdFor, time.Minute, 6 * time.Hour, "the window already smooths the share"},
 		{"coldLaunchWindow", t.ColdWindow, 5 * time.Minute, 24 * time.Hour, "a share of claims needs a window holding several bursts"},
+		{"pinnedAtMaxFor", t.PinnedFor, time.Minute, 6 * time.Hour, "a burst touching the ceiling for a sync or two is the ceiling working"},
+		{"unschedulableFor", t.UnschedulableFor, 2 * time.Minute, time.Hour, "a pod waits about a minute for a node launch; each pod's own age is judged"},
+		{"controllerDownFor", t.ControllerDownFor, time.Minute, time.Hour, "two replicas hand over in seconds; a restart takes under a minute"},
 	} {
 		v, ok := monitoring.ParseDuration(d.v)
 		if !ok || v < d.min || v > d.max {
@@ -168,6 +184,18 @@ func validateMonitoring(m Monitoring, add func(string, ...any)) {
 	}
 }
 
+// validateMonitoringInputs refuses rules that read metrics nothing would scrape: in install mode
+// the stack scrapes KEDA only with keda.serviceMonitor, and WarmPoolFrozen and WarmPoolKedaUnseen
+// read KEDA's operator. (agent-sandbox's controller is scraped whenever monitoring.serviceMonitor
+// is, which rules require; adopted installs are the adopter's to scrape: their Unseen rules say
+// when they are not.)
+func (c *Config) validateMonitoringInputs(add func(string, ...any)) {
+	if c.Monitoring.Rules && c.KedaMode == components.ModeInstall && !c.Keda.ServiceMonitor {
+		add("monitoring.rules is true, but the KEDA this stack installs is not scraped: WarmPoolFrozen reads KEDA's operator's metrics and could never fire, " +
+			"and WarmPoolKedaUnseen would fire for every pool; set keda.serviceMonitor true as well (`pulumi config set --path keda.serviceMonitor true`)")
+	}
+}
+
 // short writes a duration as the config does: 90s, 5m, 1h.
 func short(d time.Duration) string {
 	switch {
@@ -186,7 +214,8 @@ func (c *Config) monitoringArgs() *components.MonitoringArgs {
 	if m.ServiceMonitor {
 		interval = m.ScrapeInterval
 	}
-	return &components.MonitoringArgs{ServiceMonitor: m.ServiceMonitor, ScrapeInterval: interval, Rules: m.Rules, Labels: m.Labels}
+	return &components.MonitoringArgs{ServiceMonitor: m.ServiceMonitor, ScrapeInterval: interval, Rules: m.Rules, Labels: m.Labels,
+		AgentSandboxController: m.ServiceMonitor && c.AgentSandboxMode == components.ModeInstall}
 }
 
 // ruleFile is the stack's alerting rules: every pool's, and the exporter's.
@@ -194,10 +223,13 @@ func (c *Config) ruleFile() monitoring.RuleFile {
 	spec := monitoring.Spec{
 		ExporterNamespace: c.Namespace, ExporterJob: contract.ExporterName,
 		NamespaceLabel: c.Monitoring.NamespaceLabel, FallbackFailureThreshold: components.FallbackFailureThreshold,
-		Thresholds: c.Monitoring.Thresholds,
+		RunbookURL: c.Monitoring.RunbookURL, Thresholds: c.Monitoring.Thresholds,
+		Controllers: monitoring.InstalledControllers(c.KedaMode == components.ModeInstall && c.Keda.ServiceMonitor,
+			c.Monitoring.ServiceMonitor && c.AgentSandboxMode == components.ModeInstall),
 	}
 	for _, p := range c.Pools() {
-		spec.Pools = append(spec.Pools, monitoring.Pool{Name: p.Name, Namespace: p.Namespace, ScaledObject: p.ScaledObjectName})
+		spec.Pools = append(spec.Pools, monitoring.Pool{Name: p.Name, Namespace: p.Namespace, ScaledObject: p.ScaledObjectName,
+			HPA: contract.KedaHPAPrefix + p.ScaledObjectName})
 	}
 	return monitoring.Rules(spec)
 }

@@ -81,13 +81,15 @@ func TestMonitoringCreatesTheServiceMonitorAndTheRules(t *testing.T) {
 	assert.Equal(t, contract.DefaultNamespace, inputStr(t, pr, "metadata", "namespace"))
 	assert.Equal(t, "kube-prometheus-stack", inputStr(t, pr, "metadata", "labels", "release"))
 	want := monitoring.Rules(monitoring.Spec{
-		Pools:             []monitoring.Pool{{Name: contract.DefaultPoolName, Namespace: contract.DefaultNamespace, ScaledObject: contract.ScaledObjectName}},
+		Pools: []monitoring.Pool{{Name: contract.DefaultPoolName, Namespace: contract.DefaultNamespace, ScaledObject: contract.ScaledObjectName,
+			HPA: contract.KedaHPAPrefix + contract.ScaledObjectName}},
 		ExporterNamespace: contract.DefaultNamespace, ExporterJob: contract.ExporterName,
 		NamespaceLabel: "exported_namespace", FallbackFailureThreshold: components.FallbackFailureThreshold,
 		Thresholds: monitoring.DefaultThresholds(),
 	})
 	groups, _ := pr.Path("spec", "groups")
 	assert.Equal(t, jsonPlain(t, want.Groups), plainValue(groups))
+	assert.Empty(t, rec.Find(typeServiceMonitor, contract.AgentSandboxControllerService), "an adopted agent-sandbox is its owner's to scrape")
 
 	// Both wait for the exporter's Service and namespace (and go before them on destroy).
 	ns := mustFind(t, rec, typeNamespace, contract.DefaultNamespace)
@@ -95,6 +97,38 @@ func TestMonitoringCreatesTheServiceMonitorAndTheRules(t *testing.T) {
 		assert.True(t, r.DependsOn(svc), "%s waits for the Service", r.Type)
 		assert.True(t, r.DependsOn(ns), "%s waits for the namespace", r.Type)
 	}
+}
+
+// In install mode the stack scrapes what it installs: agent-sandbox's controller through its
+// manifest's Service (beside the install, which it waits for), KEDA through the chart's monitors;
+// and the rules watch each of them for being down.
+func TestMonitoringWatchesTheControllersTheStackInstalls(t *testing.T) {
+	cfg := installConfig(map[string]string{"agentSandboxMode": "install", "keda": `{"serviceMonitor": true}`,
+		"monitoring": `{"serviceMonitor": true, "rules": true, "labels": {"release": "kube-prometheus-stack"}}`})
+	rec, err := runProgram(t, cfg, withPrometheusOperator)
+	require.NoError(t, err)
+	sm := mustFind(t, rec, typeServiceMonitor, contract.AgentSandboxControllerService)
+	assert.Equal(t, contract.AgentSandboxNamespace, inputStr(t, sm, "metadata", "namespace"))
+	assert.Equal(t, "kube-prometheus-stack", inputStr(t, sm, "metadata", "labels", "release"))
+	spec, _ := sm.Path("spec")
+	assert.Equal(t, map[string]any{
+		"selector":  map[string]any{"matchLabels": map[string]any{"app": "agent-sandbox-controller"}},
+		"endpoints": []any{map[string]any{"port": "metrics", "path": "/metrics", "interval": "30s"}},
+	}, plainValue(spec))
+	assert.True(t, sm.DependsOn(mustFind(t, rec, typeConfigFile, "agent-sandbox-release")), "the monitor waits for the install that makes its Service")
+
+	groups, _ := mustFind(t, rec, typePrometheusRule, contract.ProjectName).Path("spec", "groups")
+	var file monitoring.RuleFile
+	b, _ := json.Marshal(map[string]any{"groups": plainValue(groups)})
+	require.NoError(t, json.Unmarshal(b, &file))
+	last := file.Groups[len(file.Groups)-1]
+	require.Equal(t, monitoring.ControllersGroupName, last.Name)
+	var alerts []string
+	for _, r := range last.Rules {
+		alerts = append(alerts, r.Alert)
+	}
+	assert.Equal(t, []string{monitoring.AlertKedaOperatorDown, monitoring.AlertKedaMetricsDown, monitoring.AlertAgentSandboxDown}, alerts)
+	assert.Contains(t, file.Groups[0].Rules[4].Expr, `horizontalpodautoscaler="keda-hpa-`+contract.ScaledObjectName+`"`, "the pinned rule reads the HPA KEDA makes")
 }
 
 // With a ServiceMonitor only, only its CRD is read and no PrometheusRule is made.
@@ -222,6 +256,12 @@ func TestMonitoringKeysRejected(t *testing.T) {
 		"cold min claims 0":                {`{` + on + `"coldLaunchMinClaims": 0}`, "monitoring.coldLaunchMinClaims is 0; it must be 1..1000000"},
 		"cold min claims not a number":     {`{` + on + `"coldLaunchMinClaims": "many"}`, `monitoring.coldLaunchMinClaims is "many", which is not a whole number`},
 		"not an object":                    {`[true]`, "monitoring is not an object"},
+		"pinned for too short":             {`{` + on + `"pinnedAtMaxFor": "30s"}`, `monitoring.pinnedAtMaxFor is "30s"; give a whole number and one unit (s, m or h) from 1m to 6h`},
+		"unschedulable for a node launch":  {`{` + on + `"unschedulableFor": "1m"}`, `monitoring.unschedulableFor is "1m"; give a whole number and one unit (s, m or h) from 2m to 1h`},
+		"controller down for a day":        {`{` + on + `"controllerDownFor": "24h"}`, `monitoring.controllerDownFor is "24h"`},
+		"a relative runbook":               {`{` + on + `"runbookURL": "docs/runbook.md"}`, `monitoring.runbookURL is "docs/runbook.md"; give the address of your copy of docs/runbook.md as an http(s) URL without a #fragment`},
+		"a runbook with a fragment":        {`{` + on + `"runbookURL": "https://wiki.example.com/runbook#top"}`, `monitoring.runbookURL is "https://wiki.example.com/runbook#top"`},
+		"a runbook without rules":          {`{"serviceMonitor": true, "runbookURL": "https://wiki.example.com/runbook"}`, "monitoring.runbookURL is a setting of the alerting rules, but monitoring.rules is off"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -230,6 +270,25 @@ func TestMonitoringKeysRejected(t *testing.T) {
 			assert.Contains(t, err.Error(), c.want)
 			assert.Empty(t, registeredTypes(rec.All()), "nothing may be registered before the config is valid")
 		})
+	}
+}
+
+// Rules over an installed KEDA that nothing scrapes are refused: WarmPoolFrozen could never fire.
+// With keda.serviceMonitor, or an adopted KEDA (its owner scrapes it), they are accepted.
+func TestMonitoringRulesRefusedOverAnUnscrapedInstalledKeda(t *testing.T) {
+	rules := `{"serviceMonitor": true, "rules": true}`
+	rec, err := runProgram(t, installConfig(map[string]string{"monitoring": rules}), withPrometheusOperator)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "monitoring.rules is true, but the KEDA this stack installs is not scraped: WarmPoolFrozen reads KEDA's operator's metrics and could never fire")
+	assert.Contains(t, err.Error(), "set keda.serviceMonitor true as well")
+	assert.Empty(t, registeredTypes(rec.All()), "nothing may be registered before the config is valid")
+
+	for name, cfg := range map[string]map[string]string{
+		"installed and scraped": installConfig(map[string]string{"monitoring": rules, "keda": `{"serviceMonitor": true}`}),
+		"adopted":               monitoringConfig(rules),
+	} {
+		_, err := runProgram(t, cfg, withPrometheusOperator)
+		assert.NoError(t, err, name)
 	}
 }
 

@@ -80,7 +80,8 @@ func deploy(ctx *pulumi.Context, cfg *Config, on placement) (pulumi.Map, error) 
 	if p.monitoring != nil {
 		if err := p.monitoring.Create(ctx, &components.MonitoringTargets{
 			Namespace: exp.stackNamespaceName, RuleFile: cfg.ruleFile(),
-			DependsOn: []pulumi.Resource{exp.stackNamespace, exp.claimExporter.Service},
+			DependsOn:             []pulumi.Resource{exp.stackNamespace, exp.claimExporter.Service},
+			AgentSandboxInstalled: p.agentSandboxInstalled,
 		}); err != nil {
 			return nil, err
 		}
@@ -104,6 +105,8 @@ type platform struct {
 	// namespaces (and the claims, sandboxes and ScaledObjects in them, whose finalizers these
 	// controllers remove) before agent-sandbox and KEDA. See components.Keda.Installed.
 	installs []pulumi.Resource
+	// agentSandboxInstalled is agent-sandbox's part of installs.
+	agentSandboxInstalled []pulumi.Resource
 }
 
 func newPlatform(ctx *pulumi.Context, cfg *Config, on placement) (*platform, error) {
@@ -134,7 +137,7 @@ func newPlatform(ctx *pulumi.Context, cfg *Config, on placement) (*platform, err
 	if err != nil {
 		return nil, err
 	}
-	return &platform{placement: on, keda: keda, monitoring: mon,
+	return &platform{placement: on, keda: keda, monitoring: mon, agentSandboxInstalled: agentSandbox.Installed,
 		installs: slices.Concat(runtime.Installed, agentSandbox.Installed, keda.Installed)}, nil
 }
 
