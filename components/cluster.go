@@ -3,7 +3,9 @@ package components
 import (
 	"context"
 	"fmt"
+	"slices"
 
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi-eks/sdk/v3/go/eks"
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -27,6 +29,10 @@ type ClusterArgs struct {
 	EndpointPrivateAccess bool
 	EndpointPublicAccess  bool
 	PublicAccessCidrs     []string
+	// Create mode: the control-plane log types EKS sends to CloudWatch Logs (ClusterLogTypes), and
+	// how many days the log group keeps them.
+	LogTypes         []string
+	LogRetentionDays int
 	// Create mode: tags on every AWS resource the stack makes (the stack's own tag among them).
 	Tags map[string]string
 	// Create mode: EKS's upgrade policy, UpgradePolicyStandard or UpgradePolicyExtended.
@@ -102,13 +108,32 @@ func newEksAutoModeCluster(ctx *pulumi.Context, name string, args *ClusterArgs, 
 	vpcID := pulumi.String(args.VpcID).ToStringOutput()
 	privateSubnets := pulumi.ToStringArray(args.PrivateSubnetIDs).ToStringArrayOutput()
 	var egress []pulumi.Resource
+	var natIPs pulumi.StringArrayOutput
 	if args.VpcID == "" {
 		// Many accounts have no default VPC, so create mode brings its own.
 		network, err := newNetwork(ctx, name, args.Name, args.Tags, parent)
 		if err != nil {
 			return nil, err
 		}
-		vpcID, privateSubnets, egress = network.vpcID, network.privateSubnetIDs, network.egress
+		vpcID, privateSubnets, egress, natIPs = network.vpcID, network.privateSubnetIDs, network.egress, network.natPublicIPs
+	}
+
+	// EKS writes control-plane logs to /aws/eks/<name>/cluster and creates that group itself when
+	// it is missing, with no retention, and deleting the cluster leaves it behind (EKS user guide,
+	// "Send control plane logs to CloudWatch Logs"; the AWS provider's aws_eks_cluster docs create
+	// it first for this reason). The stack's own group, made before the cluster and deleted after
+	// it, carries the retention and the tags and goes with destroy.
+	var logGroup []pulumi.Resource
+	if len(args.LogTypes) > 0 {
+		lg, err := cloudwatch.NewLogGroup(ctx, name+"-control-plane-logs", &cloudwatch.LogGroupArgs{
+			Name:            pulumi.String(ControlPlaneLogGroup(args.Name)),
+			RetentionInDays: pulumi.Int(args.LogRetentionDays),
+			Tags:            pulumi.ToStringMap(args.Tags),
+		}, pulumi.Parent(parent))
+		if err != nil {
+			return nil, err
+		}
+		logGroup = []pulumi.Resource{lg}
 	}
 
 	authMode := eks.AuthenticationModeApi
@@ -121,6 +146,21 @@ func newEksAutoModeCluster(ctx *pulumi.Context, name string, args *ClusterArgs, 
 	var publicAccessCidrs pulumi.StringArrayInput
 	if args.EndpointPublicAccess && len(args.PublicAccessCidrs) > 0 {
 		publicAccessCidrs = pulumi.ToStringArray(args.PublicAccessCidrs)
+		if !args.EndpointPrivateAccess && args.VpcID == "" {
+			// Without the private endpoint the nodes reach the API server through the public one,
+			// from the NAT gateway's address. EKS user guide, "Cluster API server endpoint": "you
+			// will need to add the outbound IP address of the NAT gateway as part of an allowed CIDR
+			// block on your public endpoint". The program's own NAT joins the list.
+			// (With a VPC of the team's own, config refuses this combination: its NAT is unknown.)
+			user := slices.Clone(args.PublicAccessCidrs)
+			publicAccessCidrs = natIPs.ApplyT(func(ips []string) []string {
+				out := slices.Clone(user)
+				for _, ip := range ips {
+					out = append(out, ip+"/32")
+				}
+				return out
+			}).(pulumi.StringArrayOutput)
+		}
 	}
 	return eks.NewCluster(ctx, name, &eks.ClusterArgs{
 		Name:    pulumi.StringPtr(args.Name),
@@ -130,6 +170,8 @@ func newEksAutoModeCluster(ctx *pulumi.Context, name string, args *ClusterArgs, 
 		EndpointPublicAccess:  endpointPublicAccess,
 		EndpointPrivateAccess: pulumi.BoolPtr(args.EndpointPrivateAccess),
 		PublicAccessCidrs:     publicAccessCidrs,
+		// Control-plane logs to CloudWatch Logs (EKS writes /aws/eks/<name>/cluster).
+		EnabledClusterLogTypes: pulumi.ToStringArray(args.LogTypes),
 		// Every AWS resource pulumi-eks makes for the cluster (its roles, security group, the
 		// cluster itself) carries the stack's tags.
 		Tags: pulumi.ToStringMap(args.Tags),
@@ -153,5 +195,11 @@ func newEksAutoModeCluster(ctx *pulumi.Context, name string, args *ClusterArgs, 
 		// Up: nodes have a route out (NAT) before the cluster exists to launch them. Destroy: the
 		// cluster, its nodes and their network interfaces are gone before the NAT gateway, routes,
 		// subnets and VPC are deleted, so those deletes meet no DependencyViolation from our side.
-		pulumi.DependsOn(egress))
+		pulumi.DependsOn(slices.Concat(egress, logGroup)))
 }
+
+// ControlPlaneLogGroup is the CloudWatch Logs group EKS writes a cluster's control-plane logs to.
+func ControlPlaneLogGroup(cluster string) string { return "/aws/eks/" + cluster + "/cluster" }
+
+// LogRetentionDays are the retention periods CloudWatch Logs accepts (PutRetentionPolicy).
+var LogRetentionDays = []int{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}

@@ -16,6 +16,8 @@ type network struct {
 	// egress is everything the private subnets' way out needs (gateways, routes, public subnets):
 	// the cluster depends on it, so it exists before the nodes and is deleted after them.
 	egress []pulumi.Resource
+	// natPublicIPs are the NAT gateways' Elastic IPs: the nodes' address on the internet.
+	natPublicIPs pulumi.StringArrayOutput
 }
 
 const networkAZs = 2
@@ -99,7 +101,7 @@ func newNetwork(ctx *pulumi.Context, name, clusterName string, tags map[string]s
 	if err != nil {
 		return nil, err
 	}
-	nat, err := b.natGateway(firstPublic, igw)
+	nat, natIP, err := b.natGateway(firstPublic, igw)
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +113,7 @@ func newNetwork(ctx *pulumi.Context, name, clusterName string, tags map[string]s
 		vpcID:            vpc.ID().ToStringOutput(),
 		privateSubnetIDs: privateIDs.ToStringArrayOutput(),
 		egress:           egress,
+		natPublicIPs:     pulumi.StringArray{natIP}.ToStringArrayOutput(),
 	}, nil
 }
 
@@ -179,19 +182,19 @@ func (b networkBuilder) publicSubnets(vpc *ec2.Vpc, igw *ec2.InternetGateway) (*
 }
 
 // natGateway is the private subnets' one way out, in the first public subnet.
-func (b networkBuilder) natGateway(public *ec2.Subnet, igw *ec2.InternetGateway) (*ec2.NatGateway, error) {
+func (b networkBuilder) natGateway(public *ec2.Subnet, igw *ec2.InternetGateway) (*ec2.NatGateway, pulumi.StringOutput, error) {
 	eip, err := ec2.NewEip(b.ctx, b.name+"-nat", &ec2.EipArgs{Domain: pulumi.String("vpc"), Tags: b.tags(b.clusterName+"-nat", nil)}, b.child)
 	if err != nil {
-		return nil, err
+		return nil, pulumi.StringOutput{}, err
 	}
 	nat, err := ec2.NewNatGateway(b.ctx, b.name+"-nat", &ec2.NatGatewayArgs{
 		AllocationId: eip.ID(), SubnetId: public.ID(), Tags: b.tags(b.clusterName+"-nat", nil),
 	}, b.child, pulumi.DependsOn([]pulumi.Resource{igw}))
 	if err != nil {
-		return nil, err
+		return nil, pulumi.StringOutput{}, err
 	}
 	b.out(eip, nat)
-	return nat, nil
+	return nat, eip.PublicIp, nil
 }
 
 // privateSubnets makes one private subnet per zone, routed through the NAT gateway.

@@ -45,7 +45,11 @@ type Config struct {
 	EndpointPublicAccessCidrs []string
 	Tags                      map[string]string
 	UpgradePolicy             string
-	createModeKeysSet         []string
+	// ClusterLogTypes are the control-plane logs sent to CloudWatch Logs (`clusterLogTypes`).
+	ClusterLogTypes []string
+	// ClusterLogRetentionDays is how long the control-plane log group keeps them.
+	ClusterLogRetentionDays int
+	createModeKeysSet       []string
 	// callersCluster: an AutoscaledWarmPool component's config, on the cluster its caller's
 	// kubernetes provider reaches (componentconfig.go); the cluster keys are not its inputs.
 	callersCluster bool
@@ -144,6 +148,8 @@ func (r *configReader) read(project, stack string) *Config {
 		EndpointPublicAccess:      r.boolean("endpointPublicAccess", defaultEndpointPublicAccess),
 		EndpointPublicAccessCidrs: r.list("endpointPublicAccessCidrs"),
 		UpgradePolicy:             r.str("upgradePolicy", defaultUpgradePolicy),
+		ClusterLogTypes:           r.listOr("clusterLogTypes", defaultClusterLogTypes),
+		ClusterLogRetentionDays:   r.int("clusterLogRetentionDays", defaultClusterLogRetentionDays),
 		Kubeconfig:                r.str("kubeconfig", ""),
 		KubeContext:               r.str("kubeContext", ""),
 		RuntimeClassMode:          r.str("runtimeClassMode", components.ModeRequire),
@@ -298,6 +304,18 @@ func (r *configReader) int(key string, def int) int {
 }
 
 // list reads a JSON list of strings, or "a,b" for convenience on the command line.
+// listOr reads a list key, def when it is not set; set to [] it is empty.
+func (r *configReader) listOr(key string, def []string) []string {
+	if _, err := r.cfg.Try(key); err != nil {
+		return slices.Clone(def)
+	}
+	l := r.list(key)
+	if l == nil {
+		l = []string{}
+	}
+	return l
+}
+
 func (r *configReader) list(key string) []string {
 	raw, err := r.cfg.Try(key)
 	if err != nil || strings.TrimSpace(raw) == "" {

@@ -3,6 +3,7 @@ package program
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -20,6 +21,16 @@ const (
 	defaultEndpointPublicAccess  = true
 	defaultUpgradePolicy         = components.UpgradePolicyStandard
 )
+
+// defaultClusterLogTypes: who called the API server and what they did (api, audit) and who
+// they authenticated as (authenticator). These pods run code a model wrote, so a security review
+// asks for the audit trail first; controllerManager and scheduler are for debugging the control
+// plane and cost ingestion without answering that question. CloudWatch Logs bills what is sent.
+var defaultClusterLogTypes = []string{"api", "audit", "authenticator"}
+
+// defaultClusterLogRetentionDays: a quarter's audit trail, what a review of an incident reaches back
+// to; longer retention belongs in the team's log archive, not in a stack's log group.
+const defaultClusterLogRetentionDays = 90
 
 // awsTagText is the characters IAM allows in a tag key or value ([\p{L}\p{Z}\p{N}_.:/=+\-@]*, IAM
 // API reference, Tag), the narrowest of the services the stack tags (EC2 and EKS take more):
@@ -68,8 +79,33 @@ func (c *Config) validateCreateMode(add func(string, ...any)) {
 	if !c.EndpointPublicAccess && len(c.EndpointPublicAccessCidrs) > 0 {
 		add("endpointPublicAccessCidrs is set but endpointPublicAccess is false, so it would allow nothing; remove it (`pulumi config rm endpointPublicAccessCidrs`) or turn the public endpoint on")
 	}
-	if len(c.EndpointPublicAccessCidrs) > components.MaxPublicAccessCidrs {
-		add("endpointPublicAccessCidrs has %d blocks; EKS allows %d per cluster", len(c.EndpointPublicAccessCidrs), components.MaxPublicAccessCidrs)
+	// Without the private endpoint the nodes reach the API server through the public one, from
+	// their NAT's address: with the program's own network it joins the list (components/cluster.go);
+	// a VPC of the team's own has a NAT the program cannot know, so the nodes could be locked out.
+	natJoins := !c.EndpointPrivateAccess && c.EndpointPublicAccess && len(c.EndpointPublicAccessCidrs) > 0
+	if natJoins && c.VpcID != "" {
+		add("endpointPrivateAccess is false and endpointPublicAccessCidrs restricts the public endpoint, with the VPC %s of your own: the nodes would reach the API server through the public endpoint "+
+			"from your NAT's address, which the program cannot know, and would be locked out unless it is listed; keep endpointPrivateAccess true (the default: nodes stay inside the VPC)", c.VpcID)
+	}
+	maxCidrs := components.MaxPublicAccessCidrs
+	if natJoins && c.VpcID == "" {
+		maxCidrs-- // the NAT gateway's address takes one
+	}
+	if len(c.EndpointPublicAccessCidrs) > maxCidrs {
+		add("endpointPublicAccessCidrs has %d blocks; EKS allows %d per cluster%s", len(c.EndpointPublicAccessCidrs), components.MaxPublicAccessCidrs,
+			map[bool]string{true: ", and the program adds its NAT gateway's address (endpointPrivateAccess is false), so give at most 39", false: ""}[maxCidrs < components.MaxPublicAccessCidrs])
+	}
+	if len(c.ClusterLogTypes) > 0 && !slices.Contains(components.LogRetentionDays, c.ClusterLogRetentionDays) {
+		add("clusterLogRetentionDays is %d; CloudWatch Logs keeps a group for one of %v days (default %d)", c.ClusterLogRetentionDays, components.LogRetentionDays, defaultClusterLogRetentionDays)
+	}
+	seenLog := map[string]bool{}
+	for _, t := range c.ClusterLogTypes {
+		if !slices.Contains(components.ClusterLogTypes, t) {
+			add("clusterLogTypes has %q; EKS's control-plane log types are %s (default %s; [] sends none)", t, strings.Join(components.ClusterLogTypes, ", "), strings.Join(defaultClusterLogTypes, ", "))
+		} else if seenLog[t] {
+			add("clusterLogTypes lists %q twice; list it once", t)
+		}
+		seenLog[t] = true
 	}
 	seen := map[string]bool{}
 	for _, cidr := range c.EndpointPublicAccessCidrs {
@@ -113,6 +149,8 @@ func createModeKeysSet(r *configReader) []string {
 		{"endpointPublicAccessCidrs", "[]"},
 		{"tags", "{}"},
 		{"upgradePolicy", defaultUpgradePolicy},
+		{"clusterLogTypes", `["` + strings.Join(defaultClusterLogTypes, `","`) + `"]`},
+		{"clusterLogRetentionDays", strconv.Itoa(defaultClusterLogRetentionDays)},
 	} {
 		// An empty value is the str/list readers' to judge, not a setting.
 		if v, _ := r.cfg.Try(k.key); r.setAwayFrom(k.key, k.def) && strings.TrimSpace(v) != "" {
@@ -125,7 +163,7 @@ func createModeKeysSet(r *configReader) []string {
 // refuseCreateModeKeys refuses, in existing mode, the create-mode keys the stack set.
 func (c *Config) refuseCreateModeKeys(add func(string, ...any)) {
 	if len(c.createModeKeysSet) > 0 {
-		add("%s only apply to a cluster the stack creates (clusterMode=create); an existing cluster keeps its endpoint, tags and upgrade policy, so remove them (%s)",
+		add("%s only apply to a cluster the stack creates (clusterMode=create); an existing cluster keeps its endpoint, tags, logs and upgrade policy, so remove them (%s)",
 			strings.Join(c.createModeKeysSet, ", "), rmCommands(c.createModeKeysSet))
 	}
 }

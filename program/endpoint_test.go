@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/components"
+	"github.com/warmpool/warm-pool-autoscaling-keda/components/mockgraph"
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 )
 
@@ -34,6 +35,59 @@ func TestCreateModeEndpointTagsAndUpgradePolicyDefaults(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, eks.Transforms, "the cluster carries the upgrade policy's transform")
+	logs, _ := eks.Path("enabledClusterLogTypes")
+	assert.Equal(t, []any{"api", "audit", "authenticator"}, plainValue(logs), "the audit trail is on by default")
+}
+
+// Without the private endpoint and with a restricted public one, the nodes reach the API server
+// from the NAT gateway's address (EKS user guide, cluster endpoint access): the program's own NAT
+// joins the list, after the team's blocks.
+func TestCreateModeNATJoinsARestrictedPublicEndpointWithoutPrivateAccess(t *testing.T) {
+	rec := mustRunProgram(t, map[string]string{"endpointPrivateAccess": "false", "endpointPublicAccessCidrs": `["203.0.113.0/24"]`})
+	eks := mustFind(t, rec, typeEksCluster, "cluster")
+	cidrs, ok := eks.Path("publicAccessCidrs")
+	require.True(t, ok)
+	assert.Equal(t, []any{"203.0.113.0/24", mockgraph.MockElasticIP + "/32"}, plainValue(cidrs))
+	eips := rec.Find("aws:ec2/eip:Eip", "")
+	require.Len(t, eips, 1, "one NAT gateway, one address")
+
+	// With the private endpoint on (the default), the list is the team's alone.
+	rec = mustRunProgram(t, map[string]string{"endpointPublicAccessCidrs": `["203.0.113.0/24"]`})
+	cidrs, _ = mustFind(t, rec, typeEksCluster, "cluster").Path("publicAccessCidrs")
+	assert.Equal(t, []any{"203.0.113.0/24"}, plainValue(cidrs))
+}
+
+// The control-plane logs go to a log group of the stack's own, made before the cluster (so EKS does
+// not make one that destroy would leave) with the retention and the tags; [] makes none.
+func TestCreateModeControlPlaneLogGroupIsTheStacks(t *testing.T) {
+	rec := mustRunProgram(t, map[string]string{"clusterLogRetentionDays": "30", "tags": `{"team": "agents"}`})
+	groups := rec.Find("aws:cloudwatch/logGroup:LogGroup", "")
+	require.Len(t, groups, 1)
+	lg := groups[0]
+	assert.Equal(t, "/aws/eks/"+testProject+"-"+testStack+"/cluster", inputStr(t, lg, "name"))
+	assert.Equal(t, "/aws/eks/"+inputStr(t, mustFind(t, rec, typeEksCluster, "cluster"), "name")+"/cluster", inputStr(t, lg, "name"), "the group EKS writes to")
+	assert.Equal(t, 30, inputInt(t, lg, "retentionInDays"))
+	assert.Equal(t, "agents", inputStr(t, lg, "tags", "team"))
+	assert.True(t, mustFind(t, rec, typeEksCluster, "cluster").DependsOn(lg), "the cluster waits for the group, and goes first on destroy")
+
+	rec = mustRunProgram(t, map[string]string{"clusterLogTypes": "[]"})
+	assert.Empty(t, rec.Find("aws:cloudwatch/logGroup:LogGroup", ""))
+}
+
+// The log types reach the cluster as given; [] sends none.
+func TestCreateModeClusterLogTypesFromConfig(t *testing.T) {
+	for cfg, want := range map[string][]any{
+		`["audit", "scheduler"]`: {"audit", "scheduler"},
+		`[]`:                     {},
+	} {
+		rec := mustRunProgram(t, map[string]string{"clusterLogTypes": cfg})
+		logs, _ := mustFind(t, rec, typeEksCluster, "cluster").Path("enabledClusterLogTypes")
+		got := plainValue(logs)
+		if got == nil {
+			got = []any{}
+		}
+		assert.Equal(t, want, got, cfg)
+	}
 }
 
 // Each key reaches the cluster; the tags reach every AWS resource beside the program's own.
@@ -103,8 +157,19 @@ func TestCreateModeEndpointTagsAndUpgradePolicyRejected(t *testing.T) {
 		"a tag that is a list":    {map[string]string{"tags": `{"team": ["a"]}`}, "tags.team is [a], which is not a string"},
 		"a character IAM refuses": {map[string]string{"tags": `{"team": "agents#1"}`}, `tags.team = "agents#1" has a character IAM refuses`},
 		"an unknown policy":       {map[string]string{"upgradePolicy": "LTS"}, `upgradePolicy is "LTS"; it must be STANDARD`},
-		"in existing mode": {withConfig(map[string]string{"endpointPublicAccessCidrs": `["203.0.113.0/24"]`, "tags": `{"team": "agents"}`, "upgradePolicy": "EXTENDED"}),
-			"endpointPublicAccessCidrs, tags, upgradePolicy only apply to a cluster the stack creates"},
+		"shared address space":    {map[string]string{"endpointPublicAccessCidrs": `["100.64.0.0/16"]`}, `endpointPublicAccessCidrs has "100.64.0.0/16", inside 100.64.0.0/10, the shared address space of carrier-grade NAT`},
+		"benchmarking range":      {map[string]string{"endpointPublicAccessCidrs": `["198.18.0.0/15"]`}, `inside 198.18.0.0/15, the benchmarking range`},
+		"multicast":               {map[string]string{"endpointPublicAccessCidrs": `["224.0.0.1/32"]`}, `inside 224.0.0.0/4, multicast`},
+		"private off, own VPC": {map[string]string{"endpointPrivateAccess": "false", "endpointPublicAccessCidrs": `["203.0.113.0/24"]`,
+			"vpcId": "vpc-0123456789abcdef0", "privateSubnetIds": `["subnet-0a", "subnet-0b"]`},
+			"endpointPrivateAccess is false and endpointPublicAccessCidrs restricts the public endpoint, with the VPC vpc-0123456789abcdef0 of your own"},
+		"40 blocks and the NAT": {map[string]string{"endpointPrivateAccess": "false", "endpointPublicAccessCidrs": "[" + strings.Join(many[:40], ",") + "]"},
+			"endpointPublicAccessCidrs has 40 blocks; EKS allows 40 per cluster, and the program adds its NAT gateway's address (endpointPrivateAccess is false), so give at most 39"},
+		"an unknown log type":            {map[string]string{"clusterLogTypes": `["api", "kubelet"]`}, `clusterLogTypes has "kubelet"; EKS's control-plane log types are api, audit, authenticator, controllerManager, scheduler`},
+		"a log type twice":               {map[string]string{"clusterLogTypes": `["api", "api"]`}, `clusterLogTypes lists "api" twice`},
+		"a retention CloudWatch refuses": {map[string]string{"clusterLogRetentionDays": "100"}, "clusterLogRetentionDays is 100; CloudWatch Logs keeps a group for one of [1 3 5"},
+		"in existing mode": {withConfig(map[string]string{"endpointPublicAccessCidrs": `["203.0.113.0/24"]`, "tags": `{"team": "agents"}`, "upgradePolicy": "EXTENDED", "clusterLogTypes": `["api"]`}),
+			"endpointPublicAccessCidrs, tags, upgradePolicy, clusterLogTypes only apply to a cluster the stack creates"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			rec, err := runProgram(t, c.cfg)
@@ -115,6 +180,10 @@ func TestCreateModeEndpointTagsAndUpgradePolicyRejected(t *testing.T) {
 	}
 	_, err := runProgram(t, withConfig(map[string]string{
 		"endpointPrivateAccess": "true", "endpointPublicAccess": "true", "endpointPublicAccessCidrs": "[]", "tags": "{}", "upgradePolicy": "STANDARD",
+		"clusterLogTypes": `["api", "audit", "authenticator"]`,
 	}))
 	require.NoError(t, err, "Pulumi.yaml's defaults beside an existing cluster")
+	// A block around the shared address space holds public addresses too: accepted.
+	_, err = runProgram(t, map[string]string{"endpointPublicAccessCidrs": `["100.0.0.0/8"]`})
+	require.NoError(t, err, "100.0.0.0/8 holds public addresses beside the shared space")
 }

@@ -25,6 +25,7 @@ func Run(ctx *pulumi.Context) error {
 		AdminPrincipalArns: cfg.AdminPrincipalArns, PreviewPrincipalArn: cfg.PreviewPrincipalArn,
 		EndpointPrivateAccess: cfg.EndpointPrivateAccess, EndpointPublicAccess: cfg.EndpointPublicAccess,
 		PublicAccessCidrs: cfg.EndpointPublicAccessCidrs, Tags: cfg.AWSTags(), UpgradePolicy: cfg.UpgradePolicy,
+		LogTypes: cfg.ClusterLogTypes, LogRetentionDays: cfg.ClusterLogRetentionDays,
 		Kubeconfig: cfg.Kubeconfig,
 	})
 	if err != nil {

@@ -118,6 +118,7 @@ func TestPulumiYamlMatchesTheProgram(t *testing.T) {
 		"adminPrincipalArns": len(cfg.AdminPrincipalArns), "previewPrincipalArn": cfg.PreviewPrincipalArn,
 		"endpointPrivateAccess": cfg.EndpointPrivateAccess, "endpointPublicAccess": cfg.EndpointPublicAccess,
 		"endpointPublicAccessCidrs": len(cfg.EndpointPublicAccessCidrs), "tags": map[string]any{}, "upgradePolicy": cfg.UpgradePolicy,
+		"clusterLogTypes": len(cfg.ClusterLogTypes), "clusterLogRetentionDays": cfg.ClusterLogRetentionDays,
 		// Declared only so that setting it reaches the program's explanation; any value is refused.
 		"publicSubnetIds": 0,
 		"kubeconfig":      cfg.Kubeconfig, "kubeContext": cfg.KubeContext,
@@ -159,6 +160,9 @@ func TestPulumiYamlMatchesTheProgram(t *testing.T) {
 		}
 		assert.Equalf(t, want, got, "default of %s: Go says %v, Pulumi.yaml says %v", key, want, declared.Default)
 	}
+	// A list default is compared by length above; the log types are compared whole.
+	assert.Equal(t, []any{"api", "audit", "authenticator"}, proj.Config["clusterLogTypes"].Default)
+	assert.Equal(t, []string{"api", "audit", "authenticator"}, cfg.ClusterLogTypes)
 	for key := range proj.Config {
 		if !strings.Contains(key, ":") {
 			_, known := goDefaults[key]

@@ -88,6 +88,9 @@ func WithConfig(config map[string]string) pulumi.RunOption {
 }
 
 // NewResource records the registration and echoes the inputs as outputs.
+// MockElasticIP is the address every mocked Elastic IP gets.
+const MockElasticIP = "198.51.100.77"
+
 func (r *Recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.PropertyMap, error) {
 	rec := Resource{Type: args.TypeToken, Name: args.Name, Inputs: args.Inputs, Provider: args.Provider, Custom: args.Custom}
 	if rpc := args.RegisterRPC; rpc != nil {
@@ -119,6 +122,10 @@ func (r *Recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.P
 			"name": resource.NewProperty("v0old"), "served": resource.NewProperty(false), "storage": resource.NewProperty(false),
 		}))
 		outputs["spec"] = resource.NewProperty(resource.PropertyMap{"versions": resource.NewProperty(versions)})
+	}
+	if args.TypeToken == "aws:ec2/eip:Eip" {
+		// AWS allocates the address; a documentation address stands in for it (RFC 5737).
+		outputs["publicIp"] = resource.NewProperty(MockElasticIP)
 	}
 	if args.TypeToken == "eks:index:Cluster" {
 		kubeconfig, err := r.clusterAPI().kubeconfig()
