@@ -453,6 +453,14 @@ func (c *Config) problems(earlier ...string) []string {
 	for _, p := range pools {
 		c.validatePool(p, add)
 	}
+	// The top-level scaling rules once, named as the stack set them; a listed pool's own in its
+	// validatePool. The bound named is the largest maxReplicas they apply to.
+	ceiling := 0
+	for _, p := range pools {
+		ceiling = max(ceiling, p.MaxReplicas)
+	}
+	validateScalingRules(c.ScaleUp, ceiling, scaleUpDirection, add)
+	validateScalingRules(c.ScaleDown, ceiling, scaleDownDirection, add)
 	validateAcrossPools(c, pools, add)
 	if c.ExporterImage != "" && !validImageReference(c.ExporterImage) {
 		add("exporterImage %q is not an image reference; write it as [registry/]repository[:tag][@sha256:digest] with a lower-case repository, "+

@@ -43,6 +43,9 @@ type Pool struct {
 	// ScaleUp and ScaleDown are how the HPA lets the pool grow and shrink (the top-level keys'
 	// unless set).
 	ScaleUp, ScaleDown components.ScalingRules
+	// ownScaleUp and ownScaleDown: a listed pool set its own object; otherwise the top-level key's
+	// rules are checked once, where the stack set them, not once per pool.
+	ownScaleUp, ownScaleDown bool
 
 	// prefix is how messages name this pool's keys: "" for the shorthand, "pools[i]." in the list.
 	prefix string
@@ -134,7 +137,7 @@ func (o configObject) str(k, def string) string {
 	case bool:
 		return strconv.FormatBool(x)
 	}
-	o.fail("%s%s must be a string, not %T", o.at, k, v)
+	o.fail("%s%s must be a string, not %s", o.at, k, jsonKind(v))
 	return def
 }
 
@@ -402,10 +405,10 @@ func (c *Config) readPools(raw string, errs *[]string) {
 			p.Sizing = readSizing(s)
 		}
 		if s, ok := o.object(scaleUpDirection.key); ok {
-			p.ScaleUp = readScalingRules(s, c.ScaleUp, scaleUpDirection)
+			p.ScaleUp, p.ownScaleUp = readScalingRules(s, c.ScaleUp, scaleUpDirection), true
 		}
 		if s, ok := o.object(scaleDownDirection.key); ok {
-			p.ScaleDown = readScalingRules(s, c.ScaleDown, scaleDownDirection)
+			p.ScaleDown, p.ownScaleDown = readScalingRules(s, c.ScaleDown, scaleDownDirection), true
 		}
 		o.done(o.keysRead())
 		c.PoolList = append(c.PoolList, p)
@@ -478,8 +481,12 @@ func (c *Config) validatePool(p *Pool, add func(string, ...any)) {
 	}
 	validateAgent("template.", p.Agent, padd)
 	validateSizing(p, padd)
-	validateScalingRules(p.ScaleUp, p.MaxReplicas, scaleUpDirection, padd)
-	validateScalingRules(p.ScaleDown, p.MaxReplicas, scaleDownDirection, padd)
+	if p.ownScaleUp {
+		validateScalingRules(p.ScaleUp, p.MaxReplicas, scaleUpDirection, padd)
+	}
+	if p.ownScaleDown {
+		validateScalingRules(p.ScaleDown, p.MaxReplicas, scaleDownDirection, padd)
+	}
 }
 
 // validateAcrossPools checks what pools must not share.
@@ -517,6 +524,21 @@ func (c *Config) exporterPools() []contract.ExporterPool {
 	return out
 }
 
+// jsonKind names a config value's JSON type as a message should: a user wrote JSON, not Go.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "a list"
+	case bool:
+		return "true or false"
+	case json.Number, float64, int:
+		return "a number"
+	}
+	return "that"
+}
+
 // maxEnvString is the kernel's bound on one "NAME=value" string of a process's environment
 // (MAX_ARG_STRLEN, 32 pages of 4 KiB): above it the exporter's container cannot start.
 const maxEnvString = 32 * 4096
@@ -534,7 +556,11 @@ func (c *Config) validateExporterPools(add func(string, ...any)) {
 	}
 	env := components.PoolsEnv(rendered)
 	if _, err := exporter.ParsePools(env); err != nil {
-		add("the claim exporter would refuse the pool list the program renders for it (its pool N is pools[N-1]): %v", err)
+		if len(c.PoolList) == 0 {
+			add("the claim exporter would refuse the pool the program renders for it from poolName, namespace and claimSelector: %v", err)
+		} else {
+			add("the claim exporter would refuse the pool list the program renders for it (its pool N is pools[N-1]): %v", err)
+		}
 	}
 	if n := len(contract.ExporterPoolsEnv) + 1 + len(env); n > maxEnvString {
 		add("the %d pools render to a %d-byte %s, above the %d bytes the kernel allows one environment variable, so the exporter could not start; "+
