@@ -33,6 +33,11 @@ type ClusterArgs struct {
 	// how many days the log group keeps them.
 	LogTypes         []string
 	LogRetentionDays int
+	// Create mode: a customer-managed KMS key for the Kubernetes API's data (empty: EKS's default
+	// envelope encryption with an AWS-owned key). pulumi-eks sets encryptionConfig (resources
+	// "secrets") and grants nothing: the key's policy must let the principal running up call
+	// kms:DescribeKey and kms:CreateGrant. EKS cannot take it off again.
+	SecretsKmsKeyArn string
 	// Create mode: tags on every AWS resource the stack makes (the stack's own tag among them).
 	Tags map[string]string
 	// Create mode: EKS's upgrade policy, UpgradePolicyStandard or UpgradePolicyExtended.
@@ -136,6 +141,11 @@ func newEksAutoModeCluster(ctx *pulumi.Context, name string, args *ClusterArgs, 
 		logGroup = []pulumi.Resource{lg}
 	}
 
+	var secretsKey pulumi.StringPtrInput
+	if args.SecretsKmsKeyArn != "" {
+		secretsKey = pulumi.StringPtr(args.SecretsKmsKeyArn)
+	}
+
 	authMode := eks.AuthenticationModeApi
 	corednsEnabled := false
 	skipDefaultNodeGroup := true
@@ -172,6 +182,7 @@ func newEksAutoModeCluster(ctx *pulumi.Context, name string, args *ClusterArgs, 
 		PublicAccessCidrs:     publicAccessCidrs,
 		// Control-plane logs to CloudWatch Logs (EKS writes /aws/eks/<name>/cluster).
 		EnabledClusterLogTypes: pulumi.ToStringArray(args.LogTypes),
+		EncryptionConfigKeyArn: secretsKey,
 		// Every AWS resource pulumi-eks makes for the cluster (its roles, security group, the
 		// cluster itself) carries the stack's tags.
 		Tags: pulumi.ToStringMap(args.Tags),

@@ -49,7 +49,10 @@ type Config struct {
 	ClusterLogTypes []string
 	// ClusterLogRetentionDays is how long the control-plane log group keeps them.
 	ClusterLogRetentionDays int
-	createModeKeysSet       []string
+	// SecretsKmsKeyArn is the customer-managed key EKS encrypts the Kubernetes API's data with
+	// (empty: EKS's default, an AWS-owned key).
+	SecretsKmsKeyArn  string
+	createModeKeysSet []string
 	// callersCluster: an AutoscaledWarmPool component's config, on the cluster its caller's
 	// kubernetes provider reaches (componentconfig.go); the cluster keys are not its inputs.
 	callersCluster bool
@@ -150,6 +153,7 @@ func (r *configReader) read(project, stack string) *Config {
 		UpgradePolicy:             r.str("upgradePolicy", defaultUpgradePolicy),
 		ClusterLogTypes:           r.listOr("clusterLogTypes", defaultClusterLogTypes),
 		ClusterLogRetentionDays:   r.int("clusterLogRetentionDays", defaultClusterLogRetentionDays),
+		SecretsKmsKeyArn:          strings.TrimSpace(r.str("secretsKmsKeyArn", "")),
 		Kubeconfig:                r.str("kubeconfig", ""),
 		KubeContext:               r.str("kubeContext", ""),
 		RuntimeClassMode:          r.str("runtimeClassMode", components.ModeRequire),

@@ -32,6 +32,10 @@ var defaultClusterLogTypes = []string{"api", "audit", "authenticator"}
 // to; longer retention belongs in the team's log archive, not in a stack's log group.
 const defaultClusterLogRetentionDays = 90
 
+// kmsKeyArn is a KMS key's or alias's ARN in any partition, the forms EKS's encryptionConfig takes
+// (EKS API reference, Provider.keyArn).
+var kmsKeyArn = regexp.MustCompile(`^arn:aws(-cn|-us-gov|-iso|-iso-b|-iso-e|-iso-f)?:kms:[a-z]{2}(-[a-z]+)+-[0-9]:[0-9]{12}:(key/[A-Za-z0-9-]+|alias/[A-Za-z0-9/_-]+)$`)
+
 // awsTagText is the characters IAM allows in a tag key or value ([\p{L}\p{Z}\p{N}_.:/=+\-@]*, IAM
 // API reference, Tag), the narrowest of the services the stack tags (EC2 and EKS take more):
 // pulumi-eks tags the cluster's IAM role, so a tag IAM refuses fails `up` after the network exists.
@@ -98,6 +102,9 @@ func (c *Config) validateCreateMode(add func(string, ...any)) {
 	if len(c.ClusterLogTypes) > 0 && !slices.Contains(components.LogRetentionDays, c.ClusterLogRetentionDays) {
 		add("clusterLogRetentionDays is %d; CloudWatch Logs keeps a group for one of %v days (default %d)", c.ClusterLogRetentionDays, components.LogRetentionDays, defaultClusterLogRetentionDays)
 	}
+	if c.SecretsKmsKeyArn != "" && !kmsKeyArn.MatchString(c.SecretsKmsKeyArn) {
+		add("secretsKmsKeyArn is %q; give the ARN of a symmetric KMS key (or its alias) in the cluster's region, such as arn:aws:kms:us-west-2:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab", c.SecretsKmsKeyArn)
+	}
 	seenLog := map[string]bool{}
 	for _, t := range c.ClusterLogTypes {
 		if !slices.Contains(components.ClusterLogTypes, t) {
@@ -151,6 +158,7 @@ func createModeKeysSet(r *configReader) []string {
 		{"upgradePolicy", defaultUpgradePolicy},
 		{"clusterLogTypes", `["` + strings.Join(defaultClusterLogTypes, `","`) + `"]`},
 		{"clusterLogRetentionDays", strconv.Itoa(defaultClusterLogRetentionDays)},
+		{"secretsKmsKeyArn", ""},
 	} {
 		// An empty value is the str/list readers' to judge, not a setting.
 		if v, _ := r.cfg.Try(k.key); r.setAwayFrom(k.key, k.def) && strings.TrimSpace(v) != "" {
@@ -163,7 +171,7 @@ func createModeKeysSet(r *configReader) []string {
 // refuseCreateModeKeys refuses, in existing mode, the create-mode keys the stack set.
 func (c *Config) refuseCreateModeKeys(add func(string, ...any)) {
 	if len(c.createModeKeysSet) > 0 {
-		add("%s only apply to a cluster the stack creates (clusterMode=create); an existing cluster keeps its endpoint, tags, logs and upgrade policy, so remove them (%s)",
+		add("%s only apply to a cluster the stack creates (clusterMode=create); an existing cluster keeps its endpoint, tags, logs, encryption and upgrade policy, so remove them (%s)",
 			strings.Join(c.createModeKeysSet, ", "), rmCommands(c.createModeKeysSet))
 	}
 }

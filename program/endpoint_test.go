@@ -74,6 +74,16 @@ func TestCreateModeControlPlaneLogGroupIsTheStacks(t *testing.T) {
 	assert.Empty(t, rec.Find("aws:cloudwatch/logGroup:LogGroup", ""))
 }
 
+// A customer-managed key reaches the cluster; unset, EKS's default encryption stands (no input).
+func TestCreateModeSecretsKmsKey(t *testing.T) {
+	rec := mustRunProgram(t, nil)
+	_, given := mustFind(t, rec, typeEksCluster, "cluster").Path("encryptionConfigKeyArn")
+	assert.False(t, given, "unset: EKS's default envelope encryption")
+	const key = "arn:aws:kms:us-west-2:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+	rec = mustRunProgram(t, map[string]string{"secretsKmsKeyArn": key})
+	assert.Equal(t, key, inputStr(t, mustFind(t, rec, typeEksCluster, "cluster"), "encryptionConfigKeyArn"))
+}
+
 // The log types reach the cluster as given; [] sends none.
 func TestCreateModeClusterLogTypesFromConfig(t *testing.T) {
 	for cfg, want := range map[string][]any{
@@ -167,9 +177,10 @@ func TestCreateModeEndpointTagsAndUpgradePolicyRejected(t *testing.T) {
 			"endpointPublicAccessCidrs has 40 blocks; EKS allows 40 per cluster, and the program adds its NAT gateway's address (endpointPrivateAccess is false), so give at most 39"},
 		"an unknown log type":            {map[string]string{"clusterLogTypes": `["api", "kubelet"]`}, `clusterLogTypes has "kubelet"; EKS's control-plane log types are api, audit, authenticator, controllerManager, scheduler`},
 		"a log type twice":               {map[string]string{"clusterLogTypes": `["api", "api"]`}, `clusterLogTypes lists "api" twice`},
+		"a key that is not a KMS ARN":    {map[string]string{"secretsKmsKeyArn": "arn:aws:iam::123456789012:role/x"}, `secretsKmsKeyArn is "arn:aws:iam::123456789012:role/x"; give the ARN of a symmetric KMS key`},
 		"a retention CloudWatch refuses": {map[string]string{"clusterLogRetentionDays": "100"}, "clusterLogRetentionDays is 100; CloudWatch Logs keeps a group for one of [1 3 5"},
-		"in existing mode": {withConfig(map[string]string{"endpointPublicAccessCidrs": `["203.0.113.0/24"]`, "tags": `{"team": "agents"}`, "upgradePolicy": "EXTENDED", "clusterLogTypes": `["api"]`}),
-			"endpointPublicAccessCidrs, tags, upgradePolicy, clusterLogTypes only apply to a cluster the stack creates"},
+		"in existing mode": {withConfig(map[string]string{"endpointPublicAccessCidrs": `["203.0.113.0/24"]`, "tags": `{"team": "agents"}`, "upgradePolicy": "EXTENDED", "clusterLogTypes": `["api"]`, "secretsKmsKeyArn": "arn:aws:kms:us-west-2:123456789012:alias/eks"}),
+			"endpointPublicAccessCidrs, tags, upgradePolicy, clusterLogTypes, secretsKmsKeyArn only apply to a cluster the stack creates"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			rec, err := runProgram(t, c.cfg)
@@ -180,7 +191,7 @@ func TestCreateModeEndpointTagsAndUpgradePolicyRejected(t *testing.T) {
 	}
 	_, err := runProgram(t, withConfig(map[string]string{
 		"endpointPrivateAccess": "true", "endpointPublicAccess": "true", "endpointPublicAccessCidrs": "[]", "tags": "{}", "upgradePolicy": "STANDARD",
-		"clusterLogTypes": `["api", "audit", "authenticator"]`,
+		"clusterLogTypes": `["api", "audit", "authenticator"]`, "secretsKmsKeyArn": "",
 	}))
 	require.NoError(t, err, "Pulumi.yaml's defaults beside an existing cluster")
 	// A block around the shared address space holds public addresses too: accepted.

@@ -26,7 +26,8 @@ func Run(ctx *pulumi.Context) error {
 		EndpointPrivateAccess: cfg.EndpointPrivateAccess, EndpointPublicAccess: cfg.EndpointPublicAccess,
 		PublicAccessCidrs: cfg.EndpointPublicAccessCidrs, Tags: cfg.AWSTags(), UpgradePolicy: cfg.UpgradePolicy,
 		LogTypes: cfg.ClusterLogTypes, LogRetentionDays: cfg.ClusterLogRetentionDays,
-		Kubeconfig: cfg.Kubeconfig,
+		SecretsKmsKeyArn: cfg.SecretsKmsKeyArn,
+		Kubeconfig:       cfg.Kubeconfig,
 	})
 	if err != nil {
 		return err
