@@ -105,22 +105,10 @@ func (m *Monitoring) Create(ctx *pulumi.Context, t *MonitoringTargets) error {
 	opts := []pulumi.ResourceOption{pulumi.Parent(m), pulumi.DependsOn(t.DependsOn)}
 	outputs := pulumi.Map{}
 	if m.args.ServiceMonitor {
-		endpoint := pulumi.Map{"port": pulumi.String("http"), "path": pulumi.String("/metrics")}
-		if m.args.ScrapeInterval != "" {
-			endpoint["interval"] = pulumi.String(m.args.ScrapeInterval)
-		}
-		sm, err := apiextensions.NewCustomResource(ctx, serviceMonitorName, &apiextensions.CustomResourceArgs{
-			ApiVersion: pulumi.String(prometheusOperatorAPI),
-			Kind:       pulumi.String(serviceMonitorKind),
-			Metadata:   meta(serviceMonitorName),
-			OtherFields: kubernetes.UntypedArgs{"spec": pulumi.Map{
-				// The exporter's Service (its own namespace, the ServiceMonitor's default): the
-				// targets are the endpoints KEDA's reads go to. No honorLabels: the exporter's
-				// namespace label (a pool's) becomes exported_namespace, as the KEDA chart's does.
-				"selector":  pulumi.Map{"matchLabels": exporterLabels},
-				"endpoints": pulumi.Array{endpoint},
-			}},
-		}, opts...)
+		// The exporter's Service (its own namespace): the targets are the endpoints KEDA's reads
+		// go to. No honorLabels: the exporter's namespace label (a pool's) becomes
+		// exported_namespace, as the KEDA chart's does.
+		sm, err := m.serviceMonitor(ctx, serviceMonitorName, meta(serviceMonitorName), exporterLabels, "http", opts...)
 		if err != nil {
 			return err
 		}
@@ -128,23 +116,12 @@ func (m *Monitoring) Create(ctx *pulumi.Context, t *MonitoringTargets) error {
 		outputs["serviceMonitor"] = sm.Metadata.Name()
 	}
 	if m.args.AgentSandboxController {
-		endpoint := pulumi.Map{"port": pulumi.String(contract.AgentSandboxMetricsPort), "path": pulumi.String("/metrics")}
-		if m.args.ScrapeInterval != "" {
-			endpoint["interval"] = pulumi.String(m.args.ScrapeInterval)
-		}
-		meta := meta(contract.AgentSandboxControllerService)
-		meta.Namespace = pulumi.String(contract.AgentSandboxNamespace)
-		sm, err := apiextensions.NewCustomResource(ctx, contract.AgentSandboxControllerService, &apiextensions.CustomResourceArgs{
-			ApiVersion: pulumi.String(prometheusOperatorAPI),
-			Kind:       pulumi.String(serviceMonitorKind),
-			Metadata:   meta,
-			OtherFields: kubernetes.UntypedArgs{"spec": pulumi.Map{
-				// The manifest's Service: its targets' job is its name, agent-sandbox-controller.
-				// No honorLabels, as the exporter's and KEDA's: namespaceLabel covers all three.
-				"selector":  pulumi.Map{"matchLabels": pulumi.StringMap{"app": pulumi.String(contract.AgentSandboxControllerService)}},
-				"endpoints": pulumi.Array{endpoint},
-			}},
-		}, pulumi.Parent(m), pulumi.DependsOn(t.AgentSandboxInstalled))
+		// The manifest's Service: its targets' job is its name, agent-sandbox-controller. No
+		// honorLabels, as the exporter's and KEDA's: namespaceLabel covers all three.
+		md := meta(contract.AgentSandboxControllerService)
+		md.Namespace = pulumi.String(contract.AgentSandboxNamespace)
+		sm, err := m.serviceMonitor(ctx, contract.AgentSandboxControllerService, md, pulumi.StringMap{"app": pulumi.String(contract.AgentSandboxControllerService)},
+			contract.AgentSandboxMetricsPort, pulumi.Parent(m), pulumi.DependsOn(t.AgentSandboxInstalled))
 		if err != nil {
 			return err
 		}
@@ -169,6 +146,24 @@ func (m *Monitoring) Create(ctx *pulumi.Context, t *MonitoringTargets) error {
 		outputs["prometheusRule"] = rule.Metadata.Name()
 	}
 	return ctx.RegisterResourceOutputs(m, outputs)
+}
+
+// serviceMonitor scrapes /metrics on the named port of the Services matchLabels selects, every
+// ScrapeInterval when one is set.
+func (m *Monitoring) serviceMonitor(ctx *pulumi.Context, name string, md *metav1.ObjectMetaArgs, matchLabels pulumi.StringMap, port string, opts ...pulumi.ResourceOption) (*apiextensions.CustomResource, error) {
+	endpoint := pulumi.Map{"port": pulumi.String(port), "path": pulumi.String("/metrics")}
+	if m.args.ScrapeInterval != "" {
+		endpoint["interval"] = pulumi.String(m.args.ScrapeInterval)
+	}
+	return apiextensions.NewCustomResource(ctx, name, &apiextensions.CustomResourceArgs{
+		ApiVersion: pulumi.String(prometheusOperatorAPI),
+		Kind:       pulumi.String(serviceMonitorKind),
+		Metadata:   md,
+		OtherFields: kubernetes.UntypedArgs{"spec": pulumi.Map{
+			"selector":  pulumi.Map{"matchLabels": matchLabels},
+			"endpoints": pulumi.Array{endpoint},
+		}},
+	}, opts...)
 }
 
 // plainInput turns a value with JSON tags (the rule file) into a Pulumi input of the same shape,
