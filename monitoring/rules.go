@@ -315,7 +315,7 @@ func frozenRule(s Spec, p Pool) Rule {
 		metricScalerRequests, failed, FrozenWindow, metricScalerRequests, reqs, FrozenWindow, num(s.ReadFailureRatio))
 	return Rule{
 		Alert: AlertPoolFrozen, Expr: expr, For: s.FrozenFor,
-		Labels: map[string]string{"severity": "critical", "pool": p.Name, "namespace": p.Namespace},
+		Labels: poolLabels(p, "critical"),
 		Annotations: map[string]string{
 			"summary": fmt.Sprintf("Warm pool %s/%s is frozen: KEDA cannot read its demand", p.Namespace, p.Name),
 			"description": fmt.Sprintf("KEDA counted at least %d scaler errors in %s (its fallback takes over at that many), or at least %s of its requests "+
@@ -334,7 +334,7 @@ func staleRule(s Spec, p Pool) Rule {
 	fresh := selector(map[string]string{"job": s.ExporterJob, exporterTargetNSLabel: s.ExporterNamespace, exporterPoolLabel: p.Name})
 	return Rule{
 		Alert: AlertCountStale, Expr: fmt.Sprintf("min(%s%s) == 0", metricCountFresh, fresh), For: s.FrozenFor,
-		Labels: map[string]string{"severity": "critical", "pool": p.Name, "namespace": p.Namespace},
+		Labels: poolLabels(p, "critical"),
 		Annotations: map[string]string{
 			"summary": fmt.Sprintf("Warm pool %s/%s follows a stale count: the exporter cannot read its claims", p.Namespace, p.Name),
 			"description": fmt.Sprintf("A claim exporter replica of job %s in namespace %s has served pool %s's last good count for %s "+
@@ -355,7 +355,7 @@ func kedaUnseenRule(s Spec, p Pool) Rule {
 	return Rule{
 		// Summed, so the alert carries the rule's labels only, not the matchers absent() would copy.
 		Alert: AlertKedaUnseen, Expr: fmt.Sprintf("absent(sum(%s%s))", metricScalerRequests, reqs), For: UnseenFor,
-		Labels: map[string]string{"severity": "warning", "pool": p.Name, "namespace": p.Namespace},
+		Labels: poolLabels(p, "warning"),
 		Annotations: map[string]string{
 			"summary": fmt.Sprintf("Warm pool %s/%s: no KEDA metrics for its ScaledObject, so WarmPoolFrozen cannot fire", p.Namespace, p.Name),
 			"description": fmt.Sprintf("Prometheus has held no %s series with %s=%q and %s=%q for %s. KEDA sends these requests every polling "+
@@ -377,7 +377,7 @@ func pinnedRule(s Spec, p Pool) Rule {
 		metricHPADesired, hpa, metricHPAMax, hpa, metricClaimsCreated, cold, PinnedWindow)
 	return Rule{
 		Alert: AlertPinnedAtMax, Expr: expr, For: s.PinnedFor,
-		Labels: map[string]string{"severity": "warning", "pool": p.Name, "namespace": p.Namespace},
+		Labels: poolLabels(p, "warning"),
 		Annotations: map[string]string{
 			"summary": fmt.Sprintf("Warm pool %s/%s is pinned at maxReplicas while claims launch cold", p.Namespace, p.Name),
 			"description": fmt.Sprintf("HPA %s/%s has asked for at least its maxReplicas for %s and claims on pool %s found no warm sandbox in the last %s: "+
@@ -393,7 +393,7 @@ func hpaUnseenRule(p Pool) Rule {
 	hpa := selector(map[string]string{ksmNamespaceLabel: p.Namespace, hpaLabel: p.HPA})
 	return Rule{
 		Alert: AlertHPAUnseen, Expr: fmt.Sprintf("absent(sum(%s%s))", metricHPAMax, hpa), For: UnseenFor,
-		Labels: map[string]string{"severity": "warning", "pool": p.Name, "namespace": p.Namespace},
+		Labels: poolLabels(p, "warning"),
 		Annotations: map[string]string{
 			"summary": fmt.Sprintf("Warm pool %s/%s: no kube-state-metrics series of its HPA, so WarmPoolPinnedAtMax cannot fire", p.Namespace, p.Name),
 			"description": fmt.Sprintf("Prometheus has held no %s%s for %s. kube-state-metrics serves every HPA at each scrape, so it is not scraped "+
@@ -416,7 +416,7 @@ func unschedulableRule(s Spec, p Pool) Rule {
 		metricUnschedulable, ns, metricPodCreated, ns, int(after.Seconds()))
 	return Rule{
 		Alert: AlertUnschedulable, Expr: expr, For: UnschedulableGrace,
-		Labels: map[string]string{"severity": "critical", "pool": p.Name, "namespace": p.Namespace},
+		Labels: poolLabels(p, "critical"),
 		Annotations: map[string]string{
 			"summary": fmt.Sprintf("Pods in %s have waited more than %s for a node: warm pool %s cannot refill", p.Namespace, s.UnschedulableFor, p.Name),
 			"description": fmt.Sprintf("Pods in namespace %s are unschedulable %s or more after their creation: no node fits them and none "+
@@ -466,13 +466,18 @@ func coldRule(s Spec, p Pool) Rule {
 		metricClaimsCreated, cold, s.ColdWindow, total, num(s.ColdRatio), total, s.ColdMinClaims)
 	return Rule{
 		Alert: AlertColdLaunches, Expr: expr, For: s.ColdFor,
-		Labels: map[string]string{"severity": "warning", "pool": p.Name, "namespace": p.Namespace},
+		Labels: poolLabels(p, "warning"),
 		Annotations: map[string]string{
 			"summary": fmt.Sprintf("Warm pool %s/%s: more than %s of claims waited for a cold sandbox", p.Namespace, p.Name, percent(s.ColdRatio)),
 			"description": fmt.Sprintf("More than %s of the claims (and at least %d) on pool %s in the last %s found no warm sandbox (launch_type=cold). "+
 				"The pool is too small for its bursts (maxReplicas, headroom, sizing), frozen, or slow to refill.", percent(s.ColdRatio), s.ColdMinClaims, p.Name, s.ColdWindow),
 		},
 	}
+}
+
+// poolLabels are a pool alert's labels: its severity, the pool and its namespace.
+func poolLabels(p Pool, severity string) map[string]string {
+	return map[string]string{"severity": severity, "pool": p.Name, "namespace": p.Namespace}
 }
 
 // selector renders {k="v",...} in key order.
