@@ -426,6 +426,9 @@ func Advise(h *history.History, p Params) ([]PoolAdvice, error) {
 		if long := longClaims(h, pool, p.Day); long != "" {
 			a.Caveats = append(a.Caveats, long)
 		}
+		if open := heldAtEnd(h, pool); open != "" {
+			a.Caveats = append(a.Caveats, open)
+		}
 		if h.Span() < p.Day {
 			a.Caveats = append(a.Caveats, fmt.Sprintf("the history spans %s, less than a day: the advice holds for demand like these %s, not for a whole day's shape", h.Span().Round(time.Second), h.Span().Round(time.Second)))
 		}
@@ -453,6 +456,37 @@ func longClaims(h *history.History, pool string, day time.Duration) string {
 		return ""
 	}
 	return fmt.Sprintf("%d claim(s) held longer than a day (the longest %s, line %d): if a clock jumped between its create and delete, fix those rows; the replay holds them that long", n, longest.Round(time.Second), line)
+}
+
+// heldAtEnd names the pool's claims still held when the history ends: the replay holds them to
+// its end, so each one's lifetime is a lower bound, and a claim whose deletion the export missed
+// is held for the rest of the history (one such raised a fixed pool's cost by three quarters).
+func heldAtEnd(h *history.History, pool string) string {
+	const named = 5
+	var lines []string
+	n := 0
+	for _, c := range h.Pools[pool] {
+		if !c.Held() {
+			continue
+		}
+		n++
+		if len(lines) < named && c.Line > 0 {
+			lines = append(lines, fmt.Sprint(c.Line))
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	where := ""
+	if len(lines) > 0 {
+		where = " (line " + strings.Join(lines, ", ")
+		if n > len(lines) {
+			where += ", ..."
+		}
+		where += ")"
+	}
+	return fmt.Sprintf("%d claim(s) still held when the history ends%s: the replay holds each to the end (%s), so its lifetime is a lower bound; if one was deleted and the export missed it, give its deletion time",
+		n, where, h.End.Format(time.RFC3339))
 }
 
 // ninetyPercentOf is the days of n a setting must reach the target on: 90%, rounded up.

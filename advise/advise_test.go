@@ -154,6 +154,8 @@ func TestRunRefusesBadInput(t *testing.T) {
 	require.NoError(t, os.WriteFile(good, []byte(historyOf(t, "code", time.Hour, dayTraces(1)...)), 0o644))
 	bad := filepath.Join(dir, "bad.csv")
 	require.NoError(t, os.WriteFile(bad, []byte("claim,created,deleted\nc1,2026-12-01T08:00:30Z,2026-12-01T08:00:00Z\n"), 0o644))
+	long := filepath.Join(dir, "long.csv")
+	require.NoError(t, os.WriteFile(long, []byte("claim,created,deleted\nc1,2026-12-01T08:00:00Z,2026-12-03T08:00:00Z\n"), 0o644))
 	// A loopback port nothing listens on: the Prometheus there is unreachable.
 	closed, err := freeport.Addr()
 	require.NoError(t, err)
@@ -178,6 +180,9 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{[]string{"--history", good, "--current", "fixed 30"}, 2, `--current "fixed 30" is no setting advise knows; name it as advise prints it, e.g. "fixed-3"`},
 		{[]string{"--history", good, "--plots", good}, 2, "--plots " + good + " is not a directory"},
 		{[]string{"--history", good, "extra"}, 2, `"extra" is not a flag`},
+		{[]string{"--history", good, "--max-claim-duration", "0s"}, 2, "--max-claim-duration and --max-history-span: the longest claim must be above 0"},
+		{[]string{"--history", long}, 1, `line 2: claim "c1" was held 48h0m0s, longer than the longest a claim may be (24h0m0s)`},
+		{[]string{"--history", good, "--max-claim-duration", "1s"}, 1, "longer than the longest a claim may be (1s)"},
 		// the Prometheus source
 		{[]string{"--history", good, "--prometheus", nobody}, 2, "--history and --prometheus are two sources of the history; give one of them"},
 		{[]string{"--history", good, "--from", from}, 2, "--from goes with --prometheus, not --history"},
@@ -261,6 +266,25 @@ func TestEmptyDaysAndLongClaimsAreSaid(t *testing.T) {
 	caveats := strings.Join(a.Caveats, "\n")
 	assert.Contains(t, caveats, "1 of 3 days have no claim (day 2 from the first)")
 	assert.Contains(t, caveats, "1 claim(s) held longer than a day (the longest 40m0s, line ")
+	assert.NotContains(t, caveats, "still held when the history ends")
+}
+
+// Claims still held when the history ends are named with their lines: the replay holds them to
+// the end, which a missed deletion turns into a pool held up for the rest of the history.
+func TestClaimsHeldAtTheEndAreNamed(t *testing.T) {
+	const day = 20 * time.Minute
+	text := historyOf(t, "code", day, dayTraces(31, 32)...)
+	open := epoch.Add(time.Minute)
+	text += fmt.Sprintf("code,open-1,%s,\ncode,open-2,%s,\n", open.Format(time.RFC3339), open.Add(time.Minute).Format(time.RFC3339))
+	lines := strings.Count(text, "\n")
+	h, err := history.Read(strings.NewReader(text), "h.csv")
+	require.NoError(t, err)
+	p := DefaultParams()
+	p.Day = day
+	advice, err := Advise(h, p)
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(advice[0].Caveats, "\n"),
+		fmt.Sprintf("2 claim(s) still held when the history ends (line %d, %d): the replay holds each to the end", lines-1, lines))
 }
 
 // --help documents both sources and the Prometheus' flags.

@@ -68,6 +68,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&p.Timezone, "timezone", p.Timezone, "the IANA zone the days are cut at midnight in and the schedule windows are written in, e.g. Europe/Berlin: busy hours then follow the team's clock across daylight saving (with 24 h days only)")
 	fs.StringVar(&p.Current, "current", "", `the setting the pool runs now, as advise prints settings ("fixed-20", "claims + headroom 3", "arrivals, rounded to 8 per node, headroom 2"), for every pool: replayed beside the others`)
 	fs.Float64Var(&p.MarginShare, "margin", p.MarginShare, "raise an autoscaled recommendation's headroom while it costs at most this share of the cheapest fixed pool at the target (0: the cheapest setting at the target)")
+	lim := history.DefaultLimits
+	fs.DurationVar(&lim.MaxClaim, "max-claim-duration", lim.MaxClaim, "a claim held longer is refused, naming its line (a clock that jumped would otherwise be replayed as held that long)")
+	fs.DurationVar(&lim.MaxSpan, "max-history-span", lim.MaxSpan, "a history covering longer (first creation to last time recorded) is refused, naming the rows at its ends")
 	jsonPath := fs.String("json", "", "also write the advice as JSON to this file")
 	plotDir := fs.String("plots", "", "also draw, per pool, the settings replayed (warm hits against cost) and its busiest day, as PNG files in this directory")
 	if err := fs.Parse(args); err != nil {
@@ -90,6 +93,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "advise: %v\n", err)
 		return 2
 	}
+	if err := lim.Check(); err != nil {
+		fmt.Fprintf(stderr, "advise: --max-claim-duration and --max-history-span: %v\n", err)
+		return 2
+	}
 	if *plotDir != "" {
 		if st, err := os.Stat(*plotDir); err == nil && !st.IsDir() {
 			fmt.Fprintf(stderr, "advise: --plots %s is not a directory; name a directory (it is made if missing)\n", *plotDir)
@@ -100,7 +107,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if q != nil {
 		h, err = fromPrometheus(q)
 	} else {
-		h, err = readFile(*path)
+		h, err = readFile(*path, lim)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "advise: %v\n", err)
@@ -135,13 +142,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func readFile(path string) (*history.History, error) {
+func readFile(path string, lim history.Limits) (*history.History, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return history.Read(f, path)
+	return history.ReadLimited(f, path, lim)
 }
 
 func printAdvice(w io.Writer, advice []PoolAdvice, p Params) {

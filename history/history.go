@@ -13,6 +13,10 @@
 // created and deleted are RFC 3339 times; an empty (or absent) deleted is a claim still held
 // when the history ends. pool may be empty (or the column absent) for a one-pool history: its
 // rows go to the pool named DefaultPool. Rows may come in any order.
+//
+// The input is streamed, and what no history holds is refused as soon as it is read (Limits):
+// a line over MaxLineBytes, a NUL byte, a claim held longer than Limits.MaxClaim, a time outside
+// the years 2000 to 2099, a history longer than Limits.MaxSpan.
 package history
 
 import (
@@ -23,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -95,30 +100,136 @@ func (h *History) Arrivals(pool string) []Arrival {
 	return out
 }
 
-// Read reads a history in either encoding: JSON lines when its first non-blank byte is '{',
-// CSV with a header row otherwise. name says where it came from, in messages.
+// Limits bound what a history may hold. One absurd row (a claim held ten years, a deletion in
+// year 9999) would otherwise turn the replay into thousands of days and silently change the
+// advice: it is refused as soon as it is read, naming its line.
+type Limits struct {
+	// MaxClaim is the longest a claim may be held, creation to deletion.
+	MaxClaim time.Duration
+	// MaxSpan is the longest a history may cover, first creation to last time recorded.
+	MaxSpan time.Duration
+}
+
+// DefaultLimits: a day per claim, 400 days per history (a year and a margin).
+var DefaultLimits = Limits{MaxClaim: 24 * time.Hour, MaxSpan: 400 * 24 * time.Hour}
+
+// Check refuses limits that cannot bound anything.
+func (l Limits) Check() error {
+	if l.MaxClaim <= 0 {
+		return fmt.Errorf("the longest claim must be above 0, not %s", l.MaxClaim)
+	}
+	if l.MaxSpan <= 0 {
+		return fmt.Errorf("the longest history must be above 0, not %s", l.MaxSpan)
+	}
+	return nil
+}
+
+// Times a history may hold: a claim of an EKS cluster was made in this century. A time outside
+// is a clock that was never set or a placeholder (0001-01-01, 9999-12-31).
+var (
+	earliestTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	latestTime   = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// MaxLineBytes is the longest line a history may have: a row is four short fields, so a longer
+// line is not a history (a binary file, one endless line) and is refused before it is held.
+const MaxLineBytes = 64 << 10
+
+// maxErrors is how many bad rows are collected before reading stops; maxShown of them are shown.
+const (
+	maxErrors = 100
+	maxShown  = 5
+)
+
+// Read reads a history in either encoding under DefaultLimits.
 func Read(r io.Reader, name string) (*History, error) {
-	b, err := io.ReadAll(r)
+	return ReadLimited(r, name, DefaultLimits)
+}
+
+// ReadLimited reads a history in either encoding: JSON lines when its first non-blank byte is
+// '{', CSV with a header row otherwise. name says where it came from, in messages. The input is
+// streamed: memory grows with the claims read, not with the file.
+func ReadLimited(r io.Reader, name string, lim Limits) (*History, error) {
+	if err := lim.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	lr := &lineReader{r: bufio.NewReaderSize(r, 64<<10)}
+	first, err := lr.firstByte()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
-	trimmed := bytes.TrimSpace(b)
-	if len(trimmed) == 0 {
+	if first == 0 {
 		return nil, fmt.Errorf("%s: the history is empty; it needs one row per claim (%s)", name, formatHint)
 	}
-	var rows []row
-	if trimmed[0] == '{' {
-		rows, err = readJSONLines(b, name)
+	b := newBuilder(name, lim)
+	if first == '{' {
+		err = readJSONLines(lr, b)
 	} else {
-		rows, err = readCSV(b, name)
+		err = readCSV(lr, b)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return build(rows, name)
+	return b.history()
 }
 
 const formatHint = "CSV with the header pool,claim,created,deleted, or JSON lines {\"pool\":...,\"claim\":...,\"created\":...,\"deleted\":...}; times in RFC 3339"
+
+// lineReader reads the input a line at a time, refusing what no history holds: a line longer
+// than MaxLineBytes or a NUL byte (not text). It counts lines for messages.
+type lineReader struct {
+	r    *bufio.Reader
+	line int // lines read so far
+}
+
+// firstByte is the first non-blank byte, or 0 for input with none; it is not consumed.
+func (l *lineReader) firstByte() (byte, error) {
+	for {
+		c, err := l.r.ReadByte()
+		if err == io.EOF {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			if c == '\n' {
+				l.line++
+			}
+			continue
+		case 0:
+			return 0, fmt.Errorf("line %d: a NUL byte: this is not a text file (%s)", l.line+1, formatHint)
+		}
+		return c, l.r.UnreadByte()
+	}
+}
+
+// next returns the next line without its end, or io.EOF.
+func (l *lineReader) next() ([]byte, error) {
+	var buf []byte
+	for {
+		frag, err := l.r.ReadSlice('\n')
+		if len(buf)+len(frag) > MaxLineBytes+1 {
+			return nil, fmt.Errorf("line %d: longer than %d KiB, which no row of a history is: is this the right file? (%s)", l.line+1, MaxLineBytes>>10, formatHint)
+		}
+		buf = append(buf, frag...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err == io.EOF && len(buf) == 0 {
+			return nil, io.EOF
+		}
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("line %d: %v", l.line+1, err)
+		}
+		l.line++
+		if i := bytes.IndexByte(buf, 0); i >= 0 {
+			return nil, fmt.Errorf("line %d: a NUL byte at column %d: this is not a text file (%s)", l.line, i+1, formatHint)
+		}
+		return bytes.TrimRight(buf, "\r\n"), nil
+	}
+}
 
 // row is one claim as written, before its times are checked.
 type row struct {
@@ -128,32 +239,31 @@ type row struct {
 
 var columns = []string{"pool", "claim", "created", "deleted"}
 
-func readCSV(b []byte, name string) ([]row, error) {
-	cr := csv.NewReader(bytes.NewReader(b))
-	cr.FieldsPerRecord = -1 // checked below, with the line named
-	cr.TrimLeadingSpace = true
-	header, err := cr.Read()
+// readCSV reads the header, then each row into b. The rows are split line by line: a history's
+// fields hold no line breaks (pool and claim names are Kubernetes names, times RFC 3339).
+func readCSV(lr *lineReader, b *builder) error {
+	text, err := lr.next()
 	if err != nil {
-		return nil, fmt.Errorf("%s: line 1: %v", name, err)
+		return fmt.Errorf("%s: %v", b.name, err)
+	}
+	header, err := csvFields(text)
+	if err != nil {
+		return fmt.Errorf("%s: line %d: %v", b.name, lr.line, err)
 	}
 	at := map[string]int{}
 	for i, h := range header {
 		h = strings.ToLower(strings.TrimSpace(h))
 		if _, dup := at[h]; dup {
-			return nil, fmt.Errorf("%s: line 1: column %q appears twice", name, h)
+			return fmt.Errorf("%s: line %d: column %q appears twice", b.name, lr.line, h)
 		}
-		known := false
-		for _, c := range columns {
-			known = known || c == h
-		}
-		if !known {
-			return nil, fmt.Errorf("%s: line 1: unknown column %q; the header names pool (optional), claim, created and deleted", name, h)
+		if !slices.Contains(columns, h) {
+			return fmt.Errorf("%s: line %d: unknown column %q; the header names pool (optional), claim, created and deleted", b.name, lr.line, h)
 		}
 		at[h] = i
 	}
 	for _, c := range []string{"claim", "created", "deleted"} {
 		if _, ok := at[c]; !ok {
-			return nil, fmt.Errorf("%s: line 1: the header has no %q column (%s)", name, c, formatHint)
+			return fmt.Errorf("%s: line %d: the header has no %q column (%s)", b.name, lr.line, c, formatHint)
 		}
 	}
 	field := func(rec []string, c string) string {
@@ -162,32 +272,61 @@ func readCSV(b []byte, name string) ([]row, error) {
 		}
 		return ""
 	}
-	var rows []row
-	for {
-		rec, err := cr.Read()
+	for !b.full() {
+		text, err := lr.next()
 		if err == io.EOF {
-			return rows, nil
+			return nil
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", name, err)
+			return fmt.Errorf("%s: %v", b.name, err)
 		}
-		if len(rec) != len(header) {
-			return nil, fmt.Errorf("%s: line %d: %d fields, the header has %d", name, line, len(rec), len(header))
+		if len(bytes.TrimSpace(text)) == 0 {
+			continue
 		}
-		rows = append(rows, row{line: line, pool: field(rec, "pool"), claim: field(rec, "claim"), created: field(rec, "created"), deleted: field(rec, "deleted")})
+		r := row{line: lr.line}
+		rec, err := csvFields(text)
+		switch {
+		case err != nil:
+			b.fail(r, "%v", err)
+		case len(rec) != len(header):
+			b.fail(r, "%d fields, the header has %d", len(rec), len(header))
+		default:
+			r.pool, r.claim, r.created, r.deleted = field(rec, "pool"), field(rec, "claim"), field(rec, "created"), field(rec, "deleted")
+			b.add(r)
+		}
 	}
+	return nil
 }
 
-func readJSONLines(b []byte, name string) ([]row, error) {
-	var rows []row
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for line := 1; sc.Scan(); line++ {
-		text := bytes.TrimSpace(sc.Bytes())
+// csvFields splits one CSV line (quotes allowed) into its fields.
+func csvFields(line []byte) ([]string, error) {
+	cr := csv.NewReader(bytes.NewReader(line))
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	rec, err := cr.Read()
+	if err == io.EOF {
+		return []string{""}, nil
+	}
+	if pe, ok := err.(*csv.ParseError); ok {
+		return nil, fmt.Errorf("column %d: %v", pe.Column, pe.Err)
+	}
+	return rec, err
+}
+
+func readJSONLines(lr *lineReader, b *builder) error {
+	for !b.full() {
+		line, err := lr.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %v", b.name, err)
+		}
+		text := bytes.TrimSpace(line)
 		if len(text) == 0 {
 			continue
 		}
+		r := row{line: lr.line}
 		var v struct {
 			Pool    *string `json:"pool"`
 			Claim   *string `json:"claim"`
@@ -197,10 +336,12 @@ func readJSONLines(b []byte, name string) ([]row, error) {
 		dec := json.NewDecoder(bytes.NewReader(text))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&v); err != nil {
-			return nil, fmt.Errorf("%s: line %d: not a claim object: %v (%s)", name, line, err, formatHint)
+			b.fail(r, "not a claim object: %v (%s)", err, formatHint)
+			continue
 		}
 		if dec.More() {
-			return nil, fmt.Errorf("%s: line %d: more than one object on the line", name, line)
+			b.fail(r, "more than one object on the line")
+			continue
 		}
 		str := func(p *string) string {
 			if p == nil {
@@ -208,76 +349,116 @@ func readJSONLines(b []byte, name string) ([]row, error) {
 			}
 			return strings.TrimSpace(*p)
 		}
-		rows = append(rows, row{line: line, pool: str(v.Pool), claim: str(v.Claim), created: str(v.Created), deleted: str(v.Deleted)})
+		r.pool, r.claim, r.created, r.deleted = str(v.Pool), str(v.Claim), str(v.Created), str(v.Deleted)
+		b.add(r)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
-	}
-	return rows, nil
+	return nil
 }
 
-// build checks every row's times and names and assembles the history, or names every row that
-// is wrong (up to a few) and returns nothing.
-func build(rows []row, name string) (*History, error) {
-	if len(rows) == 0 {
-		return nil, fmt.Errorf("%s: the history has a header and no claims", name)
+// builder checks each row as it is read and assembles the history, or collects every row that
+// is wrong (up to maxErrors) and returns nothing.
+type builder struct {
+	name  string
+	lim   Limits
+	h     *History
+	seen  map[[2]string]int
+	errs  []error
+	rows  int
+	first struct {
+		at   time.Time
+		line int
 	}
-	var errs []error
-	add := func(r row, format string, a ...any) {
-		errs = append(errs, fmt.Errorf("%s: line %d: %s", name, r.line, fmt.Sprintf(format, a...)))
+	last struct {
+		at   time.Time
+		line int
 	}
-	h := &History{Pools: map[string][]Claim{}}
-	seen := map[[2]string]int{}
-	for _, r := range rows {
-		pool := r.pool
-		if pool == "" {
-			pool = DefaultPool
+}
+
+func newBuilder(name string, lim Limits) *builder {
+	return &builder{name: name, lim: lim, h: &History{Pools: map[string][]Claim{}}, seen: map[[2]string]int{}}
+}
+
+// full reports whether enough bad rows were seen to stop reading.
+func (b *builder) full() bool { return len(b.errs) >= maxErrors }
+
+func (b *builder) fail(r row, format string, a ...any) {
+	b.rows++
+	b.errs = append(b.errs, fmt.Errorf("%s: line %d: %s", b.name, r.line, fmt.Sprintf(format, a...)))
+}
+
+func (b *builder) add(r row) {
+	pool := r.pool
+	if pool == "" {
+		pool = DefaultPool
+	}
+	if r.claim == "" {
+		b.fail(r, "claim is empty; every row names its claim")
+		return
+	}
+	key := [2]string{pool, r.claim}
+	if first, dup := b.seen[key]; dup {
+		b.fail(r, "claim %q of pool %s appears again (first on line %d); a claim is one row from its creation to its deletion", r.claim, pool, first)
+		return
+	}
+	b.seen[key] = r.line
+	created, err := parseTime(r.created)
+	if err != nil {
+		b.fail(r, "created %v", err)
+		return
+	}
+	c := Claim{Pool: pool, Name: r.claim, Created: created, Line: r.line}
+	if r.deleted != "" {
+		if c.Deleted, err = parseTime(r.deleted); err != nil {
+			b.fail(r, "deleted %v", err)
+			return
 		}
-		if r.claim == "" {
-			add(r, "claim is empty; every row names its claim")
-			continue
+		if c.Deleted.Before(created) {
+			b.fail(r, "deleted %s is before created %s (a clock that jumped back?); fix the row or drop it", r.deleted, r.created)
+			return
 		}
-		if first, dup := seen[[2]string{pool, r.claim}]; dup {
-			add(r, "claim %q of pool %s appears again (first on line %d); a claim is one row from its creation to its deletion", r.claim, pool, first)
-			continue
+		if held := c.Deleted.Sub(created); held > b.lim.MaxClaim {
+			b.fail(r, "claim %q was held %s, longer than the longest a claim may be (%s): a clock that jumped, or a session the history should not hold; fix the row, drop it, or raise the bound (advise: --max-claim-duration)", r.claim, held.Round(time.Second), b.lim.MaxClaim)
+			return
 		}
-		seen[[2]string{pool, r.claim}] = r.line
-		created, err := parseTime(r.created)
-		if err != nil {
-			add(r, "created %v", err)
-			continue
-		}
-		c := Claim{Pool: pool, Name: r.claim, Created: created, Line: r.line}
-		if r.deleted != "" {
-			if c.Deleted, err = parseTime(r.deleted); err != nil {
-				add(r, "deleted %v", err)
-				continue
+	}
+	b.rows++
+	if b.first.at.IsZero() || created.Before(b.first.at) {
+		b.first.at, b.first.line = created, r.line
+	}
+	if end := later(created, c.Deleted); end.After(b.last.at) {
+		b.last.at, b.last.line = end, r.line
+	}
+	if len(b.errs) == 0 { // once a row is bad nothing is returned: stop holding claims
+		b.h.Pools[pool] = append(b.h.Pools[pool], c)
+	}
+}
+
+// history returns what was read, or every bad row (up to maxShown, the rest counted).
+func (b *builder) history() (*History, error) {
+	if len(b.errs) > 0 {
+		errs, more := b.errs, ""
+		if len(errs) > maxShown {
+			more = fmt.Sprintf("\n(%d more", len(errs)-maxShown)
+			if b.full() {
+				more += fmt.Sprintf("; reading stopped at the %dth bad row", maxErrors)
 			}
-			if c.Deleted.Before(created) {
-				add(r, "deleted %s is before created %s (a clock that jumped back?); fix the row or drop it", r.deleted, r.created)
-				continue
-			}
-		}
-		h.Pools[pool] = append(h.Pools[pool], c)
-	}
-	if len(errs) > 0 {
-		const shown = 5
-		more := ""
-		if len(errs) > shown {
-			more = fmt.Sprintf("\n(%d more)", len(errs)-shown)
-			errs = errs[:shown]
+			more += ")"
+			errs = errs[:maxShown]
 		}
 		return nil, fmt.Errorf("%w%s", errors.Join(errs...), more)
 	}
+	if b.rows == 0 {
+		return nil, fmt.Errorf("%s: the history has a header and no claims", b.name)
+	}
+	if span := b.last.at.Sub(b.first.at); span > b.lim.MaxSpan {
+		return nil, fmt.Errorf("%s: the history spans %s (line %d's %s to line %d's %s), more than the longest a history may (%s): a row with a wrong date, or a history to cut into parts; fix or drop the row, or give advise the months that matter",
+			b.name, span.Round(time.Hour), b.first.line, b.first.at.Format(time.RFC3339), b.last.line, b.last.at.Format(time.RFC3339), b.lim.MaxSpan)
+	}
+	h := b.h
+	h.Start, h.End = b.first.at, b.last.at
 	for p, cs := range h.Pools {
 		sort.SliceStable(cs, func(i, j int) bool { return cs[i].Created.Before(cs[j].Created) })
 		h.Pools[p] = cs
-		for _, c := range cs {
-			if h.Start.IsZero() || c.Created.Before(h.Start) {
-				h.Start = c.Created
-			}
-			h.End = later(h.End, later(c.Created, c.Deleted))
-		}
 	}
 	return h, nil
 }
@@ -297,6 +478,9 @@ func parseTime(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%q is not an RFC 3339 time such as 2026-12-01T08:00:01Z", s)
+	}
+	if t.Before(earliestTime) || !t.Before(latestTime) {
+		return time.Time{}, fmt.Errorf("%s is outside the years %d to %d: a clock that was never set, or a placeholder for \"never\" (leave deleted empty for a claim still held)", s, earliestTime.Year(), latestTime.Year()-1)
 	}
 	return t, nil
 }

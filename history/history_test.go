@@ -1,6 +1,7 @@
 package history
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -94,4 +95,94 @@ func TestReadNamesEveryBadRow(t *testing.T) {
 	assert.Contains(t, err.Error(), "line 2: created")
 	assert.Contains(t, err.Error(), `line 3: claim "c" of pool default appears again`)
 	assert.Contains(t, err.Error(), "(2 more)")
+}
+
+// endless is an input that never ends, counting what was read from it.
+type endless struct {
+	b    byte
+	read int
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = e.b
+	}
+	e.read += len(p)
+	return len(p), nil
+}
+
+// Input that is no history is refused at once, with what it is and where, and without being held:
+// a file of NUL bytes, and one endless line of text.
+func TestReadRefusesWhatIsNotTextBeforeHoldingIt(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		in   *endless
+		want string
+	}{
+		{"NUL bytes", &endless{b: 0}, "line 1: a NUL byte: this is not a text file"},
+		{"one endless line", &endless{b: 'a'}, "line 1: longer than 64 KiB, which no row of a history is"},
+	} {
+		h, err := Read(c.in, "h")
+		if assert.Error(t, err, c.name) {
+			assert.Contains(t, err.Error(), c.want, c.name)
+		}
+		assert.Nil(t, h, c.name)
+		assert.Less(t, c.in.read, 1<<20, "%s: read %d bytes before refusing", c.name, c.in.read)
+	}
+	_, err := Read(strings.NewReader("claim,created,deleted\nc1,2026-12-01T08:00:00Z,\x00\n"), "h")
+	if assert.Error(t, err) {
+		assert.Contains(t, err.Error(), "line 2: a NUL byte at column 25")
+	}
+}
+
+// A row that would turn the replay into years is refused naming its line: a claim held longer
+// than the bound, a time outside this century, a history longer than the bound.
+func TestReadRefusesAbsurdRows(t *testing.T) {
+	const header = "pool,claim,created,deleted\n"
+	const good = "code,ok,2026-12-01T08:00:00Z,2026-12-01T08:00:30Z\n"
+	for _, c := range []struct{ name, text, want string }{
+		{"a claim held ten years", header + good + "code,c1,2016-12-01T08:00:00Z,2026-12-01T08:00:00Z\n",
+			`line 3: claim "c1" was held 87648h0m0s, longer than the longest a claim may be (24h0m0s)`},
+		{"a claim held a day and a second", header + good + "code,c1,2026-12-01T08:00:00Z,2026-12-02T08:00:01Z\n",
+			"--max-claim-duration"},
+		{"deleted in year 9999", header + good + "code,c1,2026-12-01T08:00:00Z,9999-12-31T23:59:59Z\n",
+			"line 3: deleted 9999-12-31T23:59:59Z is outside the years 2000 to 2099"},
+		{"created in year 1", header + good + "code,c1,0001-01-01T00:00:00Z,\n",
+			"line 3: created 0001-01-01T00:00:00Z is outside the years"},
+		{"a history of two years", header + good + "code,c1,2028-12-01T08:00:00Z,\n",
+			"the history spans 17544h0m0s (line 2's 2026-12-01T08:00:00Z to line 3's 2028-12-01T08:00:00Z), more than the longest a history may (9600h0m0s)"},
+	} {
+		h, err := Read(strings.NewReader(c.text), "h")
+		if assert.Error(t, err, c.name) {
+			assert.Contains(t, err.Error(), c.want, c.name)
+		}
+		assert.Nil(t, h, c.name)
+	}
+	// The bounds are the caller's: the same ten-year claim is read under a bound above it.
+	h, err := ReadLimited(strings.NewReader(header+"code,c1,2016-12-01T08:00:00Z,2026-12-01T08:00:00Z\n"), "h",
+		Limits{MaxClaim: 11 * 365 * 24 * time.Hour, MaxSpan: 11 * 365 * 24 * time.Hour})
+	require.NoError(t, err)
+	assert.Equal(t, 87648*time.Hour, h.Span())
+	_, err = ReadLimited(strings.NewReader(header+good), "h", Limits{})
+	assert.ErrorContains(t, err, "the longest claim must be above 0")
+}
+
+// Bad rows of every kind are named together, not only the first kind met; reading stops after
+// maxErrors of them, and says so.
+func TestReadNamesBadRowsOfEveryKindAndStopsAtTheCap(t *testing.T) {
+	text := "claim,created,deleted\nc1,2026-12-01T08:00:00Z\nc2,noon,\nc3,2026-12-01T08:00:00Z,9999-01-01T00:00:00Z\n"
+	_, err := Read(strings.NewReader(text), "h")
+	require.Error(t, err)
+	for _, want := range []string{"line 2: 2 fields, the header has 3", `line 3: created "noon"`, "line 4: deleted 9999-01-01T00:00:00Z is outside"} {
+		assert.Contains(t, err.Error(), want)
+	}
+
+	var b strings.Builder
+	b.WriteString("claim,created,deleted\n")
+	for i := range 1000 {
+		fmt.Fprintf(&b, "c%d,bad,\n", i)
+	}
+	_, err = Read(strings.NewReader(b.String()), "h")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "(95 more; reading stopped at the 100th bad row)")
 }
