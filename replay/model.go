@@ -144,7 +144,8 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 	res := Result{Sizes: []SizeAt{{0, replicas}}, Waits: make([]time.Duration, len(tr.Arrivals))}
 	var booting []bootingSandbox // each unclaimed booting sandbox, by ready-at ascending
 	next := 0
-	var deletes []time.Duration
+	var deletes deletionHeap // the arrived claims' deletions, soonest first
+	deleted := 0             // arrived claims deleted by the last sync
 	// The claims' sandboxes, and the claims by their deletion.
 	type claimSandbox struct {
 		node    *modelNode
@@ -219,7 +220,7 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 			next++
 			res.Claims++
 			heldNow++
-			deletes = append(deletes, a.At+a.Lifetime)
+			deletes.push(a.At + a.Lifetime)
 			switch {
 			case len(ready) > 0:
 				i := adoptable(ready)
@@ -243,7 +244,8 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 		}
 		// The HPA syncs.
 		if p.Fixed == 0 && t > 0 && t%loop.HPASync == 0 {
-			d := Demand{Held: held(deletes, t), ArrivalsShort: arrivedWithin(tr, t, p.Short), ArrivalsLong: arrivedWithin(tr, t, p.Long), At: t, Clock: tr.Clock(t)}
+			deleted += deletes.popThrough(t)
+			d := Demand{Held: deletes.pushed - deleted, ArrivalsShort: arrivedWithin(tr, t, p.Short), ArrivalsLong: arrivedWithin(tr, t, p.Long), At: t, Clock: tr.Clock(t)}
 			if n := hpa.sync(t, replicas, p.Desired(d), p, loop.Tolerance); n != replicas {
 				hpa.scaled(t, n-replicas)
 				replicas = n
@@ -350,27 +352,64 @@ func newestOf[T any](s []T, created func(T) time.Duration) int {
 	return best
 }
 
-func held(deletes []time.Duration, t time.Duration) int {
-	n := 0
-	for _, d := range deletes {
-		if d > t {
-			n++
+// deletionHeap holds the arrived claims' deletion times, soonest first, so a sync counts the
+// claims held in O(log n) per deletion rather than scanning every claim so far: the HPA's
+// syncs times the claims was what a day of a large platform cost.
+type deletionHeap struct {
+	at     []time.Duration
+	pushed int
+}
+
+func (h *deletionHeap) push(d time.Duration) {
+	h.pushed++
+	h.at = append(h.at, d)
+	for i := len(h.at) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if h.at[parent] <= h.at[i] {
+			break
 		}
+		h.at[parent], h.at[i] = h.at[i], h.at[parent]
+		i = parent
+	}
+}
+
+// popThrough removes the deletions at or before t (a claim deleted at t is no longer held at
+// t) and says how many.
+func (h *deletionHeap) popThrough(t time.Duration) int {
+	n := 0
+	for len(h.at) > 0 && h.at[0] <= t {
+		last := len(h.at) - 1
+		h.at[0] = h.at[last]
+		h.at = h.at[:last]
+		for i := 0; ; {
+			small, l, r := i, 2*i+1, 2*i+2
+			if l < len(h.at) && h.at[l] < h.at[small] {
+				small = l
+			}
+			if r < len(h.at) && h.at[r] < h.at[small] {
+				small = r
+			}
+			if small == i {
+				break
+			}
+			h.at[i], h.at[small] = h.at[small], h.at[i]
+			i = small
+		}
+		n++
 	}
 	return n
 }
 
+// arrivedWithin counts the claims created in (t-window, t]: the trace is sorted by At, so two
+// binary searches.
 func arrivedWithin(tr *Trace, t, window time.Duration) int {
 	if window <= 0 {
 		return 0
 	}
-	n := 0
-	for _, a := range tr.Arrivals {
-		if a.At <= t && a.At > t-window {
-			n++
-		}
+	after := func(cut time.Duration) int {
+		return sort.Search(len(tr.Arrivals), func(i int) bool { return tr.Arrivals[i].At > cut })
 	}
-	return n
+	return after(t) - after(t-window)
 }
 
 func insertSorted(s []bootingSandbox, v bootingSandbox) []bootingSandbox {
