@@ -9,6 +9,7 @@ import (
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -64,6 +65,9 @@ func TestLiveSimulatedNodeScalingRules(t *testing.T) {
 	e.upStack(ctx, t)
 	e.startExporterWithToken(ctx, t)
 	e.waitSpecReplicas(ctx, t, burstFloor, 2*time.Minute)
+	// The floor is minReplicas' doing alone: before a burst is timed, the HPA must be reading the
+	// exporter's count through KEDA, or the first burst measures the loop's start, not a sync.
+	e.waitHPAReadsMetric(ctx, t)
 	pools := e.cluster.Dynamic.Resource(gvr.SandboxWarmPool).Namespace(e.ns)
 	replicas := framework.WatchObjects(ctx, pools, "metadata.name="+e.pool, framework.SpecReplicasOf)
 
@@ -190,12 +194,37 @@ func (e *env) burst(ctx context.Context, t *testing.T, replicas *framework.Objec
 	}
 	first := time.Now()
 	release := e.holdClaims(ctx, t, names...)
+	// A burst that fails must not leave its claims behind: they would hold the pool at its
+	// ceiling and fail every later step for a reason that is not theirs.
+	released := false
+	defer func() {
+		if !released {
+			release()
+		}
+	}()
 	last := time.Now()
-	e.waitSpecReplicas(ctx, t, burstReplicas, 2*time.Minute)
+	err := framework.EventuallyErr(ctx, fmt.Sprintf("spec.replicas=%d", burstReplicas), 3*time.Minute, func(ctx context.Context) (bool, error) {
+		n, err := e.specReplicas(ctx)
+		return err == nil && n == burstReplicas, err
+	})
+	r := readBurst(replicas.Since(first), last)
+	t.Logf("%s: %d claims created in %s; spec.replicas %s", prefix, burstClaims, last.Sub(first).Round(time.Millisecond), r.values)
+	if err != nil {
+		t.Fatalf("%s: %v; the exporter's count and KEDA's metric: %s", prefix, err, e.loopReadings(ctx))
+	}
+	released = true
+	release()
+	e.waitSpecReplicas(ctx, t, burstFloor, 2*time.Minute)
+	return r
+}
+
+// readBurst reads a burst from the pool's watch: seen from the first claim's create, last the
+// last claim's create.
+func readBurst(seen []framework.Observed[int64], last time.Time) burstResult {
 	var r burstResult
 	var values []string
 	prev, reached := int64(-1), false
-	for _, o := range replicas.Since(first) {
+	for _, o := range seen {
 		values = append(values, fmt.Sprintf("%d@%+.1fs", o.Value, o.At.Sub(last).Seconds()))
 		if o.Value != prev && prev >= 0 && o.At.After(last) && !reached {
 			r.writes++
@@ -206,9 +235,6 @@ func (e *env) burst(ctx context.Context, t *testing.T, replicas *framework.Objec
 		prev = o.Value
 	}
 	r.values = strings.Join(values, " ")
-	t.Logf("%s: %d claims created in %s; spec.replicas %s", prefix, burstClaims, last.Sub(first).Round(time.Millisecond), r.values)
-	release()
-	e.waitSpecReplicas(ctx, t, burstFloor, 2*time.Minute)
 	return r
 }
 
@@ -238,4 +264,46 @@ func (e *env) waitScaleUpPolicies(ctx context.Context, t *testing.T, ok func([]a
 		return ok(h.Spec.Behavior.ScaleUp.Policies), nil
 	})
 	return got
+}
+
+// waitHPAReadsMetric waits until the HPA KEDA made reports the external metric's current value
+// and ScalingActive True: the exporter's count reaches it.
+func (e *env) waitHPAReadsMetric(ctx context.Context, t *testing.T) {
+	t.Helper()
+	framework.Eventually(t, ctx, "the HPA reading the exporter's count through KEDA (a current external metric, ScalingActive True)", 3*time.Minute, func(ctx context.Context) (bool, error) {
+		h, err := e.cluster.Client.AutoscalingV2().HorizontalPodAutoscalers(e.ns).Get(ctx, contract.KedaHPAPrefix+contract.ScaledObjectName, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		read := slices.ContainsFunc(h.Status.CurrentMetrics, func(m autoscalingv2.MetricStatus) bool { return m.External != nil })
+		active := slices.ContainsFunc(h.Status.Conditions, func(c autoscalingv2.HorizontalPodAutoscalerCondition) bool {
+			return c.Type == autoscalingv2.ScalingActive && c.Status == corev1.ConditionTrue
+		})
+		return read && active, nil
+	})
+}
+
+// loopReadings says, for a failure message, what each part of the loop last showed: the
+// exporter's answer, and the HPA's metric, desired replicas and conditions.
+func (e *env) loopReadings(ctx context.Context) string {
+	var parts []string
+	if d, err := framework.Demand(e.demandURL()); err != nil {
+		parts = append(parts, fmt.Sprintf("exporter: %v", err))
+	} else {
+		parts = append(parts, fmt.Sprintf("exporter: active_claims=%d fresh=%v", d.ActiveClaims, d.Fresh))
+	}
+	h, err := e.cluster.Client.AutoscalingV2().HorizontalPodAutoscalers(e.ns).Get(ctx, contract.KedaHPAPrefix+contract.ScaledObjectName, metav1.GetOptions{})
+	if err != nil {
+		return strings.Join(append(parts, fmt.Sprintf("HPA: %v", err)), "; ")
+	}
+	for _, m := range h.Status.CurrentMetrics {
+		if m.External != nil {
+			parts = append(parts, fmt.Sprintf("HPA metric %s=%s", m.External.Metric.Name, m.External.Current.AverageValue))
+		}
+	}
+	parts = append(parts, fmt.Sprintf("HPA desired=%d current=%d", h.Status.DesiredReplicas, h.Status.CurrentReplicas))
+	for _, c := range h.Status.Conditions {
+		parts = append(parts, fmt.Sprintf("HPA %s=%s (%s: %s)", c.Type, c.Status, c.Reason, c.Message))
+	}
+	return strings.Join(parts, "; ")
 }
