@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -61,4 +62,51 @@ func BenchmarkAdvise(b *testing.B) {
 		}
 		fmt.Printf("%d days, %d claims, %d settings: %s (%s)\n", days, claims, len(advice[0].Outcomes), time.Since(start).Round(time.Millisecond), advice[0].Verdict)
 	}
+}
+
+// BenchmarkAdviseLarge advises, in this process, a history of ADVISE_BENCH_DAYS days (default 14)
+// of ADVISE_BENCH_PER_DAY claims each (default 7143: 100,000 in all), read from its file: for a
+// profile (-cpuprofile) of a platform's scale.
+//
+//	ADVISE_BENCH_PER_DAY=71429 go test -run '^$' -bench '^BenchmarkAdviseLarge$' -benchtime 1x -cpuprofile cpu.out ./advise
+func BenchmarkAdviseLarge(b *testing.B) {
+	days, perDay := envInt(b, "ADVISE_BENCH_DAYS", 14), envInt(b, "ADVISE_BENCH_PER_DAY", 7143)
+	path := filepath.Join(b.TempDir(), "history.csv")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	claims, err := writeScaleHistory(f, days, perDay, 1)
+	if err == nil {
+		err = f.Close()
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		h, err := readFile(path, history.DefaultLimits)
+		if err != nil {
+			b.Fatal(err)
+		}
+		read := time.Since(start)
+		advice, err := Advise(h, DefaultParams())
+		if err != nil {
+			b.Fatal(err)
+		}
+		fmt.Printf("%d days, %d claims: read %s, advised %s (%s)\n", days, claims, read.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), advice[0].Verdict)
+	}
+}
+
+func envInt(b *testing.B, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		b.Fatalf("%s=%q: want a whole number, 1 or more", name, v)
+	}
+	return n
 }

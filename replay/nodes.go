@@ -99,6 +99,12 @@ type modelCluster struct {
 	// nextRemoval is the earliest a removal may start under the budget (DisruptionSpacing after
 	// the last one ended).
 	nextRemoval time.Duration
+	// changed says a node was added or a sandbox placed or freed since consolidate last ran;
+	// wake is the first time consolidate can do anything otherwise. Between the two it is
+	// skipped: a replay steps every 100 ms, and scanning every node at each step was most of a
+	// large history's cost.
+	changed bool
+	wake    time.Duration
 }
 
 func (c *modelCluster) bounded() bool { return c.cfg.SlotsPerNode > 0 }
@@ -123,6 +129,7 @@ func (c *modelCluster) place(t time.Duration) (*modelNode, bool) {
 		return nil, false
 	}
 	best.used++
+	c.changed = true
 	return best, true
 }
 
@@ -151,6 +158,7 @@ func (c *modelCluster) free(n *modelNode, t time.Duration) {
 	if n.used == 0 {
 		n.emptySince = t
 	}
+	c.changed = true
 }
 
 func (c *modelCluster) enqueue(claim int) {
@@ -190,6 +198,10 @@ func (c *modelCluster) provision(t time.Duration) {
 	if !c.bounded() {
 		return
 	}
+	if len(c.pending) == 0 { // nothing to cover: the scan below would find uncovered <= 0
+		c.triggered, c.batching = false, false
+		return
+	}
 	uncovered := len(c.pending)
 	for _, n := range c.nodes {
 		if n.readyAt > t {
@@ -215,6 +227,7 @@ func (c *modelCluster) provision(t time.Duration) {
 		ready := t + c.cfg.LaunchDelay
 		c.nodes = append(c.nodes, &modelNode{launched: t, readyAt: ready, emptySince: ready})
 		c.launched++
+		c.changed = true
 	}
 	c.batching = false
 }
@@ -226,7 +239,34 @@ func (c *modelCluster) provision(t time.Duration) {
 // WhenEmptyOrUnderutilized may want to): only an empty node goes, and the model moves no sandbox.
 // A sandbox that lands on a node being removed keeps it.
 func (c *modelCluster) consolidate(t time.Duration) {
-	kept, removing := c.nodes[:0], 0
+	if !c.changed && t < c.wake {
+		return
+	}
+	c.changed = false
+	removing, budget := c.consolidateAt(t)
+	c.wake = c.nextWake(t, removing, budget)
+}
+
+// nextWake is the first time after t consolidate can change anything if no node is added and no
+// sandbox placed or freed: a removal ending, or an empty node becoming eligible while the budget
+// has room.
+func (c *modelCluster) nextWake(t time.Duration, removing, budget int) time.Duration {
+	wake := time.Duration(math.MaxInt64)
+	for _, n := range c.nodes {
+		switch {
+		case n.removing:
+			wake = min(wake, n.removedAt)
+		case removing < budget && n.used == 0:
+			wake = min(wake, max(c.nextRemoval, n.readyAt, n.emptySince+c.cfg.ConsolidateAfter))
+		}
+	}
+	return max(wake, t+1)
+}
+
+// consolidateAt is one pass of consolidate at t; it returns the nodes being removed and the
+// budget after it.
+func (c *modelCluster) consolidateAt(t time.Duration) (removing, budget int) {
+	kept := c.nodes[:0]
 	for _, n := range c.nodes {
 		if n.removing && n.used > 0 {
 			n.removing = false
@@ -241,7 +281,7 @@ func (c *modelCluster) consolidate(t time.Duration) {
 		kept = append(kept, n)
 	}
 	c.nodes = kept
-	budget := len(c.nodes) // no budget: every empty node at once
+	budget = len(c.nodes) // no budget: every empty node at once
 	if c.cfg.DisruptionBudget > 0 {
 		budget = int(math.Ceil(c.cfg.DisruptionBudget * float64(len(c.nodes))))
 	}
@@ -255,7 +295,7 @@ func (c *modelCluster) consolidate(t time.Duration) {
 			}
 		}
 		if next == nil {
-			return
+			return removing, budget
 		}
 		next.removing, next.removedAt = true, t+c.cfg.DisruptionDelay
 		removing++
@@ -263,7 +303,14 @@ func (c *modelCluster) consolidate(t time.Duration) {
 	// A removal that ends in this step (no delay) leaves at once.
 	if c.cfg.DisruptionDelay == 0 {
 		c.consolidateNow(t)
+		removing = 0
+		for _, n := range c.nodes {
+			if n.removing {
+				removing++
+			}
+		}
 	}
+	return removing, budget
 }
 
 // consolidateNow drops the nodes whose removal ends at t.

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -243,11 +244,23 @@ func (t *Trace) ActiveAt(d time.Duration) int {
 	return n
 }
 
-// Peak is the largest number of claims alive at once.
+// Peak is the largest number of claims alive at once: ActiveAt's largest value at a creation,
+// found in one sweep over the creations and the sorted deletions.
 func (t *Trace) Peak() int {
-	peak := 0
+	ends := make([]time.Duration, len(t.Arrivals))
+	for i, a := range t.Arrivals {
+		ends[i] = a.At + a.Lifetime
+	}
+	slices.Sort(ends)
+	peak, started, ended := 0, 0, 0
 	for _, a := range t.Arrivals {
-		peak = max(peak, t.ActiveAt(a.At))
+		for started < len(t.Arrivals) && t.Arrivals[started].At <= a.At {
+			started++
+		}
+		for ended < len(ends) && ends[ended] <= a.At {
+			ended++
+		}
+		peak = max(peak, started-ended)
 	}
 	return peak
 }
