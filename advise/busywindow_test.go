@@ -135,3 +135,20 @@ func TestBusyWindowsFollowTheZonesClockAcrossDaylightSaving(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, BusyWindows{{9, 10}, {17, 18}}, ws)
 }
+
+// The busiest day is the highest peak; among days of one peak, the one with the most claims.
+func TestBusiestDayIsTheHighestPeakThenTheMostClaims(t *testing.T) {
+	day := func(starts ...int) *replay.Trace {
+		tr := &replay.Trace{Duration: time.Hour}
+		for _, s := range starts {
+			tr.Arrivals = append(tr.Arrivals, replay.Arrival{At: time.Duration(s) * time.Minute, Lifetime: 5 * time.Minute})
+		}
+		return tr
+	}
+	quiet := day(0, 1)            // peak 2, 2 claims
+	busy := day(0, 1, 10, 11, 20) // peak 2, 5 claims
+	high := day(0, 1, 2)          // peak 3
+	assert.Equal(t, 1, busiestDay([]*replay.Trace{quiet, busy}))
+	assert.Equal(t, 2, busiestDay([]*replay.Trace{quiet, busy, high}))
+	assert.Equal(t, 0, busiestDay([]*replay.Trace{high, busy}))
+}

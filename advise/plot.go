@@ -193,12 +193,13 @@ func settingsPlot(path string, a PoolAdvice, p Params) error {
 	return chart.Save(pl, path)
 }
 
-// busiestDay is the day with the most claims held at once (the first of equals).
+// busiestDay is the day with the most claims held at once; among equal peaks, the one with the
+// most claims (several days often share a peak, and the first of them may be a quiet one).
 func busiestDay(ds []*replay.Trace) int {
-	best := 0
+	best, bestPeak := 0, -1
 	for i, d := range ds {
-		if d.Peak() > ds[best].Peak() {
-			best = i
+		if p := d.Peak(); p > bestPeak || p == bestPeak && len(d.Arrivals) > len(ds[best].Arrivals) {
+			best, bestPeak = i, p
 		}
 	}
 	return best
