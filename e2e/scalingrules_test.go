@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
 	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
@@ -114,23 +115,29 @@ func TestLiveSimulatedNodeScalingRules(t *testing.T) {
 			t.Fatal("the accept case did not measure how soon KEDA falls back, so there is no window to hold the reject to")
 		}
 		so := e.cluster.Dynamic.Resource(gvr.ScaledObject).Namespace(e.ns)
-		u, err := so.Get(ctx, contract.ScaledObjectName, metav1.GetOptions{})
+		// KEDA's operator writes the object too (its status, its finalizer), so a read, a change
+		// and an update can meet a newer version: read again and redo the change then.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			u, err := so.Get(ctx, contract.ScaledObjectName, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			// As the program wrote a headroom of 1 at targetValue 1.5 before: claims + 1 x 1.5 at 1.5.
+			if err := unstructured.SetNestedField(u.Object, fmt.Sprintf("claims + %s", fallbackTarget), "spec", "advanced", "scalingModifiers", "formula"); err != nil {
+				return err
+			}
+			if err := unstructured.SetNestedField(u.Object, fallbackTarget, "spec", "advanced", "scalingModifiers", "target"); err != nil {
+				return err
+			}
+			triggers, _, _ := unstructured.NestedSlice(u.Object, "spec", "triggers")
+			triggers[0].(map[string]any)["metadata"].(map[string]any)["targetValue"] = fallbackTarget
+			if err := unstructured.SetNestedSlice(u.Object, triggers, "spec", "triggers"); err != nil {
+				return err
+			}
+			_, err = so.Update(ctx, u, metav1.UpdateOptions{FieldManager: "e2e-scalingrules"})
+			return err
+		})
 		if err != nil {
-			t.Fatal(err)
-		}
-		// As the program wrote a headroom of 1 at targetValue 1.5 before: claims + 1 x 1.5 at 1.5.
-		if err := unstructured.SetNestedField(u.Object, fmt.Sprintf("claims + %s", fallbackTarget), "spec", "advanced", "scalingModifiers", "formula"); err != nil {
-			t.Fatal(err)
-		}
-		if err := unstructured.SetNestedField(u.Object, fallbackTarget, "spec", "advanced", "scalingModifiers", "target"); err != nil {
-			t.Fatal(err)
-		}
-		triggers, _, _ := unstructured.NestedSlice(u.Object, "spec", "triggers")
-		triggers[0].(map[string]any)["metadata"].(map[string]any)["targetValue"] = fallbackTarget
-		if err := unstructured.SetNestedSlice(u.Object, triggers, "spec", "triggers"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := so.Update(ctx, u, metav1.UpdateOptions{FieldManager: "e2e-scalingrules"}); err != nil {
 			t.Fatalf("writing the old formula and target: %v", err)
 		}
 		e.fallbackWhileStopped(ctx, t, false, 3*fallbackAfter)

@@ -221,6 +221,49 @@ func TestReadingsExecFailures(t *testing.T) {
 	}
 }
 
+// An exec the container runtime failed is tried again, up to three times in all: once is
+// retried and the readings are judged on the answer; always fails the readings after three
+// attempts with the runtime's words; a command the image lacks, and a refusal, are not retried.
+func TestReadingsRetryAnExecTheRuntimeFailed(t *testing.T) {
+	runsc := errors.New(`Internal error occurred: error executing command in container: failed to exec in container: failed to start exec "65d7": OCI runtime exec failed: /usr/bin/runsc did not terminate successfully: exit status 128`)
+	absent := errors.New(`Internal error occurred: error executing command in container: failed to exec in container: failed to start exec "5b73": OCI runtime exec failed: exec failed: unable to start container process: exec: "uname": executable file not found in $PATH`)
+	forbidden := errors.New(`pods "x" is forbidden: User "dev" cannot create resource "pods/exec"`)
+	for _, tc := range []struct {
+		name      string
+		ex        *fakeExec
+		want      report.Status
+		calls     int32 // execs of the first command (uname), when the readings stop at it
+		evidences []string
+	}{
+		{"the runtime fails once", func() *fakeExec { f := gvisorExec(); f.flaky, f.flakyFor = runsc, 1; return f }(), report.Pass, 0,
+			[]string{"the container runtime failed the exec (attempt 1 of 3); trying again in 2s", "PASS the claimed pod runs its own kernel"}},
+		{"the runtime fails every time", &fakeExec{err: runsc}, report.Fail, 3,
+			[]string{"(attempt 2 of 3)", "did not terminate successfully"}},
+		{"the image has no uname", &fakeExec{err: absent}, report.Fail, 1, nil},
+		{"exec is refused", &fakeExec{err: forbidden}, report.Fail, 1, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t)
+			c.start()
+			cfg := testConfig()
+			cfg.Phase = "demand"
+			cfg.Isolation = isolationGVisor
+			_, rep, out := runWith(t, context.Background(), c, cfg, tc.ex, fakeDemand{c: c})
+			if got := status(t, rep, "runs its own kernel"); got != tc.want {
+				t.Errorf("kernel check %s, want %s\n%s", got, tc.want, out)
+			}
+			if tc.calls > 0 && tc.ex.calls.Load() != tc.calls {
+				t.Errorf("exec tried %d time(s), want %d\n%s", tc.ex.calls.Load(), tc.calls, out)
+			}
+			for _, e := range tc.evidences {
+				if !strings.Contains(out, e) {
+					t.Errorf("output lacks %q\n%s", e, out)
+				}
+			}
+		})
+	}
+}
+
 // The isolation the stack declares decides how the readings are judged.
 // gVisor's readings pass under --isolation gvisor with the VM-only ones N/A
 // (printed with the reading, not counted as passes) and fail under vm; a

@@ -561,13 +561,19 @@ func (f fakeDemand) Read(ctx context.Context) (DemandReading, error) {
 type fakeExec struct {
 	answers map[string]ExecResult
 	err     error // every exec fails with this
-	calls   atomic.Int32
+	// flaky: the first flakyFor execs fail with flaky, then the table answers.
+	flaky    error
+	flakyFor int32
+	calls    atomic.Int32
 }
 
 func (f *fakeExec) Exec(_ context.Context, _, pod, _ string, cmd []string) ExecResult {
-	f.calls.Add(1)
+	n := f.calls.Add(1)
 	if f.err != nil {
 		return ExecResult{Err: f.err}
+	}
+	if f.flaky != nil && n <= f.flakyFor {
+		return ExecResult{Err: f.flaky}
 	}
 	kind := "sandbox"
 	if strings.HasPrefix(pod, "claim-exporter") {

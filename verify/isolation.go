@@ -45,26 +45,60 @@ func (r *Runner) skipReadings(reason string) {
 // execIn runs one command with the exec timeout and prints it like kubectl:
 // in the pool's namespace (the claimed pod), or the stack's for the ordinary
 // pod, which is the exporter's.
+//
+// An exec the container runtime itself failed (the kubelet's "error executing command in
+// container", such as gVisor's runsc not terminating on a loaded node) says nothing about the
+// sandbox, so it is tried again, execAttempts times in all; the readings FAIL only when every
+// attempt failed, and each attempt is printed.
 func (r *Runner) execIn(ctx context.Context, pod string, cmd ...string) ExecResult {
 	ns := r.cfg.Namespace
 	if r.claimedPod == nil || pod != r.claimedPod.Name {
 		ns = r.cfg.stackNamespace()
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.ExecTimeout)
-	defer cancel()
-	res := r.exec.Exec(ctx, ns, pod, "", cmd)
 	line := fmt.Sprintf("$ exec %s -- %s", pod, shellWords(cmd))
-	switch {
-	case res.Err != nil:
-		r.rep.Printf("%s\n  exec error: %v", line, res.Err)
-	default:
-		out := strings.TrimRight(res.Stdout+res.Stderr, "\n")
-		if out == "" {
-			out = "(prints nothing)"
+	for attempt := 1; ; attempt++ {
+		ectx, cancel := context.WithTimeout(ctx, r.cfg.ExecTimeout)
+		res := r.exec.Exec(ectx, ns, pod, "", cmd)
+		cancel()
+		switch {
+		case res.Err != nil:
+			r.rep.Printf("%s\n  exec error: %v", line, res.Err)
+		default:
+			out := strings.TrimRight(res.Stdout+res.Stderr, "\n")
+			if out == "" {
+				out = "(prints nothing)"
+			}
+			r.rep.Printf("%s\n  %s\n  (exit %d)", line, strings.ReplaceAll(out, "\n", "\n  "), res.ExitCode)
 		}
-		r.rep.Printf("%s\n  %s\n  (exit %d)", line, strings.ReplaceAll(out, "\n", "\n  "), res.ExitCode)
+		if attempt == execAttempts || !runtimeExecFailure(res) {
+			return res
+		}
+		r.rep.Printf("  the container runtime failed the exec (attempt %d of %d); trying again in %s", attempt, execAttempts, execRetryPause)
+		select {
+		case <-ctx.Done():
+			return res
+		case <-time.After(execRetryPause):
+		}
 	}
-	return res
+}
+
+// execAttempts and execRetryPause bound the retries of an exec the runtime failed.
+const (
+	execAttempts   = 3
+	execRetryPause = 2 * time.Second
+)
+
+// runtimeExecFailure says whether the exec failed inside the container runtime, where trying
+// again can succeed: not a refusal (RBAC, no route to the kubelet), and not a command the image
+// lacks, which the same words carry and which no retry changes.
+func runtimeExecFailure(r ExecResult) bool {
+	if r.Err == nil {
+		return false
+	}
+	if absent, _ := executableAbsent(r); absent {
+		return false
+	}
+	return strings.Contains(r.Err.Error(), "error executing command in container")
 }
 
 // readings takes the sandbox and no-network readings from the claimed pod and
