@@ -41,11 +41,12 @@ func Refuse(what string) error {
 	return fmt.Errorf("a test tried to %s in ./test's fast phase (%s=%s): a test that starts a control plane or builds an upstream tool must be named %s... so that ./test runs it in the live phase", what, PhaseEnv, FastPhase, Prefix)
 }
 
-// RefuseRealNodes returns an error when this run is ./test's simulated-node lane: real nodes
-// started there would meet the real-node lane's on the machine's fixed addresses.
+// RefuseRealNodes returns an error when this run is ./test's simulated-node lane: real nodes use
+// the machine's fixed addresses, so they run in the real-node lane, one test at a time, and the
+// simulated-node lane runs several packages' control planes without that rule.
 func RefuseRealNodes() error {
 	if os.Getenv(PhaseEnv) != SimulatedLane {
 		return nil
 	}
-	return fmt.Errorf("a test tried to start real nodes in ./test's simulated-node lane (%s=%s), which runs beside the real-node tests: a test that starts real nodes must be named %s... so that ./test runs it in the real-node lane, one at a time", PhaseEnv, SimulatedLane, RealNodePrefix)
+	return fmt.Errorf("a test tried to start real nodes in ./test's simulated-node lane (%s=%s), which runs no real node: a test that starts real nodes must be named %s... so that ./test runs it in the real-node lane, one at a time", PhaseEnv, SimulatedLane, RealNodePrefix)
 }
