@@ -255,13 +255,7 @@ func TestEmptyDaysAndLongClaimsAreSaid(t *testing.T) {
 	text := historyOf(t, "code", day, trs[0], gap, trs[1])
 	long := epoch.Add(3 * day).Add(-time.Minute)
 	text += fmt.Sprintf("code,held-long,%s,%s\n", long.Format(time.RFC3339), long.Add(2*day).Format(time.RFC3339))
-	h, err := history.Read(strings.NewReader(text), "h.csv")
-	require.NoError(t, err)
-	p := DefaultParams()
-	p.Day = day
-	advice, err := Advise(h, p)
-	require.NoError(t, err)
-	a := advice[0]
+	a := adviseOn(t, text, day)
 	assert.Equal(t, 2, a.Days, "the empty day is not judged")
 	caveats := strings.Join(a.Caveats, "\n")
 	assert.Contains(t, caveats, "1 of 3 days have no claim (day 2 from the first)")
@@ -277,14 +271,21 @@ func TestClaimsHeldAtTheEndAreNamed(t *testing.T) {
 	open := epoch.Add(time.Minute)
 	text += fmt.Sprintf("code,open-1,%s,\ncode,open-2,%s,\n", open.Format(time.RFC3339), open.Add(time.Minute).Format(time.RFC3339))
 	lines := strings.Count(text, "\n")
+	assert.Contains(t, strings.Join(adviseOn(t, text, day).Caveats, "\n"),
+		fmt.Sprintf("2 claim(s) still held when the history ends (line %d, %d): the replay holds each to the end", lines-1, lines))
+}
+
+// adviseOn reads a history's text and advises its one pool at the default parameters, days of
+// day.
+func adviseOn(t *testing.T, text string, day time.Duration) PoolAdvice {
+	t.Helper()
 	h, err := history.Read(strings.NewReader(text), "h.csv")
 	require.NoError(t, err)
 	p := DefaultParams()
 	p.Day = day
 	advice, err := Advise(h, p)
 	require.NoError(t, err)
-	assert.Contains(t, strings.Join(advice[0].Caveats, "\n"),
-		fmt.Sprintf("2 claim(s) still held when the history ends (line %d, %d): the replay holds each to the end", lines-1, lines))
+	return advice[0]
 }
 
 // --help documents both sources and the Prometheus' flags.

@@ -129,7 +129,7 @@ func scalePlot(path string, pts []scalePoint) error {
 		for _, p := range pts {
 			if p.series == series.name {
 				xys = append(xys, plotter.XY{X: float64(p.claims), Y: p.wall.Seconds()})
-				labels = append(labels, fmt.Sprintf("%d days, %s MB", p.days, strconv.FormatInt(p.peakRSSByte>>20, 10)))
+				labels = append(labels, fmt.Sprintf("%d days, %d MB", p.days, p.peakRSSByte>>20))
 			}
 		}
 		line, points, err := plotter.NewLinePoints(xys)
