@@ -118,6 +118,8 @@ type Candidate struct {
 	// Margin marks a step of the margin (a raise of the cheapest at the target).
 	Margin bool
 	policy replay.Policy
+	// schedule is the floor by the clock, when the setting has one.
+	schedule *clockFloor
 }
 
 // Setting is one config key (a --path under the stack's or a pool's config) and its value.
@@ -225,9 +227,15 @@ type PoolAdvice struct {
 	// Need is the days at the target a setting must reach; Margin the headroom the
 	// recommendation was raised by beyond the lowest that reaches them (Params.MarginShare).
 	Need, Margin int
-	Verdict      string
-	Caveats      []string
-	days         []*replay.Trace // what was replayed, for the plots
+	// Dropped are the schedule windows left out of the recommendation: replayed without them it
+	// does as well (their floor never binds), so their config lines would do nothing.
+	Dropped string `json:",omitempty"`
+	// ClockShifts are the recommendation replayed with the demand an hour or two earlier and
+	// later, when it has a schedule (its hours are where the history was busy).
+	ClockShifts []ClockShift `json:",omitempty"`
+	Verdict     string
+	Caveats     []string
+	days        []*replay.Trace // what was replayed, for the plots
 }
 
 // days splits the pool's arrivals into traces of one day each, aligned to the clock, so a claim
@@ -560,6 +568,20 @@ func AdviseDays(pool string, ds []*replay.Trace, p Params) (PoolAdvice, error) {
 		if raised, k := raiseByMargin(bestLadder, bestLevel, ds, p, loop, need, p.MarginShare*bestFixed.Cost); k > 0 {
 			a.Outcomes = append(a.Outcomes, raised...)
 			best, a.Margin = &a.Outcomes[len(a.Outcomes)-1], k
+		}
+	}
+	if best != nil && best.schedule != nil {
+		if simpler, dropped := withoutDeadWindows(*best, ds, p, loop); len(dropped) > 0 {
+			a.Dropped = dropped.describe(best.schedule.clock)
+			if o := outcomeAt(a.Outcomes, simpler.Name); o != nil {
+				best = o
+			} else {
+				a.Outcomes = append(a.Outcomes, simpler)
+				best = &a.Outcomes[len(a.Outcomes)-1]
+			}
+		}
+		if best.schedule != nil {
+			a.ClockShifts = clockShifts(*best, ds, p, loop)
 		}
 	}
 	if best != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -166,14 +167,103 @@ func scheduleLadder(p Params, bound int, s components.Sizing, ws BusyWindows, he
 		if headroom > 0 {
 			config = append(config, set("headroom", headroom))
 		}
-		return autoscaled(Candidate{Name: fmt.Sprintf("%s, warm %d", name, warm), Config: config}, func(d replay.Demand) float64 {
+		c := autoscaled(Candidate{Name: fmt.Sprintf("%s, warm %d", name, warm), Config: config}, func(d replay.Demand) float64 {
 			floor := 0.0
 			if ws.inForce(d, clock) {
 				floor = float64(warm)
 			}
 			return components.ArrivalsDesired(sw, headroom, float64(d.Held), float64(d.ArrivalsShort), float64(d.ArrivalsLong), floor)
 		}, bound)
+		c.schedule = &clockFloor{windows: ws, clock: clock, with: func(fewer BusyWindows) Candidate {
+			if len(fewer) == 0 {
+				return plainArrivals(p, bound, headroom)
+			}
+			return scheduleLadder(p, bound, s, fewer, headroom).At(i)
+		}}
+		return c
 	}})
+}
+
+// clockFloor is a setting's floor by the clock: its windows, and the same setting with fewer.
+type clockFloor struct {
+	windows BusyWindows
+	clock   dayClock
+	with    func(BusyWindows) Candidate // none: the arrivals policy at the same headroom
+}
+
+// plainArrivals is the arrivals policy (rounded to nodes when there are nodes) at headroom,
+// without a schedule.
+func plainArrivals(p Params, bound, headroom int) Candidate {
+	for _, l := range ladders(p, bound) {
+		if l.Name == arrivalsLadderName(p) {
+			return l.At(headroom)
+		}
+	}
+	panic("advise: no arrivals ladder") // ladders always has one
+}
+
+// withoutDeadWindows drops each window of o's schedule that buys nothing the replay can see:
+// replayed without it, the setting reaches the target on as many days, with as many warm hits
+// and no longer waits, for no more cost. A floor below what the headroom keeps warm anyway never
+// binds, and the config lines that set it would do nothing. It returns o unchanged and no
+// windows when every window binds.
+func withoutDeadWindows(o Outcome, ds []*replay.Trace, p Params, loop replay.Loop) (Outcome, BusyWindows) {
+	var dropped BusyWindows
+	for i := 0; o.schedule != nil && i < len(o.schedule.windows); {
+		fewer := slices.Delete(slices.Clone(o.schedule.windows), i, i+1)
+		c := o.schedule.with(fewer)
+		c.Margin = o.Margin
+		without := replayDays(c, ds, p, loop)
+		if without.DaysAtTarget < o.DaysAtTarget || without.WarmShare < o.WarmShare || without.WaitP99 > o.WaitP99 || without.Cost > o.Cost {
+			i++
+			continue
+		}
+		dropped = append(dropped, o.schedule.windows[i])
+		o = without
+	}
+	return o, dropped
+}
+
+// ClockShift is a setting replayed with the history's demand moved by Shift within each day.
+type ClockShift struct {
+	Shift        time.Duration
+	DaysAtTarget int
+	WarmShare    float64
+	Cost         float64
+}
+
+// clockShifts replays o with the demand an hour and two (of a 24 h day: a 24th and a 12th of
+// the day) earlier and later: what the schedule's hours do when the busy hours move.
+func clockShifts(o Outcome, ds []*replay.Trace, p Params, loop replay.Loop) []ClockShift {
+	hour := p.Day / 24
+	var out []ClockShift
+	for _, by := range []time.Duration{-2 * hour, -hour, hour, 2 * hour} {
+		r := replayDays(o.Candidate, shiftedDays(ds, by), p, loop)
+		out = append(out, ClockShift{Shift: by, DaysAtTarget: r.DaysAtTarget, WarmShare: r.WarmShare, Cost: r.Cost})
+	}
+	return out
+}
+
+// shiftedDays are the days with each claim created by later (earlier when negative) within its
+// day: what passes the day's end comes round to its start, so every day keeps its claims and
+// their lifetimes, and a schedule meets the same demand at other hours.
+func shiftedDays(ds []*replay.Trace, by time.Duration) []*replay.Trace {
+	out := make([]*replay.Trace, len(ds))
+	for i, d := range ds {
+		moved := *d
+		moved.Arrivals = make([]replay.Arrival, len(d.Arrivals))
+		for j, a := range d.Arrivals {
+			at := (a.At + by) % d.Duration
+			if at < 0 {
+				at += d.Duration
+			}
+			a.At = at
+			moved.Arrivals[j] = a
+		}
+		slices.SortStableFunc(moved.Arrivals, func(x, y replay.Arrival) int { return cmp.Compare(x.At, y.At) })
+		out[i] = &moved
+	}
+	return out
 }
 
 // uniqueInts are the distinct values, in their first order.

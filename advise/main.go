@@ -20,8 +20,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"slices"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/warmpool/warm-pool-autoscaling-keda/history"
 )
@@ -166,6 +170,9 @@ func printAdvice(w io.Writer, advice []PoolAdvice, p Params) {
 		if a.Margin > 0 {
 			fmt.Fprintf(w, "  (recommended: %s raised by %d headroom: %d day(s) say little of the days they do not hold, and up to %.0f%% of the cheapest fixed pool's cost the spares are worth it)\n", a.Lowest.Name, a.Margin, a.Days, 100*p.MarginShare)
 		}
+		if a.Dropped != "" {
+			fmt.Fprintf(w, "  (recommended without the schedule %s: replayed without it, the setting does as well on every day, since its floor never rises above what the headroom keeps warm; its config lines would do nothing)\n", a.Dropped)
+		}
 		fmt.Fprintf(tw, "  setting\twarm hits\tdays at %g%%\twait p95\tp99\t%s", 100*p.WarmHitTarget, cost)
 		if p.NodePricePerHour > 0 && p.SandboxesPerNode > 0 {
 			fmt.Fprint(tw, "\tper day")
@@ -186,6 +193,13 @@ func printAdvice(w io.Writer, advice []PoolAdvice, p Params) {
 			fmt.Fprintf(tw, "%s\n", mark)
 		}
 		tw.Flush()
+		if len(a.ClockShifts) > 0 {
+			var shifts []string
+			for _, c := range a.ClockShifts {
+				shifts = append(shifts, fmt.Sprintf("%s: %.1f%%, %d/%d days", shiftWords(c.Shift, p.Day), 100*c.WarmShare, c.DaysAtTarget, a.Days))
+			}
+			fmt.Fprintf(w, "  the recommendation's schedule is set on the hours this history was busy; with the same demand at other hours it gives (warm hits, days at %g%%): %s\n", 100*p.WarmHitTarget, strings.Join(shifts, "; "))
+		}
 		if c := a.Current; c != nil {
 			fmt.Fprintf(w, "  now: %s: %.1f%% warm hits in the model, %d/%d days at %g%%, %.0f %s", c.Name, 100*c.WarmShare, c.DaysAtTarget, c.Days, 100*p.WarmHitTarget, c.Cost, cost)
 			if r := a.Recommended; r != nil && c.Cost > 0 {
@@ -252,8 +266,8 @@ func (a PoolAdvice) Shown() []Outcome {
 	for _, name := range order {
 		out = append(out, lowest[name])
 	}
-	if target != nil && target.Margin {
-		out = append(out, *target)
+	if target != nil && !slices.ContainsFunc(out, func(o Outcome) bool { return o.Name == target.Name }) {
+		out = append(out, *target) // a step of the margin, or a setting left without its dead schedule
 	}
 	return out
 }
@@ -267,4 +281,18 @@ func onFrontier(o Outcome, all []Outcome) bool {
 		}
 	}
 	return true
+}
+
+// shiftWords says a shift of the demand in hours of the day (of a 24 h day when the days are
+// shorter or longer).
+func shiftWords(by, day time.Duration) string {
+	hours := int(math.Round(float64(by) * 24 / float64(day)))
+	when := "later"
+	if hours < 0 {
+		hours, when = -hours, "earlier"
+	}
+	if day == 24*time.Hour {
+		return fmt.Sprintf("%d h %s", hours, when)
+	}
+	return fmt.Sprintf("%s %s (%d h of a 24 h day)", time.Duration(math.Abs(float64(by))), when, hours)
 }
