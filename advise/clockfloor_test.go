@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,12 +14,12 @@ import (
 )
 
 // workingDayBursts are n days on which, through the working day (09:00-17:00 UTC), a job fans
-// out 10 claims every half hour, each held 5 minutes; nothing comes at night.
+// out 10 claims every half hour from 09:10, each held 5 minutes; nothing comes at night.
 func workingDayBursts(n int) []*replay.Trace {
 	var out []*replay.Trace
 	for i := range n {
 		d := &replay.Trace{Start: time.Date(2026, 11, 2+i, 0, 0, 0, 0, time.UTC), Duration: 24 * time.Hour}
-		for at := 9 * time.Hour; at < 17*time.Hour; at += 30 * time.Minute {
+		for at := 9*time.Hour + 10*time.Minute; at < 17*time.Hour; at += 30 * time.Minute {
 			for j := range 10 {
 				d.Arrivals = append(d.Arrivals, replay.Arrival{At: at + time.Duration(j)*50*time.Millisecond, Lifetime: 5 * time.Minute})
 			}
@@ -108,4 +111,42 @@ func TestClockShiftsReplayTheDemandAtOtherHours(t *testing.T) {
 		assert.Equal(t, 0, byShift[by].DaysAtTarget, "shifted by %s the burst comes outside the window", by)
 		assert.Less(t, byShift[by].WarmShare, 0.5, "shifted by %s", by)
 	}
+}
+
+// The advice carries no config line that does nothing, and says what its schedule's hours are
+// worth. Beside the working day's bursts, a steady trickle from 02:00 to 04:00 (a claim a minute,
+// held a minute) makes those hours busy too, so the search lays a floor over both; the arrivals
+// policy alone keeps the trickle warm, so the night's floor only costs, and the recommendation
+// leaves it out. The bursts need their floor: an hour earlier or later the first or the last
+// burst of the day comes outside it, and the shifts say so.
+func TestTheAdviceCarriesNoDeadScheduleLine(t *testing.T) {
+	ds := workingDayBursts(7)
+	for _, d := range ds {
+		for at := 2 * time.Hour; at < 4*time.Hour; at += time.Minute {
+			d.Arrivals = append(d.Arrivals, replay.Arrival{At: at, Lifetime: time.Minute})
+		}
+		slices.SortFunc(d.Arrivals, func(a, b replay.Arrival) int { return cmp.Compare(a.At, b.At) })
+	}
+	p := DefaultParams()
+	a, err := AdviseDays("ci", ds, p)
+	require.NoError(t, err)
+	require.NotNil(t, a.Recommended)
+	assert.Equal(t, "arrivals, rounded to 8 per node, headroom 0, schedule 02:00-04:00 and 09:00-17:00 UTC, warm 9", a.Lowest.Name, "the search lays a floor over both busy spans")
+	assert.Equal(t, "arrivals, rounded to 8 per node, headroom 0, schedule 09:00-17:00 UTC, warm 9", a.Recommended.Name)
+	assert.Equal(t, "02:00-04:00 UTC", a.Dropped)
+	assert.NotContains(t, keys(a.Recommended.Config), "sizing.schedule[1].start")
+	assert.GreaterOrEqual(t, a.Recommended.DaysAtTarget, a.Need)
+	_, dropped := withoutDeadWindows(*a.Recommended, ds, p, p.loop())
+	assert.Empty(t, dropped, "every window left in the recommendation binds")
+
+	require.Len(t, a.ClockShifts, 4)
+	for _, c := range a.ClockShifts {
+		assert.Less(t, c.DaysAtTarget, a.Recommended.DaysAtTarget, "shifted by %s", c.Shift)
+	}
+	var out bytes.Buffer
+	printAdvice(&out, []PoolAdvice{a}, p)
+	assert.Contains(t, out.String(), "(recommended without the schedule 02:00-04:00 UTC: replayed without it")
+	assert.Contains(t, out.String(), "with the same demand at other hours it gives (warm hits, days at 99%): 2 h earlier: ")
+	assert.Contains(t, out.String(), "<- recommended")
+	assert.NotContains(t, out.String(), "sizing.schedule[1]")
 }
