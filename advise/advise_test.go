@@ -207,14 +207,34 @@ func TestRunRefusesBadInput(t *testing.T) {
 	}
 }
 
-// sampleHistory is the history shipped beside the command: seven load-scaled days of the
-// benchmark, compressed to 20 minutes each (seeds 101..107), so a newcomer can run advise
-// without a cluster: `go run ./advise --history advise/sample-history.csv --day 20m`.
+// sampleHistory is the history shipped beside the command, so a newcomer can run advise without
+// a cluster: `go run ./advise --history advise/sample-history.csv`.
 const sampleHistory = "sample-history.csv"
 
+// sampleDays are its days: 14 whole days (seeds 101..114) of a team's working-day demand, the
+// load-scaled day's shape on a 24 h clock: a claim every 10 minutes or so at night, one every
+// 20 s at midday, bursts of 2 (at night) to 10 (at the peak) every hour at night and every 4
+// minutes at the peak, sessions of about 90 s (20 s to 20 minutes).
+func sampleDays() []*replay.Trace {
+	var out []*replay.Trace
+	for seed := uint64(101); seed <= 114; seed++ {
+		p := replay.DayParams{Seed: seed, Duration: 24 * time.Hour, NightFraction: 0.5,
+			TroughGapMean: 10 * time.Minute, PeakGapMean: 20 * time.Second,
+			TroughBurstGapMean: time.Hour, PeakBurstGapMean: 4 * time.Minute,
+			BurstMin: 2, BurstMax: 2, PeakBurstMax: 10, BurstSpread: time.Second,
+			LifetimeMedian: 90 * time.Second, LifetimeSigma: 0.7, LifetimeMin: 20 * time.Second, LifetimeMax: 20 * time.Minute}
+		tr, err := replay.GenerateLoadDay(p)
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, tr)
+	}
+	return out
+}
+
 // The shipped sample is what its generator writes (rewrite it with ADVISE_WRITE_SAMPLE=1).
-func TestSampleHistoryIsTheLoadDays(t *testing.T) {
-	want := historyOf(t, "code", 20*time.Minute, dayTraces(101, 102, 103, 104, 105, 106, 107)...)
+func TestSampleHistoryIsItsGeneratorsDays(t *testing.T) {
+	want := historyOf(t, "code", 24*time.Hour, sampleDays()...)
 	if os.Getenv("ADVISE_WRITE_SAMPLE") == "1" {
 		require.NoError(t, os.WriteFile(sampleHistory, []byte(want), 0o644))
 	}
@@ -222,7 +242,7 @@ func TestSampleHistoryIsTheLoadDays(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want, string(got), "advise/%s is not its generator's output; ADVISE_WRITE_SAMPLE=1 go test ./advise rewrites it", sampleHistory)
 	var out, errOut bytes.Buffer
-	require.Equal(t, 0, run([]string{"--history", sampleHistory, "--day", "20m"}, &out, &errOut), errOut.String())
+	require.Equal(t, 0, run([]string{"--history", sampleHistory}, &out, &errOut), errOut.String())
 	assert.Contains(t, out.String(), "settings:\n    pulumi config set --path 'minReplicas'")
 }
 

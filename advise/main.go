@@ -42,7 +42,7 @@ Prometheus that scrapes the claim exporter and agent-sandbox's controller.
 
 Examples:
   go run ./advise --history claims.csv --timezone Europe/Berlin --plots plots/
-  go run ./advise --history advise/sample-history.csv --day 20m   # the sample's days are 20 minutes
+  go run ./advise --history advise/sample-history.csv   # the shipped sample: 14 days of one pool
 
 Flags:
 `
