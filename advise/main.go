@@ -168,7 +168,7 @@ func printAdvice(w io.Writer, advice []PoolAdvice, p Params) {
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 		fmt.Fprintf(w, "  (fixed pools on the frontier from %.0f%% warm hits up; each autoscaled policy at the lowest headroom that reaches the target on %d of %d days)\n", 100*p.WarmHitTarget-frontierFrom, a.Need, a.Days)
 		if a.Margin > 0 {
-			fmt.Fprintf(w, "  (recommended: %s raised by %d headroom: %d day(s) say little of the days they do not hold, and up to %.0f%% of the cheapest fixed pool's cost the spares are worth it)\n", a.Lowest.Name, a.Margin, a.Days, 100*p.MarginShare)
+			fmt.Fprintf(w, "  (the margin: the recommendation is %s with %d more spare sandbox(es) all day; the cheapest setting that met the target on these %d days may just have been lucky on them, and spares are added while it still costs at most %.0f%% of the cheapest fixed pool that meets it; --margin 0 turns this off)\n", a.Lowest.Name, a.Margin, a.Days, 100*p.MarginShare)
 		}
 		if a.Dropped != "" {
 			fmt.Fprintf(w, "  (recommended without the schedule %s: replayed without it, the setting does as well on every day, since its floor never rises above what the headroom keeps warm; its config lines would do nothing)\n", a.Dropped)
