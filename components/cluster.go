@@ -38,6 +38,11 @@ type ClusterArgs struct {
 	// "secrets") and grants nothing: the key's policy must let the principal running up call
 	// kms:DescribeKey and kms:CreateGrant. EKS cannot take it off again.
 	SecretsKmsKeyArn string
+	// Create mode, the stack's own network: a NAT gateway in each zone, each zone's private subnet
+	// routed through its own (false: one for both).
+	NatGatewayPerZone bool
+	// Create mode: the EKS cluster is protected (Pulumi's protect), so destroy refuses to delete it.
+	DeletionProtection bool
 	// Create mode: tags on every AWS resource the stack makes (the stack's own tag among them).
 	Tags map[string]string
 	// Create mode: EKS's upgrade policy, UpgradePolicyStandard or UpgradePolicyExtended.
@@ -116,7 +121,7 @@ func newEksAutoModeCluster(ctx *pulumi.Context, name string, args *ClusterArgs, 
 	var natIPs pulumi.StringArrayOutput
 	if args.VpcID == "" {
 		// Many accounts have no default VPC, so create mode brings its own.
-		network, err := newNetwork(ctx, name, args.Name, args.Tags, parent)
+		network, err := newNetwork(ctx, name, args.Name, args.Tags, args.NatGatewayPerZone, parent)
 		if err != nil {
 			return nil, err
 		}
@@ -202,7 +207,10 @@ func newEksAutoModeCluster(ctx *pulumi.Context, name string, args *ClusterArgs, 
 		// pulumi-eks v3.9.1 has no input for the upgrade policy (pulumi/pulumi-eks#1776), so the
 		// policy is set on the aws:eks Cluster it creates, by a transform the engine applies to
 		// the component's children.
-		pulumi.Transforms([]pulumi.ResourceTransform{UpgradePolicyTransform(args.UpgradePolicy)}),
+		// Deletion protection the same way: Pulumi's protect on that resource, not on the component,
+		// whose children the engine would otherwise be free to delete (EKS's own deletionProtection
+		// needs the AWS provider v7, which pulumi-eks v3 does not take).
+		pulumi.Transforms([]pulumi.ResourceTransform{EKSClusterTransform(args.UpgradePolicy, args.DeletionProtection)}),
 		// Up: nodes have a route out (NAT) before the cluster exists to launch them. Destroy: the
 		// cluster, its nodes and their network interfaces are gone before the NAT gateway, routes,
 		// subnets and VPC are deleted, so those deletes meet no DependencyViolation from our side.

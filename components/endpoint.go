@@ -25,9 +25,11 @@ const MaxPublicAccessCidrs = 40
 // eksClusterType is the resource pulumi-eks creates for the control plane.
 const eksClusterType = "aws:eks/cluster:Cluster"
 
-// UpgradePolicyTransform sets supportType on the aws:eks Cluster that pulumi-eks creates, which
-// its own inputs cannot (pulumi/pulumi-eks#1776); every other resource passes unchanged.
-func UpgradePolicyTransform(supportType string) pulumi.ResourceTransform {
+// EKSClusterTransform sets on the aws:eks Cluster that pulumi-eks creates what its own inputs
+// cannot: the upgrade policy's supportType (pulumi/pulumi-eks#1776) and, when protect is set,
+// Pulumi's protect, so destroy refuses to delete the control plane. Every other resource passes
+// unchanged.
+func EKSClusterTransform(supportType string, protect bool) pulumi.ResourceTransform {
 	return func(_ context.Context, args *pulumi.ResourceTransformArgs) *pulumi.ResourceTransformResult {
 		if args.Type != eksClusterType {
 			return nil
@@ -37,7 +39,9 @@ func UpgradePolicyTransform(supportType string) pulumi.ResourceTransform {
 			props[k] = v
 		}
 		props["upgradePolicy"] = pulumi.Map{"supportType": pulumi.String(supportType)}
-		return &pulumi.ResourceTransformResult{Props: props, Opts: args.Opts}
+		opts := args.Opts
+		opts.Protect = opts.Protect || protect
+		return &pulumi.ResourceTransformResult{Props: props, Opts: opts}
 	}
 }
 

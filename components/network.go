@@ -20,7 +20,8 @@ type network struct {
 	natPublicIPs pulumi.StringArrayOutput
 }
 
-const networkAZs = 2
+// NetworkZones is how many zones the stack's own network spans (EKS needs subnets in two).
+const NetworkZones = 2
 
 // EKSUnsupportedZoneIDs are the Availability Zones EKS refuses cluster subnets in
 // (UnsupportedAvailabilityZoneException), by zone ID: a zone's name maps to a different zone in
@@ -60,8 +61,10 @@ func eksZones(names, ids []string, n int) ([]string, error) {
 
 // newNetwork builds a two-AZ VPC: public subnets (tagged for internet-facing load balancers)
 // with an internet gateway, private subnets (tagged for internal ones, where Auto Mode puts
-// nodes) behind one NAT gateway. One NAT keeps a demo cheap; it is a single-AZ egress point.
-func newNetwork(ctx *pulumi.Context, name, clusterName string, tags map[string]string, parent pulumi.Resource) (*network, error) {
+// nodes) behind one NAT gateway, or one per zone (natPerZone). One NAT costs half as much, but
+// it is a single-zone egress point: when its zone fails, the other zone's nodes lose their way
+// out (to ECR, to the EKS API's public endpoint, to AWS's APIs) too.
+func newNetwork(ctx *pulumi.Context, name, clusterName string, tags map[string]string, natPerZone bool, parent pulumi.Resource) (*network, error) {
 	zones, err := aws.GetAvailabilityZones(ctx, &aws.GetAvailabilityZonesArgs{
 		State: pulumi.StringRef("available"),
 		// Availability Zones only: opted-in Local Zones and Wavelength Zones are listed otherwise,
@@ -74,7 +77,7 @@ func newNetwork(ctx *pulumi.Context, name, clusterName string, tags map[string]s
 	}
 	// The provider already leaves out the excluded IDs; eksZones checks by ID again, so the choice
 	// never rests on zone names.
-	chosen, err := eksZones(zones.Names, zones.ZoneIds, networkAZs)
+	chosen, err := eksZones(zones.Names, zones.ZoneIds, NetworkZones)
 	if err != nil {
 		return nil, err
 	}
@@ -97,15 +100,27 @@ func newNetwork(ctx *pulumi.Context, name, clusterName string, tags map[string]s
 		return nil, err
 	}
 	b.out(igw)
-	firstPublic, err := b.publicSubnets(vpc, igw)
+	publics, err := b.publicSubnets(vpc, igw)
 	if err != nil {
 		return nil, err
 	}
-	nat, natIP, err := b.natGateway(firstPublic, igw)
-	if err != nil {
-		return nil, err
+	// The first zone's NAT keeps the names it had before there could be more, so turning
+	// natPerZone on adds the second zone's and moves that zone's subnet over, replacing nothing.
+	nats := make([]*ec2.NatGateway, len(b.zones))
+	var natIPs pulumi.StringArray
+	for i := range b.zones {
+		if i > 0 && !natPerZone {
+			nats[i] = nats[0]
+			continue
+		}
+		nat, natIP, err := b.natGateway(i, publics[i], igw)
+		if err != nil {
+			return nil, err
+		}
+		nats[i] = nat
+		natIPs = append(natIPs, natIP)
 	}
-	privateIDs, err := b.privateSubnets(vpc, nat)
+	privateIDs, err := b.privateSubnets(vpc, nats)
 	if err != nil {
 		return nil, err
 	}
@@ -113,8 +128,16 @@ func newNetwork(ctx *pulumi.Context, name, clusterName string, tags map[string]s
 		vpcID:            vpc.ID().ToStringOutput(),
 		privateSubnetIDs: privateIDs.ToStringArrayOutput(),
 		egress:           egress,
-		natPublicIPs:     pulumi.StringArray{natIP}.ToStringArrayOutput(),
+		natPublicIPs:     natIPs.ToStringArrayOutput(),
 	}, nil
+}
+
+// zoneSuffix names the parts of zone i beyond the first: the first keeps the plain name.
+func zoneSuffix(i int) string {
+	if i == 0 {
+		return ""
+	}
+	return fmt.Sprintf("-%d", i)
 }
 
 // networkBuilder makes the network's parts, named and tagged alike.
@@ -145,7 +168,7 @@ func (b networkBuilder) tags(n string, extra map[string]string) pulumi.StringMap
 
 // publicSubnets makes one public subnet per zone, routed to the internet gateway; the cluster is
 // not given them (its subnets are where Auto Mode launches nodes).
-func (b networkBuilder) publicSubnets(vpc *ec2.Vpc, igw *ec2.InternetGateway) (*ec2.Subnet, error) {
+func (b networkBuilder) publicSubnets(vpc *ec2.Vpc, igw *ec2.InternetGateway) ([]*ec2.Subnet, error) {
 	routes, err := ec2.NewRouteTable(b.ctx, b.name+"-public", &ec2.RouteTableArgs{
 		VpcId:  vpc.ID(),
 		Routes: ec2.RouteTableRouteArray{ec2.RouteTableRouteArgs{CidrBlock: pulumi.String("0.0.0.0/0"), GatewayId: igw.ID()}},
@@ -155,7 +178,7 @@ func (b networkBuilder) publicSubnets(vpc *ec2.Vpc, igw *ec2.InternetGateway) (*
 		return nil, err
 	}
 	b.out(routes)
-	var first *ec2.Subnet
+	var publics []*ec2.Subnet
 	for i, az := range b.zones {
 		public, err := ec2.NewSubnet(b.ctx, fmt.Sprintf("%s-public-%d", b.name, i), &ec2.SubnetArgs{
 			VpcId:               vpc.ID(),
@@ -174,21 +197,20 @@ func (b networkBuilder) publicSubnets(vpc *ec2.Vpc, igw *ec2.InternetGateway) (*
 			return nil, err
 		}
 		b.out(public, association)
-		if first == nil {
-			first = public
-		}
+		publics = append(publics, public)
 	}
-	return first, nil
+	return publics, nil
 }
 
-// natGateway is the private subnets' one way out, in the first public subnet.
-func (b networkBuilder) natGateway(public *ec2.Subnet, igw *ec2.InternetGateway) (*ec2.NatGateway, pulumi.StringOutput, error) {
-	eip, err := ec2.NewEip(b.ctx, b.name+"-nat", &ec2.EipArgs{Domain: pulumi.String("vpc"), Tags: b.tags(b.clusterName+"-nat", nil)}, b.child)
+// natGateway is a way out for the private subnets, in zone i's public subnet.
+func (b networkBuilder) natGateway(i int, public *ec2.Subnet, igw *ec2.InternetGateway) (*ec2.NatGateway, pulumi.StringOutput, error) {
+	name, tag := b.name+"-nat"+zoneSuffix(i), b.clusterName+"-nat"+zoneSuffix(i)
+	eip, err := ec2.NewEip(b.ctx, name, &ec2.EipArgs{Domain: pulumi.String("vpc"), Tags: b.tags(tag, nil)}, b.child)
 	if err != nil {
 		return nil, pulumi.StringOutput{}, err
 	}
-	nat, err := ec2.NewNatGateway(b.ctx, b.name+"-nat", &ec2.NatGatewayArgs{
-		AllocationId: eip.ID(), SubnetId: public.ID(), Tags: b.tags(b.clusterName+"-nat", nil),
+	nat, err := ec2.NewNatGateway(b.ctx, name, &ec2.NatGatewayArgs{
+		AllocationId: eip.ID(), SubnetId: public.ID(), Tags: b.tags(tag, nil),
 	}, b.child, pulumi.DependsOn([]pulumi.Resource{igw}))
 	if err != nil {
 		return nil, pulumi.StringOutput{}, err
@@ -197,19 +219,26 @@ func (b networkBuilder) natGateway(public *ec2.Subnet, igw *ec2.InternetGateway)
 	return nat, eip.PublicIp, nil
 }
 
-// privateSubnets makes one private subnet per zone, routed through the NAT gateway.
-func (b networkBuilder) privateSubnets(vpc *ec2.Vpc, nat *ec2.NatGateway) (pulumi.StringArray, error) {
-	routes, err := ec2.NewRouteTable(b.ctx, b.name+"-private", &ec2.RouteTableArgs{
-		VpcId:  vpc.ID(),
-		Routes: ec2.RouteTableRouteArray{ec2.RouteTableRouteArgs{CidrBlock: pulumi.String("0.0.0.0/0"), NatGatewayId: nat.ID()}},
-		Tags:   b.tags(b.clusterName+"-private", nil),
-	}, b.child)
-	if err != nil {
-		return nil, err
-	}
-	b.out(routes)
+// privateSubnets makes one private subnet per zone, routed through nats[i], its zone's NAT
+// gateway: one route table per NAT gateway.
+func (b networkBuilder) privateSubnets(vpc *ec2.Vpc, nats []*ec2.NatGateway) (pulumi.StringArray, error) {
+	tables := map[*ec2.NatGateway]*ec2.RouteTable{}
 	var ids pulumi.StringArray
 	for i, az := range b.zones {
+		routes, made := tables[nats[i]]
+		if !made {
+			var err error
+			routes, err = ec2.NewRouteTable(b.ctx, b.name+"-private"+zoneSuffix(i), &ec2.RouteTableArgs{
+				VpcId:  vpc.ID(),
+				Routes: ec2.RouteTableRouteArray{ec2.RouteTableRouteArgs{CidrBlock: pulumi.String("0.0.0.0/0"), NatGatewayId: nats[i].ID()}},
+				Tags:   b.tags(b.clusterName+"-private"+zoneSuffix(i), nil),
+			}, b.child)
+			if err != nil {
+				return nil, err
+			}
+			tables[nats[i]] = routes
+			b.out(routes)
+		}
 		// /18 each: Auto Mode gives every pod a VPC address.
 		private, err := ec2.NewSubnet(b.ctx, fmt.Sprintf("%s-private-%d", b.name, i), &ec2.SubnetArgs{
 			VpcId:            vpc.ID(),

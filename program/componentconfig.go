@@ -17,7 +17,8 @@ import (
 var ClusterKeys = []string{
 	"clusterMode", "clusterName", "kubernetesVersion", "vpcId", "privateSubnetIds", "publicSubnetIds",
 	"adminPrincipalArns", "previewPrincipalArn", "endpointPrivateAccess", "endpointPublicAccess",
-	"endpointPublicAccessCidrs", "tags", "upgradePolicy", "clusterLogTypes", "clusterLogRetentionDays", "secretsKmsKeyArn", "kubeconfig", "kubeContext",
+	"endpointPublicAccessCidrs", "tags", "upgradePolicy", "clusterLogTypes", "clusterLogRetentionDays", "secretsKmsKeyArn", "natGatewayPerZone", "deletionProtection",
+	"kubeconfig", "kubeContext",
 }
 
 // errInputNotSet is Try's answer for a key the component was not given: the default applies.

@@ -51,8 +51,12 @@ type Config struct {
 	ClusterLogRetentionDays int
 	// SecretsKmsKeyArn is the customer-managed key EKS encrypts the Kubernetes API's data with
 	// (empty: EKS's default, an AWS-owned key).
-	SecretsKmsKeyArn  string
-	createModeKeysSet []string
+	SecretsKmsKeyArn string
+	// NatGatewayPerZone gives each zone of the stack's own network a NAT gateway of its own
+	// (`natGatewayPerZone`); DeletionProtection protects the EKS cluster from `pulumi destroy`.
+	NatGatewayPerZone  bool
+	DeletionProtection bool
+	createModeKeysSet  []string
 	// callersCluster: an AutoscaledWarmPool component's config, on the cluster its caller's
 	// kubernetes provider reaches (componentconfig.go); the cluster keys are not its inputs.
 	callersCluster bool
@@ -154,6 +158,8 @@ func (r *configReader) read(project, stack string) *Config {
 		ClusterLogTypes:           r.listOr("clusterLogTypes", defaultClusterLogTypes),
 		ClusterLogRetentionDays:   r.int("clusterLogRetentionDays", defaultClusterLogRetentionDays),
 		SecretsKmsKeyArn:          strings.TrimSpace(r.str("secretsKmsKeyArn", "")),
+		NatGatewayPerZone:         r.boolean("natGatewayPerZone", false),
+		DeletionProtection:        r.boolean("deletionProtection", false),
 		Kubeconfig:                r.str("kubeconfig", ""),
 		KubeContext:               r.str("kubeContext", ""),
 		RuntimeClassMode:          r.str("runtimeClassMode", components.ModeRequire),
@@ -408,6 +414,9 @@ func (c *Config) problems(earlier ...string) []string {
 		}
 		c.validateAccess(add)
 		c.validateCreateMode(add)
+		if c.VpcID != "" && c.NatGatewayPerZone {
+			add("natGatewayPerZone gives the stack's own network a NAT gateway per zone, but vpcId %s is a VPC of your own, whose way out is yours; remove it (`pulumi config rm natGatewayPerZone`)", c.VpcID)
+		}
 		if c.VpcID != "" && len(c.PrivateSubnetIDs) < 2 {
 			add("vpcId is set but privateSubnetIds has %d subnet(s); EKS needs private subnets in at least two availability zones, so list at least two", len(c.PrivateSubnetIDs))
 		}

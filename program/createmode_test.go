@@ -199,3 +199,62 @@ func toAny(ss []string) []any {
 	}
 	return out
 }
+
+// natGatewayPerZone: each zone's private subnet leaves through a NAT gateway in its own zone's
+// public subnet, so one zone's failure leaves the other's nodes a way out; the first zone's parts
+// keep the names of the single-NAT network, so turning it on replaces nothing. Off (the default),
+// one NAT gateway serves both zones.
+func TestCreateModeNATGatewayPerZone(t *testing.T) {
+	zoneOf := func(rec *mockgraph.Recorder, subnetID string) string {
+		for _, s := range rec.Find(typeSubnet, "") {
+			if s.Name+"-id" == subnetID {
+				return inputStr(t, s, "availabilityZone")
+			}
+		}
+		t.Fatalf("no subnet %s", subnetID)
+		return ""
+	}
+	rec := mustRunProgram(t, map[string]string{"natGatewayPerZone": "true"})
+	nats := rec.Find(typeNatGateway, "")
+	require.Len(t, nats, components.NetworkZones)
+	require.Len(t, rec.Find("aws:ec2/eip:Eip", ""), components.NetworkZones, "an address per NAT gateway")
+	natZone := map[string]string{}
+	for _, n := range nats {
+		natZone[n.Name+"-id"] = zoneOf(rec, inputStr(t, n, "subnetId"))
+	}
+	assert.ElementsMatch(t, []string{"cluster-nat", "cluster-nat-1"}, []string{nats[0].Name, nats[1].Name}, "the first zone's NAT keeps its name")
+	assert.NotEqual(t, natZone[nats[0].Name+"-id"], natZone[nats[1].Name+"-id"], "the NAT gateways are in different zones")
+	eks := mustFind(t, rec, typeEksCluster, "cluster")
+	routeNAT := map[string]string{}
+	for _, rt := range rec.Find(typeRouteTable, "") {
+		routes, _ := rt.Path("routes")
+		for _, r := range plainValue(routes).([]any) {
+			if nat, _ := r.(map[string]any)["natGatewayId"].(string); nat != "" {
+				routeNAT[rt.Name+"-id"] = nat
+			}
+		}
+		assert.True(t, eks.DependsOn(rt), "the cluster depends on route table %s", rt.Name)
+	}
+	private := 0
+	for _, a := range rec.Find(typeRouteTableAssoc, "") {
+		nat, viaNAT := routeNAT[inputStr(t, a, "routeTableId")]
+		if !viaNAT {
+			continue
+		}
+		private++
+		assert.Equal(t, zoneOf(rec, inputStr(t, a, "subnetId")), natZone[nat], "private subnet association %s leaves through its own zone's NAT", a.Name)
+	}
+	assert.Equal(t, components.NetworkZones, private, "every private subnet is routed through a NAT gateway")
+	for _, n := range nats {
+		assert.True(t, eks.DependsOn(n), "the cluster depends on %s", n.Name)
+	}
+	cidrs, _ := mustRunProgram(t, map[string]string{"natGatewayPerZone": "true", "endpointPrivateAccess": "false", "endpointPublicAccessCidrs": `["203.0.113.0/24"]`}).
+		One(typeEksCluster, "cluster")
+	list, _ := cidrs.Path("publicAccessCidrs")
+	assert.Len(t, plainValue(list), 1+components.NetworkZones, "both NAT gateways' addresses join a restricted public endpoint")
+
+	rec = mustRunProgram(t, nil)
+	require.Len(t, rec.Find(typeNatGateway, ""), 1, "one NAT gateway by default")
+	require.Len(t, rec.Find(typeRouteTable, "cluster-private"), 1)
+	assert.Empty(t, rec.Find(typeRouteTable, "cluster-private-1"), "one private route table by default")
+}

@@ -91,13 +91,19 @@ func (c *Config) validateCreateMode(add func(string, ...any)) {
 		add("endpointPrivateAccess is false and endpointPublicAccessCidrs restricts the public endpoint, with the VPC %s of your own: the nodes would reach the API server through the public endpoint "+
 			"from your NAT's address, which the program cannot know, and would be locked out unless it is listed; keep endpointPrivateAccess true (the default: nodes stay inside the VPC)", c.VpcID)
 	}
-	maxCidrs := components.MaxPublicAccessCidrs
+	maxCidrs, why := components.MaxPublicAccessCidrs, ""
 	if natJoins && c.VpcID == "" {
-		maxCidrs-- // the NAT gateway's address takes one
+		// the NAT gateways' addresses take one each
+		if c.NatGatewayPerZone {
+			maxCidrs -= components.NetworkZones
+			why = fmt.Sprintf(", and the program adds its %d NAT gateways' addresses (endpointPrivateAccess is false, natGatewayPerZone is true), so give at most %d", components.NetworkZones, maxCidrs)
+		} else {
+			maxCidrs--
+			why = fmt.Sprintf(", and the program adds its NAT gateway's address (endpointPrivateAccess is false), so give at most %d", maxCidrs)
+		}
 	}
 	if len(c.EndpointPublicAccessCidrs) > maxCidrs {
-		add("endpointPublicAccessCidrs has %d blocks; EKS allows %d per cluster%s", len(c.EndpointPublicAccessCidrs), components.MaxPublicAccessCidrs,
-			map[bool]string{true: ", and the program adds its NAT gateway's address (endpointPrivateAccess is false), so give at most 39", false: ""}[maxCidrs < components.MaxPublicAccessCidrs])
+		add("endpointPublicAccessCidrs has %d blocks; EKS allows %d per cluster%s", len(c.EndpointPublicAccessCidrs), components.MaxPublicAccessCidrs, why)
 	}
 	if len(c.ClusterLogTypes) > 0 && !slices.Contains(components.LogRetentionDays, c.ClusterLogRetentionDays) {
 		add("clusterLogRetentionDays is %d; CloudWatch Logs keeps a group for one of %v days (default %d)", c.ClusterLogRetentionDays, components.LogRetentionDays, defaultClusterLogRetentionDays)
@@ -159,6 +165,8 @@ func createModeKeysSet(r *configReader) []string {
 		{"clusterLogTypes", `["` + strings.Join(defaultClusterLogTypes, `","`) + `"]`},
 		{"clusterLogRetentionDays", strconv.Itoa(defaultClusterLogRetentionDays)},
 		{"secretsKmsKeyArn", ""},
+		{"natGatewayPerZone", "false"},
+		{"deletionProtection", "false"},
 	} {
 		// An empty value is the str/list readers' to judge, not a setting.
 		if v, _ := r.cfg.Try(k.key); r.setAwayFrom(k.key, k.def) && strings.TrimSpace(v) != "" {
@@ -171,7 +179,7 @@ func createModeKeysSet(r *configReader) []string {
 // refuseCreateModeKeys refuses, in existing mode, the create-mode keys the stack set.
 func (c *Config) refuseCreateModeKeys(add func(string, ...any)) {
 	if len(c.createModeKeysSet) > 0 {
-		add("%s only apply to a cluster the stack creates (clusterMode=create); an existing cluster keeps its endpoint, tags, logs, encryption and upgrade policy, so remove them (%s)",
+		add("%s only apply to a cluster the stack creates (clusterMode=create); an existing cluster keeps its endpoint, tags, logs, encryption, upgrade policy, network and protection, so remove them (%s)",
 			strings.Join(c.createModeKeysSet, ", "), rmCommands(c.createModeKeysSet))
 	}
 }

@@ -126,17 +126,22 @@ func TestCreateModeEndpointTagsAndUpgradePolicyFromConfig(t *testing.T) {
 	assert.True(t, inputBool(t, eks, "endpointPrivateAccess"))
 }
 
-// The transform sets the policy on pulumi-eks's aws:eks Cluster and on nothing else.
-func TestUpgradePolicyTransformSetsOnlyTheEKSCluster(t *testing.T) {
+// The transform sets the policy, and protect when asked, on pulumi-eks's aws:eks Cluster and on
+// nothing else.
+func TestEKSClusterTransformSetsOnlyTheEKSCluster(t *testing.T) {
 	for _, policy := range []string{components.UpgradePolicyStandard, components.UpgradePolicyExtended} {
-		tr := components.UpgradePolicyTransform(policy)
-		res := tr(context.Background(), &pulumi.ResourceTransformArgs{Custom: true, Type: "aws:eks/cluster:Cluster", Name: "cluster-eksCluster",
-			Props: pulumi.Map{"name": pulumi.String("c"), "version": pulumi.String("1.36")}})
-		require.NotNil(t, res)
-		assert.Equal(t, pulumi.Map{"supportType": pulumi.String(policy)}, res.Props["upgradePolicy"])
-		assert.Equal(t, pulumi.String("1.36"), res.Props["version"], "the other inputs pass unchanged")
-		for _, other := range []string{"aws:iam/role:Role", "aws:ec2/securityGroup:SecurityGroup", "eks:index:Cluster"} {
-			assert.Nil(t, tr(context.Background(), &pulumi.ResourceTransformArgs{Type: other, Props: pulumi.Map{}}), "%s is left alone", other)
+		for _, protect := range []bool{false, true} {
+			tr := components.EKSClusterTransform(policy, protect)
+			res := tr(context.Background(), &pulumi.ResourceTransformArgs{Custom: true, Type: "aws:eks/cluster:Cluster", Name: "cluster-eksCluster",
+				Props: pulumi.Map{"name": pulumi.String("c"), "version": pulumi.String("1.36")}, Opts: pulumi.ResourceOptions{IgnoreChanges: []string{"x"}}})
+			require.NotNil(t, res)
+			assert.Equal(t, pulumi.Map{"supportType": pulumi.String(policy)}, res.Props["upgradePolicy"])
+			assert.Equal(t, pulumi.String("1.36"), res.Props["version"], "the other inputs pass unchanged")
+			assert.Equal(t, protect, res.Opts.Protect, "deletionProtection %v", protect)
+			assert.Equal(t, []string{"x"}, res.Opts.IgnoreChanges, "the other options pass unchanged")
+			for _, other := range []string{"aws:iam/role:Role", "aws:ec2/securityGroup:SecurityGroup", "eks:index:Cluster"} {
+				assert.Nil(t, tr(context.Background(), &pulumi.ResourceTransformArgs{Type: other, Props: pulumi.Map{}}), "%s is left alone (not protected)", other)
+			}
 		}
 	}
 }
@@ -175,12 +180,18 @@ func TestCreateModeEndpointTagsAndUpgradePolicyRejected(t *testing.T) {
 			"endpointPrivateAccess is false and endpointPublicAccessCidrs restricts the public endpoint, with the VPC vpc-0123456789abcdef0 of your own"},
 		"40 blocks and the NAT": {map[string]string{"endpointPrivateAccess": "false", "endpointPublicAccessCidrs": "[" + strings.Join(many[:40], ",") + "]"},
 			"endpointPublicAccessCidrs has 40 blocks; EKS allows 40 per cluster, and the program adds its NAT gateway's address (endpointPrivateAccess is false), so give at most 39"},
-		"an unknown log type":            {map[string]string{"clusterLogTypes": `["api", "kubelet"]`}, `clusterLogTypes has "kubelet"; EKS's control-plane log types are api, audit, authenticator, controllerManager, scheduler`},
-		"a log type twice":               {map[string]string{"clusterLogTypes": `["api", "api"]`}, `clusterLogTypes lists "api" twice`},
-		"a key that is not a KMS ARN":    {map[string]string{"secretsKmsKeyArn": "arn:aws:iam::123456789012:role/x"}, `secretsKmsKeyArn is "arn:aws:iam::123456789012:role/x"; give the ARN of a symmetric KMS key`},
-		"a retention CloudWatch refuses": {map[string]string{"clusterLogRetentionDays": "100"}, "clusterLogRetentionDays is 100; CloudWatch Logs keeps a group for one of [1 3 5"},
-		"in existing mode": {withConfig(map[string]string{"endpointPublicAccessCidrs": `["203.0.113.0/24"]`, "tags": `{"team": "agents"}`, "upgradePolicy": "EXTENDED", "clusterLogTypes": `["api"]`, "secretsKmsKeyArn": "arn:aws:kms:us-west-2:123456789012:alias/eks"}),
-			"endpointPublicAccessCidrs, tags, upgradePolicy, clusterLogTypes, secretsKmsKeyArn only apply to a cluster the stack creates"},
+		"39 blocks and a NAT per zone": {map[string]string{"endpointPrivateAccess": "false", "natGatewayPerZone": "true", "endpointPublicAccessCidrs": "[" + strings.Join(many[:39], ",") + "]"},
+			"endpointPublicAccessCidrs has 39 blocks; EKS allows 40 per cluster, and the program adds its 2 NAT gateways' addresses (endpointPrivateAccess is false, natGatewayPerZone is true), so give at most 38"},
+		"a NAT per zone in your own VPC": {map[string]string{"natGatewayPerZone": "true", "vpcId": "vpc-0123456789abcdef0", "privateSubnetIds": `["subnet-0a", "subnet-0b"]`},
+			"natGatewayPerZone gives the stack's own network a NAT gateway per zone, but vpcId vpc-0123456789abcdef0 is a VPC of your own"},
+		"deletion protection not a boolean": {map[string]string{"deletionProtection": "always"}, `deletionProtection is "always"; it must be true or false`},
+		"an unknown log type":               {map[string]string{"clusterLogTypes": `["api", "kubelet"]`}, `clusterLogTypes has "kubelet"; EKS's control-plane log types are api, audit, authenticator, controllerManager, scheduler`},
+		"a log type twice":                  {map[string]string{"clusterLogTypes": `["api", "api"]`}, `clusterLogTypes lists "api" twice`},
+		"a key that is not a KMS ARN":       {map[string]string{"secretsKmsKeyArn": "arn:aws:iam::123456789012:role/x"}, `secretsKmsKeyArn is "arn:aws:iam::123456789012:role/x"; give the ARN of a symmetric KMS key`},
+		"a retention CloudWatch refuses":    {map[string]string{"clusterLogRetentionDays": "100"}, "clusterLogRetentionDays is 100; CloudWatch Logs keeps a group for one of [1 3 5"},
+		"in existing mode": {withConfig(map[string]string{"endpointPublicAccessCidrs": `["203.0.113.0/24"]`, "tags": `{"team": "agents"}`, "upgradePolicy": "EXTENDED", "clusterLogTypes": `["api"]`, "secretsKmsKeyArn": "arn:aws:kms:us-west-2:123456789012:alias/eks",
+			"natGatewayPerZone": "true", "deletionProtection": "true"}),
+			"endpointPublicAccessCidrs, tags, upgradePolicy, clusterLogTypes, secretsKmsKeyArn, natGatewayPerZone, deletionProtection only apply to a cluster the stack creates"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			rec, err := runProgram(t, c.cfg)
@@ -191,7 +202,7 @@ func TestCreateModeEndpointTagsAndUpgradePolicyRejected(t *testing.T) {
 	}
 	_, err := runProgram(t, withConfig(map[string]string{
 		"endpointPrivateAccess": "true", "endpointPublicAccess": "true", "endpointPublicAccessCidrs": "[]", "tags": "{}", "upgradePolicy": "STANDARD",
-		"clusterLogTypes": `["api", "audit", "authenticator"]`, "secretsKmsKeyArn": "",
+		"clusterLogTypes": `["api", "audit", "authenticator"]`, "secretsKmsKeyArn": "", "natGatewayPerZone": "false", "deletionProtection": "false",
 	}))
 	require.NoError(t, err, "Pulumi.yaml's defaults beside an existing cluster")
 	// A block around the shared address space holds public addresses too: accepted.

@@ -26,8 +26,9 @@ func Run(ctx *pulumi.Context) error {
 		EndpointPrivateAccess: cfg.EndpointPrivateAccess, EndpointPublicAccess: cfg.EndpointPublicAccess,
 		PublicAccessCidrs: cfg.EndpointPublicAccessCidrs, Tags: cfg.AWSTags(), UpgradePolicy: cfg.UpgradePolicy,
 		LogTypes: cfg.ClusterLogTypes, LogRetentionDays: cfg.ClusterLogRetentionDays,
-		SecretsKmsKeyArn: cfg.SecretsKmsKeyArn,
-		Kubeconfig:       cfg.Kubeconfig,
+		SecretsKmsKeyArn:  cfg.SecretsKmsKeyArn,
+		NatGatewayPerZone: cfg.NatGatewayPerZone, DeletionProtection: cfg.DeletionProtection,
+		Kubeconfig: cfg.Kubeconfig,
 	})
 	if err != nil {
 		return err
