@@ -228,7 +228,7 @@ type PoolAdvice struct {
 	// recommendation was raised by beyond the lowest that reaches them (Params.MarginShare).
 	Need, Margin int
 	// Dropped are the schedule windows left out of the recommendation: replayed without them it
-	// does as well (their floor never binds), so their config lines would do nothing.
+	// does as well for no more cost (their floor never binds, or binds where no claim needs it).
 	Dropped string `json:",omitempty"`
 	// ClockShifts are the recommendation replayed with the demand an hour or two earlier and
 	// later, when it has a schedule (its hours are where the history was busy).

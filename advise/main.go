@@ -171,7 +171,7 @@ func printAdvice(w io.Writer, advice []PoolAdvice, p Params) {
 			fmt.Fprintf(w, "  (the margin: the recommendation is %s with %d more spare sandbox(es) all day; the cheapest setting that met the target on these %d days may just have been lucky on them, and spares are added while it still costs at most %.0f%% of the cheapest fixed pool that meets it; --margin 0 turns this off)\n", a.Lowest.Name, a.Margin, a.Days, 100*p.MarginShare)
 		}
 		if a.Dropped != "" {
-			fmt.Fprintf(w, "  (recommended without the schedule %s: replayed without it, the setting does as well on every day, since its floor never rises above what the headroom keeps warm; its config lines would do nothing)\n", a.Dropped)
+			fmt.Fprintf(w, "  (recommended without the schedule %s: replayed without it, the setting reaches the target on as many days, with as many warm hits, for no more cost; a floor there buys nothing, and its config lines would only cost)\n", a.Dropped)
 		}
 		fmt.Fprintf(tw, "  setting\twarm hits\tdays at %g%%\twait p95\tp99\t%s", 100*p.WarmHitTarget, cost)
 		if p.NodePricePerHour > 0 && p.SandboxesPerNode > 0 {
