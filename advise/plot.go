@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -23,14 +24,16 @@ import (
 	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
 )
 
-// plotBelowTarget: the settings plot starts this many points of warm hits below the target.
+// plotBelowTarget: the settings plot shows the autoscaled settings from this many points of warm
+// hits below the target up, and the fixed pools from the lowest of those up.
 const plotBelowTarget = 6
 
 var (
 	colorPick = color.RGBA{R: 214, G: 39, B: 40, A: 255}
 	// one per autoscaled ladder, in the order ladders lists them
 	ladderColors = []color.RGBA{{R: 31, G: 119, B: 180, A: 255}, {R: 255, G: 127, B: 14, A: 255},
-		{R: 148, G: 103, B: 189, A: 255}, {R: 140, G: 86, B: 75, A: 255}, {R: 23, G: 190, B: 207, A: 255}}
+		{R: 148, G: 103, B: 189, A: 255}, {R: 140, G: 86, B: 75, A: 255}, {R: 23, G: 190, B: 207, A: 255},
+		{R: 227, G: 119, B: 194, A: 255}, {R: 188, G: 189, B: 34, A: 255}, {R: 23, G: 60, B: 120, A: 255}}
 )
 
 // plotFile is where a pool's plot goes: the pool's name made safe for a file name.
@@ -86,7 +89,11 @@ func costValue(o Outcome, p Params) float64 {
 }
 
 // settingsPlot: every setting replayed, warm hits against cost; a ladder is a line through its
-// levels in order, the fixed pools labelled by size, the recommendation a large mark.
+// levels in order, the fixed pools labelled by size, the recommendation a large ring, labelled.
+// The axes fit the settings shown: the autoscaled ones from plotBelowTarget points under the
+// target up, the fixed pools from the lowest of those (or the target) up, none dearer than a
+// little beyond the recommendation and the cheapest fixed pool at the target. The legend is under
+// the plot.
 func settingsPlot(path string, a PoolAdvice, p Params) error {
 	if len(a.Outcomes) == 0 {
 		return errors.New("settings plot: nothing was replayed")
@@ -96,32 +103,43 @@ func settingsPlot(path string, a PoolAdvice, p Params) error {
 	pl.X.Label.Text = costLabel(p)
 	pl.Y.Label.Text = "warm hits (% of claims)"
 	pl.Add(plotter.NewGrid())
-	pl.Legend.Top, pl.Legend.Left = false, false
 	// The plane near the target: from a few points below it, up to a little beyond the dearer
 	// of the recommendation and the cheapest fixed pool at the target.
-	yMin := 100*p.WarmHitTarget - plotBelowTarget
-	xMax := 0.0
+	target := 100 * p.WarmHitTarget
+	xCut := 0.0
 	for _, o := range a.Outcomes {
 		if o.DaysAtTarget >= a.Need && (o.policy.Fixed > 0 || (a.Recommended != nil && o.Name == a.Recommended.Name)) {
-			xMax = max(xMax, costValue(o, p))
+			xCut = max(xCut, costValue(o, p))
 			if o.policy.Fixed > 0 {
 				break
 			}
 		}
 	}
 	if a.Recommended != nil {
-		xMax = max(xMax, costValue(*a.Recommended, p))
+		xCut = max(xCut, costValue(*a.Recommended, p))
 	}
-	if xMax == 0 {
+	if xCut == 0 {
 		for _, o := range a.Outcomes {
-			xMax = max(xMax, costValue(o, p))
+			xCut = max(xCut, costValue(o, p))
 		}
 	}
-	xMax *= 1.25
+	xCut *= 1.25
+	// The autoscaled settings decide how far below the target the plot goes; the fixed pools'
+	// line enters from there (the smallest sizes, far below, would squeeze the settings at the
+	// target into a strip).
+	yFloor := target
+	if a.Recommended != nil {
+		yFloor = min(yFloor, 100*a.Recommended.WarmShare)
+	}
+	for _, o := range a.Outcomes {
+		if w := 100 * o.WarmShare; !o.Margin && o.policy.Fixed == 0 && w >= target-plotBelowTarget && costValue(o, p) <= xCut {
+			yFloor = min(yFloor, w)
+		}
+	}
 	byLadder := map[string][]Outcome{}
 	var order []string
 	for _, o := range a.Outcomes {
-		if o.Margin || 100*o.WarmShare < yMin || costValue(o, p) > xMax {
+		if o.Margin || 100*o.WarmShare < yFloor || costValue(o, p) > xCut {
 			continue // the margin's steps: the recommendation is ringed
 		}
 		if _, ok := byLadder[o.Ladder]; !ok {
@@ -129,21 +147,43 @@ func settingsPlot(path string, a PoolAdvice, p Params) error {
 		}
 		byLadder[o.Ladder] = append(byLadder[o.Ladder], o)
 	}
-	maxCost := xMax / 1.1
+	// The axes: the settings shown, the recommendation and the target line.
+	loX, hiX, loY := math.Inf(1), math.Inf(-1), target
+	fit := func(o Outcome) {
+		loX, hiX, loY = min(loX, costValue(o, p)), max(hiX, costValue(o, p)), min(loY, 100*o.WarmShare)
+	}
+	for _, os := range byLadder {
+		for _, o := range os {
+			fit(o)
+		}
+	}
+	if a.Recommended != nil {
+		fit(*a.Recommended)
+	}
+	if math.IsInf(loX, 1) { // nothing near the target: every setting
+		for _, o := range a.Outcomes {
+			fit(o)
+		}
+	}
+	spanX := hiX - loX
+	if spanX <= 0 {
+		spanX = max(hiX, 1) / 10
+	}
+	spanY := max(100-loY, 0.5)
+	xMin, xMax := max(loX-0.05*spanX, 0), hiX+0.05*spanX
+
+	const radius = 3
+	var avoid plotter.XYs
+	var fixedLabels []chart.Label
 	auto := 0
 	for _, name := range order {
 		os := byLadder[name]
 		sort.Slice(os, func(i, j int) bool { return os[i].Level < os[j].Level })
 		xys := make(plotter.XYs, len(os))
-		labels := make([]string, len(os))
 		for i, o := range os {
 			xys[i] = plotter.XY{X: costValue(o, p), Y: 100 * o.WarmShare}
-			labels[i] = fmt.Sprint(o.Level)
-			if name == "fixed" {
-				labels[i] = fmt.Sprint(o.policy.Fixed)
-			}
 		}
-		c, legend, shape := chart.Fixed, "fixed pools (size)", draw.GlyphDrawer(draw.CircleGlyph{})
+		c, legend, shape := chart.Fixed, "fixed pools (labelled with their size)", draw.GlyphDrawer(draw.CircleGlyph{})
 		if name != "fixed" {
 			knob := " (headroom)"
 			if strings.Contains(name, ", schedule") {
@@ -156,41 +196,45 @@ func settingsPlot(path string, a PoolAdvice, p Params) error {
 		if err != nil {
 			return err
 		}
-		line.Color, points.Color, points.Shape, points.Radius = c, c, shape, vg.Points(3)
+		line.Color, points.Color, points.Shape, points.Radius = c, c, shape, vg.Points(radius)
 		pl.Add(line, points)
 		pl.Legend.Add(legend, line, points)
 		if name != "fixed" {
-			continue // the fixed sizes are labelled; the headroom is in the table
+			avoid = append(avoid, xys...) // the headroom is in the table
+			continue
 		}
-		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
-		if err != nil {
-			return err
+		for i, o := range os {
+			fixedLabels = append(fixedLabels, chart.Label{X: xys[i].X, Y: xys[i].Y, Text: fmt.Sprint(o.policy.Fixed), Color: c})
 		}
-		for i := range lb.TextStyle {
-			lb.TextStyle[i].Color = c
-		}
-		lb.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(-10)}
-		pl.Add(lb)
 	}
-	target, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 100 * p.WarmHitTarget}, {X: max(maxCost, 1) * 1.1, Y: 100 * p.WarmHitTarget}})
+	line, err := plotter.NewLine(plotter.XYs{{X: xMin, Y: target}, {X: xMax, Y: target}})
 	if err != nil {
 		return err
 	}
-	target.Color, target.Dashes = chart.Target, []vg.Length{vg.Points(4), vg.Points(3)}
-	pl.Add(target)
-	pl.Legend.Add(fmt.Sprintf("%g%% warm hits", 100*p.WarmHitTarget), target)
+	line.Color, line.Dashes = chart.Target, []vg.Length{vg.Points(4), vg.Points(3)}
+	pl.Add(line)
+	pl.Legend.Add(fmt.Sprintf("the target, %g%% warm hits", target), line)
+	// The labels, the recommendation's first: a fixed size with no room beside its point is left
+	// out rather than printed over another.
+	labels := chart.NewLabels(vg.Points(radius + 1))
+	labels.Avoid = avoid
 	if r := a.Recommended; r != nil {
-		s, err := plotter.NewScatter(plotter.XYs{{X: costValue(*r, p), Y: 100 * r.WarmShare}})
+		xy := plotter.XY{X: costValue(*r, p), Y: 100 * r.WarmShare}
+		s, err := plotter.NewScatter(plotter.XYs{xy})
 		if err != nil {
 			return err
 		}
-		s.GlyphStyle = draw.GlyphStyle{Color: colorPick, Radius: vg.Points(7), Shape: draw.RingGlyph{}}
+		s.GlyphStyle = draw.GlyphStyle{Color: colorPick, Radius: vg.Points(8), Shape: draw.RingGlyph{}}
 		pl.Add(s)
 		pl.Legend.Add("recommended: "+r.Name, s)
+		labels.Labels = append(labels.Labels, chart.Label{X: xy.X, Y: xy.Y, Text: "recommended", Color: colorPick, Radius: vg.Points(9)})
 	}
-	pl.X.Min, pl.X.Max = 0, xMax
-	pl.Y.Min, pl.Y.Max = yMin, 100.2
-	return chart.Save(pl, path)
+	labels.Labels = append(labels.Labels, fixedLabels...)
+	pl.Add(labels)
+	// After every Add, which widens the axes to the data's range.
+	pl.X.Min, pl.X.Max = xMin, xMax
+	pl.Y.Min, pl.Y.Max = loY-0.1*spanY, 100+0.06*spanY
+	return chart.SaveLegendOutside(pl, path, chart.Below)
 }
 
 // busiestDay is the day with the most claims held at once; among equal peaks, the one with the
@@ -222,18 +266,23 @@ func busiestDayPlot(path string, a PoolAdvice, ds []*replay.Trace, p Params) err
 	pl.X.Label.Text = unit + " into the day"
 	pl.Y.Label.Text = "sandboxes"
 	pl.Add(plotter.NewGrid())
-	pl.Legend.Top, pl.Legend.Left = true, true
 	end := max(day.Duration, day.End())
 	x := func(d time.Duration) float64 { return float64(d) / float64(scale) }
-	addSteps := func(xys plotter.XYs, c color.Color, width vg.Length, legend string) error {
+	steps := func(xys plotter.XYs, c color.Color, width vg.Length, legend string) (*plotter.Line, error) {
 		l, err := plotter.NewLine(xys)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		l.StepStyle, l.Color, l.Width = plotter.PostStep, c, width
-		pl.Add(l)
 		pl.Legend.Add(legend, l)
-		return nil
+		return l, nil
+	}
+	addSteps := func(xys plotter.XYs, c color.Color, width vg.Length, legend string) error {
+		l, err := steps(xys, c, width, legend)
+		if err == nil {
+			pl.Add(l)
+		}
+		return err
 	}
 	held := heldSteps(day)
 	xys := make(plotter.XYs, 0, len(held)+1)
@@ -241,7 +290,8 @@ func busiestDayPlot(path string, a PoolAdvice, ds []*replay.Trace, p Params) err
 		xys = append(xys, plotter.XY{X: x(s.at), Y: float64(s.n)})
 	}
 	xys = append(xys, plotter.XY{X: x(end), Y: 0})
-	if err := addSteps(xys, chart.Demand, vg.Points(1), "claims held"); err != nil {
+	claims, err := steps(xys, chart.Demand, vg.Points(1), "claims held") // drawn last, over the pools
+	if err != nil {
 		return err
 	}
 	loop := p.loop()
@@ -265,8 +315,9 @@ func busiestDayPlot(path string, a PoolAdvice, ds []*replay.Trace, p Params) err
 		}
 		break // the outcomes list fixed pools by size: the first at the target is the cheapest
 	}
+	pl.Add(claims)
 	pl.X.Min, pl.Y.Min = 0, 0
-	return chart.Save(pl, path)
+	return chart.SaveLegendOutside(pl, path, chart.Below)
 }
 
 type heldStep struct {

@@ -1,11 +1,17 @@
 package chart
 
 import (
+	"fmt"
+	"image/png"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Save writes the formats it names and refuses any other extension, writing nothing.
@@ -23,5 +29,90 @@ func TestSaveWritesPNGAndSVGOnly(t *testing.T) {
 	}
 	if _, statErr := os.Stat(path); !os.IsNotExist(statErr) {
 		t.Fatalf("a refused plot left %s behind", path)
+	}
+}
+
+// Labels drawn never cover each other nor a glyph, stay inside the data area, and the first
+// listed are placed first: a crowd of labels on one point keeps the first and drops what has no
+// room.
+func TestLabelsNeverOverlap(t *testing.T) {
+	p := plot.New()
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 10, 0, 10
+	c := draw.New(vgimg.New(4*vg.Inch, 3*vg.Inch))
+	var ls []Label
+	for i := range 40 {
+		ls = append(ls, Label{X: 5, Y: 5, Text: fmt.Sprintf("label %d", i)})
+	}
+	ls = append(ls, Label{X: 50, Y: 5, Text: "outside"}, Label{X: 0.2, Y: 9.8, Text: "a corner"})
+	l := NewLabels(vg.Points(4), ls...)
+	l.Avoid = plotter.XYs{{X: 5.5, Y: 5}}
+	placed := l.Place(c, p)
+	if len(placed) == 0 || placed[0].Index != 0 {
+		t.Fatalf("the first label is not placed first: %+v", placed)
+	}
+	if len(placed) >= 40 {
+		t.Fatalf("%d labels placed around one point: some must overlap", len(placed))
+	}
+	tx, ty := p.Transforms(&c)
+	glyph := func(x, y float64) vg.Rectangle {
+		r := vg.Points(4)
+		return vg.Rectangle{Min: vg.Point{X: tx(x) - r, Y: ty(y) - r}, Max: vg.Point{X: tx(x) + r, Y: ty(y) + r}}
+	}
+	corner := false
+	for i, a := range placed {
+		if ls[a.Index].Text == "outside" {
+			t.Error("a label of a point outside the data area placed")
+		}
+		corner = corner || ls[a.Index].Text == "a corner"
+		if a.Box.Min.X < c.Min.X || a.Box.Max.X > c.Max.X || a.Box.Min.Y < c.Min.Y || a.Box.Max.Y > c.Max.Y {
+			t.Errorf("%q leaves the data area: %+v", ls[a.Index].Text, a.Box)
+		}
+		for _, g := range []vg.Rectangle{glyph(5, 5), glyph(5.5, 5), glyph(0.2, 9.8)} {
+			if overlaps(a.Box, g, 0) {
+				t.Errorf("%q covers a glyph", ls[a.Index].Text)
+			}
+		}
+		for _, b := range placed[:i] {
+			if overlaps(a.Box, b.Box, 0) {
+				t.Errorf("%q and %q overlap", ls[a.Index].Text, ls[b.Index].Text)
+			}
+		}
+	}
+	if !corner {
+		t.Error("a label in the data area's corner found no room inside it")
+	}
+}
+
+// SaveFigure grows the picture by its legend: beside the plot, wider; under it, taller.
+func TestSaveFigurePutsTheLegendOutside(t *testing.T) {
+	dir := t.TempDir()
+	for _, side := range []Side{Right, Below} {
+		p := plot.New()
+		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Add(l)
+		p.Legend.Add("a legend entry long enough to run off a plot of this width unless the picture grows to hold it", l)
+		path := filepath.Join(dir, fmt.Sprintf("%d.png", side))
+		if err := SaveLegendOutside(p, path, side); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := png.DecodeConfig(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, h := int(Width.Dots(vgimg.DefaultDPI)), int(Height.Dots(vgimg.DefaultDPI))
+		if side == Right && !(cfg.Width > w && cfg.Height == h) || side == Below && !(cfg.Width == w && cfg.Height > h) {
+			t.Errorf("legend side %d: %dx%d against the plot's %dx%d", side, cfg.Width, cfg.Height, w, h)
+		}
+	}
+	if err := SaveLegendOutside(plot.New(), filepath.Join(dir, "a.jpg"), Right); err == nil {
+		t.Error("a .jpg written")
 	}
 }

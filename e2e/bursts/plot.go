@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -344,46 +345,180 @@ func WindowPlot(path string, traces []string, series map[string][]WindowSeries) 
 	return saveTiles(path, vg.Length(len(panels))*chart.Width, chart.Height, panels...)
 }
 
+// NodePlotLeavesOut are the policies BenchmarkNodes still tabulates that NodePlot does not draw:
+// the first arrivals formula (the refill as boot + KEDA's poll + the HPA's sync), retired for a
+// refill of one boot, which docs/bursts.md's section on nodes no longer discusses.
+var NodePlotLeavesOut = []string{"arrivals, L = boot+poll+sync (before)"}
+
 // NodePlot writes, per trace, the model's plane with nodes: mean warm hits against mean
-// node-seconds over the seeds, one labelled point per policy, the fixed sizes' frontier as a line
-// and the 99% line dashed.
+// node-seconds over the seeds, the fixed pools labelled with their size and their frontier as a
+// line, each autoscaled policy a glyph marked with a letter, the 99% line dashed; to the right, a
+// key of the letters, one for every panel (a policy has the same letter in each). The policies
+// in NodePlotLeavesOut are not drawn.
 func NodePlot(path string, traces []string, planes map[string][]Point) error {
 	if err := chart.CheckFormat(path); err != nil {
 		return err
 	}
-	var panels []*plot.Plot
+	shown := map[string][]Point{}
 	for _, tr := range traces {
-		points := planes[tr]
-		if len(points) == 0 {
+		for _, pt := range planes[tr] {
+			if !slices.Contains(NodePlotLeavesOut, pt.Name) {
+				shown[tr] = append(shown[tr], pt)
+			}
+		}
+		if len(shown[tr]) == 0 {
 			return fmt.Errorf("node plot: no points for the %s trace", tr)
 		}
-		// From just below the lowest autoscaled policy up (the smallest fixed pools drop out), and
-		// from just left of the cheapest point shown.
-		minWarm := GoalShare
-		for _, pt := range points {
-			if pt.Fixed == 0 {
-				minWarm = min(minWarm, pt.Warm)
-			}
-		}
-		yMin := math.Floor((minWarm-3)/5) * 5
-		minCost := math.Inf(1)
-		for _, pt := range points {
-			if pt.Warm >= yMin {
-				minCost = min(minCost, pt.Idle)
-			}
-		}
-		p, err := frontierPanel(tr+" trace, model with nodes K=8, D=45 s, consolidateAfter 30 s", points, yMin)
+	}
+	letters := policyLetters(traces, shown)
+	var panels []*plot.Plot
+	for _, tr := range traces {
+		p, err := nodePanel(tr+" trace, model with nodes K=8, D=45 s, consolidateAfter 30 s", shown[tr], letters)
 		if err != nil {
 			return err
 		}
-		p.X.Label.Text = "node-seconds (mean over seeds; launching nodes included)"
-		p.X.Min = 0.9 * minCost
 		panels = append(panels, p)
 	}
-	for _, p := range panels[1:] {
-		p.Legend = plot.NewLegend() // the first panel's legend serves all
+
+	key := plot.NewLegend()
+	thumb := func(c color.Color, shape draw.GlyphDrawer) plot.Thumbnailer {
+		s, _ := plotter.NewScatter(plotter.XYs{{}})
+		s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(4), Shape: shape}
+		return s
 	}
-	return saveTiles(path, vg.Length(len(panels))*chart.Width*2/3, chart.Height, panels...)
+	frontier := &plotter.Line{LineStyle: draw.LineStyle{Color: chart.Fixed, Width: vg.Points(1.5)}}
+	key.Add("fixed pools' frontier", frontier)
+	key.Add("fixed pool (labelled with its size)", thumb(chart.Fixed, draw.CircleGlyph{}))
+	key.Add(fmt.Sprintf("%.0f%% warm hits", GoalShare), &plotter.Line{LineStyle: draw.LineStyle{Color: chart.Target, Width: vg.Points(1),
+		Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}})
+	for _, l := range letters {
+		c, shape := nodePolicyStyle(l.name)
+		key.Add(l.letter+"  "+l.name, thumb(c, shape))
+	}
+	return chart.SaveFigure(path, chart.Width*2/3, chart.Height, [][]*plot.Plot{panels}, key, chart.Right)
+}
+
+type policyLetter struct{ name, letter string }
+
+// policyLetters gives each autoscaled policy of the planes a letter, A first, in the order the
+// traces list them (a policy only some traces have goes after the one before it there, or first).
+func policyLetters(traces []string, planes map[string][]Point) []policyLetter {
+	var names []string
+	for _, tr := range traces {
+		at := -1 // where this trace's last policy is in names
+		for _, pt := range planes[tr] {
+			if pt.Fixed > 0 {
+				continue
+			}
+			if i := slices.Index(names, pt.Name); i >= 0 {
+				at = i
+				continue
+			}
+			at++
+			names = slices.Insert(names, at, pt.Name)
+		}
+	}
+	out := make([]policyLetter, len(names))
+	for i, n := range names {
+		out[i] = policyLetter{n, letterOf(i)}
+	}
+	return out
+}
+
+// letterOf is A..Z, then AA, AB...
+func letterOf(i int) string {
+	if i < 26 {
+		return string(rune('A' + i))
+	}
+	return letterOf(i/26-1) + letterOf(i%26)
+}
+
+// nodePolicyStyle: the policies that follow the held claims are blue triangles, the arrivals
+// policies red squares.
+func nodePolicyStyle(name string) (color.Color, draw.GlyphDrawer) {
+	if strings.HasPrefix(name, "arrivals") {
+		return colorArrivals, draw.SquareGlyph{}
+	}
+	return colorAuto, draw.TriangleGlyph{}
+}
+
+// nodePanel is one trace's plane for NodePlot: from just below the lowest autoscaled policy up to
+// 100% (the smallest fixed pools drop out), from just left of the cheapest point shown to just
+// right of the dearest.
+func nodePanel(title string, points []Point, letters []policyLetter) (*plot.Plot, error) {
+	minWarm := GoalShare
+	for _, pt := range points {
+		if pt.Fixed == 0 {
+			minWarm = min(minWarm, pt.Warm)
+		}
+	}
+	yMin := math.Floor((minWarm-3)/5) * 5
+	loX, hiX := math.Inf(1), math.Inf(-1)
+	for _, pt := range points {
+		if pt.Warm >= yMin {
+			loX, hiX = min(loX, pt.Idle), max(hiX, pt.Idle)
+		}
+	}
+	span := max(hiX-loX, 1)
+
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "node-seconds (mean over seeds; launching nodes included)"
+	p.Y.Label.Text = "warm hits (% of claims)"
+	p.Add(plotter.NewGrid())
+	xMin, xMax := loX-0.06*span, hiX+0.06*span
+
+	if front := Frontier(points); len(front) > 1 {
+		var xys plotter.XYs
+		for _, pt := range front {
+			xys = append(xys, plotter.XY{X: pt.Idle, Y: pt.Warm})
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, err
+		}
+		l.Color, l.Width = chart.Fixed, vg.Points(1.5)
+		p.Add(l)
+	}
+	target, err := plotter.NewLine(plotter.XYs{{X: xMin, Y: GoalShare}, {X: xMax, Y: GoalShare}})
+	if err != nil {
+		return nil, err
+	}
+	target.Color, target.Dashes = chart.Target, []vg.Length{vg.Points(4), vg.Points(3)}
+	p.Add(target)
+
+	const radius = 4
+	var fixedLabels, policyLabels []chart.Label
+	for _, pt := range points {
+		if pt.Warm < yMin {
+			continue // a small fixed pool, far below: its line enters from the bottom
+		}
+		c, shape := nodePolicyStyle(pt.Name)
+		if pt.Fixed > 0 {
+			c, shape = chart.Fixed, draw.CircleGlyph{}
+		}
+		s, err := plotter.NewScatter(plotter.XYs{{X: pt.Idle, Y: pt.Warm}})
+		if err != nil {
+			return nil, err
+		}
+		s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(radius), Shape: shape}
+		p.Add(s)
+		if pt.Fixed > 0 {
+			fixedLabels = append(fixedLabels, chart.Label{X: pt.Idle, Y: pt.Warm, Text: fmt.Sprint(pt.Fixed), Color: c})
+			continue
+		}
+		i := slices.IndexFunc(letters, func(l policyLetter) bool { return l.name == pt.Name })
+		policyLabels = append(policyLabels, chart.Label{X: pt.Idle, Y: pt.Warm, Text: letters[i].letter, Color: c})
+	}
+	// The policies' letters first: the key needs every one; a fixed size with no room beside its
+	// point is left out rather than printed over another label.
+	labels := chart.NewLabels(vg.Points(radius+1), append(policyLabels, fixedLabels...)...)
+	labels.TextStyle.Font.Size = vg.Points(11)
+	p.Add(labels)
+	// After every Add, which widens the axes to the data's range.
+	p.X.Min, p.X.Max = xMin, xMax
+	p.Y.Min, p.Y.Max = yMin, 100.5
+	return p, nil
 }
 
 // LiveDaySeries is one live-day row's timeline, live and model, minutes from the day's start.

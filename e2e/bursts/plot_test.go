@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -133,5 +134,52 @@ func TestWindowPlotWritesEachTrace(t *testing.T) {
 	}
 	if err := WindowPlot(filepath.Join(dir, "x.gif"), []string{"burst"}, s); err == nil {
 		t.Fatal("a .gif must be refused")
+	}
+}
+
+// The node plot leaves out the retired policies, which must still be ModelPolicies' names (or a
+// rename would draw them again), and letters each autoscaled policy once across the traces, a
+// policy only a later trace has after the one before it there.
+func TestNodePlotLettersThePoliciesAndLeavesOutTheRetired(t *testing.T) {
+	var names []string
+	for _, p := range ModelPolicies(10) {
+		names = append(names, p.Name)
+	}
+	for _, n := range NodePlotLeavesOut {
+		if !slices.Contains(names, n) {
+			t.Errorf("NodePlotLeavesOut names %q, no policy of ModelPolicies", n)
+		}
+	}
+	planes := map[string][]Point{
+		"burst": {{Name: "fixed-4", Fixed: 4, Warm: 90, Idle: 4000}, {Name: "fixed-8", Fixed: 8, Warm: 99.5, Idle: 5000},
+			{Name: "blueprint", Warm: 80, Idle: 4200}, {Name: NodePlotLeavesOut[0], Warm: 96, Idle: 5200}, {Name: "arrivals", Warm: 85, Idle: 3900},
+			{Name: "arrivals, rounded", Warm: 92, Idle: 4500}},
+		"day": {{Name: "fixed-8", Fixed: 8, Warm: 99.5, Idle: 5000}, {Name: "blueprint", Warm: 90, Idle: 4600},
+			{Name: "arrivals", Warm: 95, Idle: 4400}, {Name: "arrivals, schedule", Warm: 97, Idle: 4800}, {Name: "arrivals, rounded", Warm: 96, Idle: 4700}},
+	}
+	traces := []string{"burst", "day"}
+	got := policyLetters(traces, planes)
+	want := []policyLetter{{"blueprint", "A"}, {NodePlotLeavesOut[0], "B"}, {"arrivals", "C"}, {"arrivals, schedule", "D"}, {"arrivals, rounded", "E"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("letters %v, want %v", got, want)
+	}
+	path := filepath.Join(t.TempDir(), "nodes.svg")
+	if err := NodePlot(path, traces, planes); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte("boot+poll+sync")) {
+		t.Error("the node plot draws a retired policy")
+	}
+	for _, key := range []string{"A  blueprint", "B  arrivals", "C  arrivals, schedule", "D  arrivals, rounded"} {
+		if !bytes.Contains(b, []byte(">"+key+"<")) {
+			t.Errorf("the key has no %q", key)
+		}
+	}
+	if err := NodePlot(filepath.Join(t.TempDir(), "n.png"), []string{"burst", "loadday"}, planes); err == nil || !strings.Contains(err.Error(), "loadday") {
+		t.Errorf("a trace without points must be refused naming it, got %v", err)
 	}
 }
