@@ -42,11 +42,18 @@ type Params struct {
 	MarginShare float64
 }
 
+// DefaultNodePricePerHour is what one node costs an hour when the team gives no price: a
+// c6a.xlarge (4 vCPU, 8 GiB: about 7 sandboxes of 500m and 1 GiB, the K the model takes) on demand,
+// Linux, in us-east-1, $0.153 (https://aws.amazon.com/ec2/pricing/on-demand/), plus EKS Auto Mode's
+// management fee for the instance, about 12 % of that, $0.0184 (https://aws.amazon.com/eks/pricing/).
+// Both billed by the second. Read from price tables on 2026-12-06; prices vary by region and change.
+const DefaultNodePricePerHour = 0.1714
+
 // DefaultParams are the benchmark's: the local node's boot, EKS Auto Mode's nodes as the burst
 // benchmark's node model takes them (K = 8, 45 s launches, consolidateAfter 30 s), 99% warm hits.
 func DefaultParams() Params {
 	return Params{BootSeconds: components.DefaultBootSeconds, SandboxesPerNode: 8, NodeLaunchSeconds: 45,
-		ConsolidateAfter: 30 * time.Second, WarmHitTarget: components.DefaultWarmHitTarget, Day: 24 * time.Hour,
+		ConsolidateAfter: 30 * time.Second, WarmHitTarget: components.DefaultWarmHitTarget, NodePricePerHour: DefaultNodePricePerHour, Day: 24 * time.Hour,
 		Timezone: schedule.DefaultTimezone, MarginShare: DefaultMarginShare}
 }
 

@@ -129,9 +129,15 @@ func TestRunPrintsTheAdvice(t *testing.T) {
 	code := run([]string{"--history", path, "--day", "20m", "--node-price-per-hour", "0.0765", "--json", filepath.Join(dir, "a.json"), "--plots", plots, "--current", "fixed-20"}, &out, &errOut)
 	require.Equal(t, 0, code, errOut.String())
 	s := out.String()
-	for _, want := range []string{"pool browser:", "pool code:", "fixed-1", "claims + headroom ", "arrivals, rounded to 8 per node", "<- recommended", "now: fixed-20: ", "verdict:", `its entry of the pools list: {"`, `"name":"code"`, "per day"} {
+	for _, want := range []string{"pool browser:", "pool code:", "fixed-1", "claims + headroom ", "arrivals, rounded to 8 per node", "<- recommended", "now: fixed-20: ", "verdict:", `its entry of the pools list: {"`, `"name":"code"`,
+		"$ per day", "($ per day at $0.0765 a node-hour: your --node-price-per-hour)"} {
 		assert.Contains(t, s, want)
 	}
+	// --node-price-per-hour 0: node-seconds only
+	out.Reset()
+	require.Equal(t, 0, run([]string{"--history", path, "--day", "20m", "--node-price-per-hour", "0"}, &out, &errOut), errOut.String())
+	assert.Contains(t, out.String(), "node-s/day")
+	assert.NotContains(t, out.String(), "$ per day")
 	// the plots: two PNGs per pool, named in the output
 	for _, pool := range []string{"browser", "code"} {
 		for _, what := range []string{"settings", "busiest-day"} {
@@ -244,6 +250,7 @@ func TestSampleHistoryIsItsGeneratorsDays(t *testing.T) {
 	var out, errOut bytes.Buffer
 	require.Equal(t, 0, run([]string{"--history", sampleHistory}, &out, &errOut), errOut.String())
 	assert.Contains(t, out.String(), "settings:\n    pulumi config set --path 'minReplicas'")
+	assert.Contains(t, out.String(), "($ per day at $0.1714 a node-hour: a c6a.xlarge on demand in us-east-1 with EKS Auto Mode's fee", "money by default")
 }
 
 // Every setting advise searches is one the program takes (its own validation, under mocks), and

@@ -67,7 +67,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&p.NodeLaunchSeconds, "node-launch-seconds", p.NodeLaunchSeconds, "a new node's launch to Ready, seconds")
 	fs.DurationVar(&p.ConsolidateAfter, "consolidate-after", p.ConsolidateAfter, "the NodePool's disruption.consolidateAfter")
 	fs.Float64Var(&p.WarmHitTarget, "warm-hit-target", p.WarmHitTarget, "the share of claims that should find a warm sandbox")
-	fs.Float64Var(&p.NodePricePerHour, "node-price-per-hour", p.NodePricePerHour, "what a node costs per hour, to print money beside node-seconds (0: none)")
+	fs.Float64Var(&p.NodePricePerHour, "node-price-per-hour", p.NodePricePerHour, "what a node costs per hour, for the cost in money beside node-seconds; the default is a c6a.xlarge on demand in us-east-1 with EKS Auto Mode's fee (0: node-seconds only)")
 	fs.DurationVar(&p.Day, "day", p.Day, "the history is judged day by day, of this length")
 	fs.StringVar(&p.Timezone, "timezone", p.Timezone, "the IANA zone the days are cut at midnight in and the schedule windows are written in, e.g. Europe/Berlin: busy hours then follow the team's clock across daylight saving (with 24 h days only)")
 	fs.StringVar(&p.Current, "current", "", `the setting the pool runs now, as advise prints settings ("fixed-20", "claims + headroom 3", "arrivals, rounded to 8 per node, headroom 2"), for every pool: replayed beside the others`)
@@ -175,7 +175,7 @@ func printAdvice(w io.Writer, advice []PoolAdvice, p Params) {
 		}
 		fmt.Fprintf(tw, "  setting\twarm hits\tdays at %g%%\twait p95\tp99\t%s", 100*p.WarmHitTarget, cost)
 		if p.NodePricePerHour > 0 && p.SandboxesPerNode > 0 {
-			fmt.Fprint(tw, "\tper day")
+			fmt.Fprint(tw, "\t$ per day")
 		}
 		fmt.Fprintln(tw)
 		for _, o := range a.Shown() {
@@ -193,6 +193,13 @@ func printAdvice(w io.Writer, advice []PoolAdvice, p Params) {
 			fmt.Fprintf(tw, "%s\n", mark)
 		}
 		tw.Flush()
+		if p.NodePricePerHour > 0 && p.SandboxesPerNode > 0 {
+			price := "your --node-price-per-hour"
+			if p.NodePricePerHour == DefaultNodePricePerHour {
+				price = "a c6a.xlarge on demand in us-east-1 with EKS Auto Mode's fee; --node-price-per-hour sets yours"
+			}
+			fmt.Fprintf(w, "  ($ per day at $%g a node-hour: %s)\n", p.NodePricePerHour, price)
+		}
 		if len(a.ClockShifts) > 0 {
 			var shifts []string
 			for _, c := range a.ClockShifts {

@@ -76,7 +76,7 @@ func costLabel(p Params) string {
 		return "idle warm pod-seconds per day"
 	}
 	if p.NodePricePerHour > 0 {
-		return fmt.Sprintf("node cost per day (at %g an hour)", p.NodePricePerHour)
+		return fmt.Sprintf("$ per day (nodes at $%g an hour)", p.NodePricePerHour)
 	}
 	return "node-seconds per day"
 }
