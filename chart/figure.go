@@ -2,6 +2,7 @@ package chart
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,7 +98,11 @@ func SaveFigure(path string, w, h vg.Length, rows [][]*plot.Plot, legend plot.Le
 		area.Max.Y = grid.Min.Y - gap
 	}
 	legend.Draw(area)
+	return WriteCanvas(path, c)
+}
 
+// WriteCanvas writes a drawn canvas to path, leaving no partial file behind when it fails.
+func WriteCanvas(path string, c io.WriterTo) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)

@@ -145,22 +145,7 @@ func candidates(pt, size vg.Point, r vg.Length) []vg.Rectangle {
 			if diag {
 				off = max(dist*7/10, r+vg.Points(0.5))
 			}
-			switch dir[0] {
-			case 1:
-				lo.X = pt.X + off
-			case -1:
-				lo.X = pt.X - off - size.X
-			default:
-				lo.X = pt.X - size.X/2
-			}
-			switch dir[1] {
-			case 1:
-				lo.Y = pt.Y + off
-			case -1:
-				lo.Y = pt.Y - off - size.Y
-			default:
-				lo.Y = pt.Y - size.Y/2
-			}
+			lo.X, lo.Y = labelStart(dir[0], pt.X, off, size.X), labelStart(dir[1], pt.Y, off, size.Y)
 			out = append(out, vg.Rectangle{Min: lo, Max: lo.Add(size)})
 		}
 	}
@@ -170,4 +155,17 @@ func candidates(pt, size vg.Point, r vg.Length) []vg.Rectangle {
 // overlaps says whether a and b, each grown by margin, share any area.
 func overlaps(a, b vg.Rectangle, margin vg.Length) bool {
 	return a.Min.X < b.Max.X+margin && b.Min.X < a.Max.X+margin && a.Min.Y < b.Max.Y+margin && b.Min.Y < a.Max.Y+margin
+}
+
+// labelStart is where a label of size starts along one axis, off from the point at: after it
+// (dir 1), before it (-1) or centred on it (0).
+func labelStart(dir int, at, off, size vg.Length) vg.Length {
+	switch dir {
+	case 1:
+		return at + off
+	case -1:
+		return at - off - size
+	default:
+		return at - size/2
+	}
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -90,16 +89,9 @@ func frontierPanel(title string, points []Point, yMin float64) (*plot.Plot, erro
 			autoLabels = append(autoLabels, pt.Name)
 		}
 	}
-	if front := Frontier(points); len(front) > 1 {
-		var xys plotter.XYs
-		for _, pt := range front {
-			xys = append(xys, plotter.XY{X: pt.Idle, Y: pt.Warm})
-		}
-		l, err := plotter.NewLine(xys)
-		if err != nil {
-			return nil, err
-		}
-		l.Color, l.Width = chart.Fixed, vg.Points(1.5)
+	if l, err := frontierPlotLine(points); err != nil {
+		return nil, err
+	} else if l != nil {
 		p.Add(l)
 		p.Legend.Add("fixed pools' frontier", l)
 	}
@@ -256,16 +248,7 @@ func saveGrid(path string, w, h vg.Length, rows [][]*plot.Plot) error {
 			p.Draw(canvases[r][i])
 		}
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("plot %s: %w", path, err)
-	}
-	if _, err := c.WriteTo(f); err != nil {
-		f.Close()
-		os.Remove(path)
-		return fmt.Errorf("plot %s: %w", path, err)
-	}
-	return f.Close()
+	return chart.WriteCanvas(path, c)
 }
 
 // WindowSeries is one policy's points across scale-down windows: warm hits against idle over the
@@ -468,16 +451,9 @@ func nodePanel(title string, points []Point, letters []policyLetter) (*plot.Plot
 	p.Add(plotter.NewGrid())
 	xMin, xMax := loX-0.06*span, hiX+0.06*span
 
-	if front := Frontier(points); len(front) > 1 {
-		var xys plotter.XYs
-		for _, pt := range front {
-			xys = append(xys, plotter.XY{X: pt.Idle, Y: pt.Warm})
-		}
-		l, err := plotter.NewLine(xys)
-		if err != nil {
-			return nil, err
-		}
-		l.Color, l.Width = chart.Fixed, vg.Points(1.5)
+	if l, err := frontierPlotLine(points); err != nil {
+		return nil, err
+	} else if l != nil {
 		p.Add(l)
 	}
 	target, err := plotter.NewLine(plotter.XYs{{X: xMin, Y: GoalShare}, {X: xMax, Y: GoalShare}})
@@ -598,4 +574,22 @@ func LiveDayPlot(path, title string, s LiveDaySeries) error {
 		return err
 	}
 	return saveGrid(path, chart.Width, chart.Height*3/2, [][]*plot.Plot{{top}, {bottom}})
+}
+
+// frontierPlotLine is the fixed pools' frontier as a line (nil when it has fewer than two points).
+func frontierPlotLine(points []Point) (*plotter.Line, error) {
+	front := Frontier(points)
+	if len(front) < 2 {
+		return nil, nil
+	}
+	var xys plotter.XYs
+	for _, pt := range front {
+		xys = append(xys, plotter.XY{X: pt.Idle, Y: pt.Warm})
+	}
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return nil, err
+	}
+	l.Color, l.Width = chart.Fixed, vg.Points(1.5)
+	return l, nil
 }
