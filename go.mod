@@ -1,4 +1,4 @@
-module github.com/warmpool/warm-pool-autoscaling-keda
+module warmpool.local/warm-pool-autoscaling-keda
 
 go 1.26.6
 

@@ -5,7 +5,7 @@ package main
 import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/program"
+	"warmpool.local/warm-pool-autoscaling-keda/program"
 )
 
 func main() { pulumi.Run(program.Run) }

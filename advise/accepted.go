@@ -7,9 +7,9 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/components/mockgraph"
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
-	"github.com/warmpool/warm-pool-autoscaling-keda/program"
+	"warmpool.local/warm-pool-autoscaling-keda/components/mockgraph"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/program"
 )
 
 // A cluster the mocked run is pointed at and never reaches: under mocks the program only reads

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/history"
-	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
+	"warmpool.local/warm-pool-autoscaling-keda/history"
+	"warmpool.local/warm-pool-autoscaling-keda/replay"
 )
 
 // BenchmarkAdvise times the advice on real-length days: the load-scaled day stretched from 20

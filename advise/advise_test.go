@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
-	"github.com/warmpool/warm-pool-autoscaling-keda/history"
-	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/freeport"
+	"warmpool.local/warm-pool-autoscaling-keda/history"
+	"warmpool.local/warm-pool-autoscaling-keda/replay"
 )
 
 var epoch = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)

@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/history"
-	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
-	"github.com/warmpool/warm-pool-autoscaling-keda/schedule"
+	"warmpool.local/warm-pool-autoscaling-keda/history"
+	"warmpool.local/warm-pool-autoscaling-keda/replay"
+	"warmpool.local/warm-pool-autoscaling-keda/schedule"
 )
 
 // dayWithArrivals is one 24 h day with n arrivals in each of the given hours.

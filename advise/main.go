@@ -27,7 +27,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/history"
+	"warmpool.local/warm-pool-autoscaling-keda/history"
 )
 
 // about is --help's description and example, between the usage lines and the flags.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
+	"warmpool.local/warm-pool-autoscaling-keda/replay"
 )
 
 // family draws one day of a trace family by seed.

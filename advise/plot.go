@@ -20,8 +20,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/chart"
-	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
+	"warmpool.local/warm-pool-autoscaling-keda/chart"
+	"warmpool.local/warm-pool-autoscaling-keda/replay"
 )
 
 // plotBelowTarget: the settings plot shows the autoscaled settings from this many points of warm

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/history"
+	"warmpool.local/warm-pool-autoscaling-keda/history"
 )
 
 // fetchTimeout bounds the reading of a Prometheus: a few range queries, in parts of 10,000 steps.

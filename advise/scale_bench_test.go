@@ -16,7 +16,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/chart"
+	"warmpool.local/warm-pool-autoscaling-keda/chart"
 )
 
 // scalePoint is one history of the scaling benchmark: days of perDay claims each.

@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
+	"warmpool.local/warm-pool-autoscaling-keda/replay"
 )
 
 // writeScaleHistory writes days load-scaled days of 24 h (the benchmark's shape, its gaps

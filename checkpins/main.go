@@ -21,7 +21,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
 )
 
 func main() {

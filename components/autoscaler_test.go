@@ -3,7 +3,7 @@ package components
 import (
 	"testing"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
 )
 
 // KEDA must wait longer than the exporter takes to answer, or a slow API reaches KEDA as a

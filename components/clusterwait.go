@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
+	"warmpool.local/warm-pool-autoscaling-keda/poll"
 )
 
 // What create mode waits for on a cluster it has just made, before anything in the cluster:

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
-	"github.com/warmpool/warm-pool-autoscaling-keda/schedule"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/schedule"
 )
 
 // The sizing policies: how the ScaledObject turns the exporter's readings into a pool size.

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
-	"github.com/warmpool/warm-pool-autoscaling-keda/exporter"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/exporter"
 )
 
 // TestExporterCopyMatchesTheContract holds the exporter's own copy of the shared names (it ships

@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
 )
 
 // TestPinsThatDifferSayWhy fails when the program and the local control plane pin different

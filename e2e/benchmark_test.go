@@ -29,12 +29,12 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/tcpproxy"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/contract/gvr"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/framework"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/tcpproxy"
 )
 
 // BenchmarkReactionLatency measures, over E2E_TRIALS trials (default 10), the

@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/pulumirun"
-	"github.com/warmpool/warm-pool-autoscaling-keda/examples/go/teamstack"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/framework"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/pulumirun"
+	"warmpool.local/warm-pool-autoscaling-keda/examples/go/teamstack"
 )
 
 // The warmpool package from a team's own Go stack (examples/go, on the generated Go SDK), run

@@ -13,12 +13,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/pulumirun"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
-	"github.com/warmpool/warm-pool-autoscaling-keda/program"
-	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/framework"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/pulumirun"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/toolcache"
+	"warmpool.local/warm-pool-autoscaling-keda/program"
+	"warmpool.local/warm-pool-autoscaling-keda/verify/report"
 )
 
 // The warmpool package from a team's own YAML stack (examples/yaml/Pulumi.yaml), run with the

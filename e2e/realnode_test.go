@@ -22,11 +22,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
-	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/contract/gvr"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/framework"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster"
+	"warmpool.local/warm-pool-autoscaling-keda/verify/report"
 )
 
 // exporterImageRef is the reference the image path's stack config names; the image is built

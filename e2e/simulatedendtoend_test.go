@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/framework"
 )
 
 // TestLiveSimulatedNodeEndToEnd runs what needs no real node, on control planes of their own with

@@ -17,7 +17,7 @@ var sources embed.FS
 
 // podGoMod is a module of its own with no requirements: the package uses the
 // standard library only, so `go run` needs no download (GOPROXY=off).
-const podGoMod = "module github.com/warmpool/warm-pool-autoscaling-keda\n\ngo 1.26\n"
+const podGoMod = "module warmpool.local/warm-pool-autoscaling-keda\n\ngo 1.26\n"
 
 // PodSource returns relative path -> content of everything needed to
 // `go run ./exporter/cmd/claim-exporter` from an otherwise empty directory:

@@ -37,7 +37,7 @@ func TestPodSourceFileSet(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("PodSource paths:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if files["go.mod"] != "module github.com/warmpool/warm-pool-autoscaling-keda\n\ngo 1.26\n" {
+	if files["go.mod"] != "module warmpool.local/warm-pool-autoscaling-keda\n\ngo 1.26\n" {
 		t.Errorf("go.mod = %q", files["go.mod"])
 	}
 	for p, content := range files {

@@ -14,8 +14,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
-	"github.com/warmpool/warm-pool-autoscaling-keda/monitoring"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/toolcache"
+	"warmpool.local/warm-pool-autoscaling-keda/monitoring"
 )
 
 // A promtool unit-test file (prometheus docs, "Unit testing for rules").

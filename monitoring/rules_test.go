@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/monitoring"
+	"warmpool.local/warm-pool-autoscaling-keda/monitoring"
 )
 
 // The rendered file parses back as a rule file, with a group per pool and one for the exporter,

@@ -5,8 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/components"
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/components"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
 )
 
 func TestScaledObjectTargetsThePoolAndReadsTheExporter(t *testing.T) {

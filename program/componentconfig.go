@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/components"
+	"warmpool.local/warm-pool-autoscaling-keda/components"
 )
 
 // ClusterKeys are the program's keys about its own cluster: make one, or which kubeconfig

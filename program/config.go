@@ -15,8 +15,8 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
 	"sigs.k8s.io/yaml"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/components"
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/components"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
 )
 
 // Nitro Sandboxes (the isolated-sandbox RuntimeClass on Auto Mode) need Kubernetes 1.36 or newer.

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/components"
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/components"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
 )
 
 const twoContexts = `apiVersion: v1

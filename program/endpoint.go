@@ -8,8 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/components"
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/components"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
 )
 
 // Create mode's defaults: the private endpoint on (nodes and anything in the VPC reach the API

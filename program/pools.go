@@ -13,10 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/components"
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
-	"github.com/warmpool/warm-pool-autoscaling-keda/exporter"
-	"github.com/warmpool/warm-pool-autoscaling-keda/schedule"
+	"warmpool.local/warm-pool-autoscaling-keda/components"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/exporter"
+	"warmpool.local/warm-pool-autoscaling-keda/schedule"
 )
 
 // Pool is one warm pool as the program deploys it: its names, its agent, its bounds and its

@@ -8,9 +8,9 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/components"
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
-	"github.com/warmpool/warm-pool-autoscaling-keda/exporter"
+	"warmpool.local/warm-pool-autoscaling-keda/components"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/exporter"
 )
 
 // Run is the whole stack: main runs it under the Pulumi CLI, the e2e inline through the Automation API.

@@ -3,7 +3,7 @@ package program
 import (
 	"math"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/components"
+	"warmpool.local/warm-pool-autoscaling-keda/components"
 )
 
 // scalingDirection names one side of the HPA's behaviour in messages: its key and what a change

@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/components"
-	"github.com/warmpool/warm-pool-autoscaling-keda/components/mockgraph"
+	"warmpool.local/warm-pool-autoscaling-keda/components"
+	"warmpool.local/warm-pool-autoscaling-keda/components/mockgraph"
 )
 
 func scaleDownOf(t *testing.T, rec *mockgraph.Recorder, scaledObject string) map[string]any {

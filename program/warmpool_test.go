@@ -11,10 +11,10 @@ import (
 	psaapi "k8s.io/pod-security-admission/api"
 	psapolicy "k8s.io/pod-security-admission/policy"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/components"
+	"warmpool.local/warm-pool-autoscaling-keda/components"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/components/mockgraph"
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/components/mockgraph"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
 )
 
 func TestWarmPodsAreIsolatedSandboxes(t *testing.T) {

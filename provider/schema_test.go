@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/components/mockgraph"
-	"github.com/warmpool/warm-pool-autoscaling-keda/program"
+	"warmpool.local/warm-pool-autoscaling-keda/components/mockgraph"
+	"warmpool.local/warm-pool-autoscaling-keda/program"
 )
 
 // The schema is generated from Pulumi.yaml (the inputs: the program's keys less its cluster's,
@@ -121,7 +121,7 @@ func generateSchema(t *testing.T) []byte {
 			},
 		},
 		"language": map[string]any{
-			"go":     map[string]any{"importBasePath": "github.com/warmpool/warm-pool-autoscaling-keda/sdk/go/warmpool", "respectSchemaVersion": true},
+			"go":     map[string]any{"importBasePath": "warmpool.local/warm-pool-autoscaling-keda/sdk/go/warmpool", "respectSchemaVersion": true},
 			"nodejs": map[string]any{"packageName": "@warmpool/warmpool", "respectSchemaVersion": true, "dependencies": map[string]string{"@pulumi/pulumi": "^3.0.0"}},
 			"python": map[string]any{"packageName": "pulumi_warmpool", "respectSchemaVersion": true, "requires": map[string]string{"pulumi": ">=3.0.0,<4.0.0"}},
 		},

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/components"
+	"warmpool.local/warm-pool-autoscaling-keda/components"
 )
 
 // The model replays a trace against a pool in simulated time: the

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
+	"warmpool.local/warm-pool-autoscaling-keda/verify/report"
 )
 
 // The access reviews pass on the blueprint's Role and fail on each grant too

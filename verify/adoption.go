@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
+	"warmpool.local/warm-pool-autoscaling-keda/contract/gvr"
 )
 
 // adoption: one claim, created (never applied), adopts a pre-booted warm

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
-	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
-	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
+	"warmpool.local/warm-pool-autoscaling-keda/contract/gvr"
+	"warmpool.local/warm-pool-autoscaling-keda/poll"
+	"warmpool.local/warm-pool-autoscaling-keda/verify/report"
 )
 
 // The cross-pool control: each pool gets its own ScaledObject reading its own URL, and the one

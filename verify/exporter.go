@@ -12,7 +12,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
 )
 
 // DemandReading is what the exporter served for one pool (GET /demand or /demand/<pool>).

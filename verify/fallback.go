@@ -12,9 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
-	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
-	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
+	"warmpool.local/warm-pool-autoscaling-keda/contract/gvr"
+	"warmpool.local/warm-pool-autoscaling-keda/poll"
+	"warmpool.local/warm-pool-autoscaling-keda/verify/report"
 )
 
 // judgeFallbackUsable judges whether KEDA would use the ScaledObject's fallback, by the rule KEDA

@@ -9,8 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
-	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
+	"warmpool.local/warm-pool-autoscaling-keda/contract/gvr"
+	"warmpool.local/warm-pool-autoscaling-keda/verify/report"
 )
 
 // verify fails while KEDA holds the pool on its fallback or a trigger is failing, passes on

@@ -13,8 +13,8 @@ import (
 	"github.com/expr-lang/expr/vm"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
-	"github.com/warmpool/warm-pool-autoscaling-keda/schedule"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/schedule"
 )
 
 // The arrivals policy's ScaledObject, as the program writes it: two metrics-api triggers named

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
-	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
+	"warmpool.local/warm-pool-autoscaling-keda/poll"
+	"warmpool.local/warm-pool-autoscaling-keda/verify/report"
 )
 
 // A formula-sized pool (the arrivals policy) is not a function of the claims held: its

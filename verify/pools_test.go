@@ -16,8 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
-	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
+	"warmpool.local/warm-pool-autoscaling-keda/contract/gvr"
+	"warmpool.local/warm-pool-autoscaling-keda/verify/report"
 )
 
 // twoPools is the two-pool stack of the end-to-end run: two pools, each in its own namespace,

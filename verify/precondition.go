@@ -14,8 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/contract/gvr"
 )
 
 // defaultDownStabilization is kube-controller-manager's default scale-down

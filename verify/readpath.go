@@ -8,7 +8,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
+	"warmpool.local/warm-pool-autoscaling-keda/contract/gvr"
 )
 
 // readPathReading is one reading, part by part, of what KEDA's read of the exporter passes

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
+	"warmpool.local/warm-pool-autoscaling-keda/verify/report"
 )
 
 func newReport(out io.Writer) *report.Report { return report.New(out) }

@@ -9,8 +9,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
-	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
+	"warmpool.local/warm-pool-autoscaling-keda/contract/gvr"
+	"warmpool.local/warm-pool-autoscaling-keda/verify/report"
 )
 
 // awaitStep waits for the pool's decision for n claims, timed from the moment

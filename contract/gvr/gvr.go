@@ -6,7 +6,7 @@ package gvr
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
 )
 
 var (

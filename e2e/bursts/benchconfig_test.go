@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
+	"warmpool.local/warm-pool-autoscaling-keda/replay"
 )
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster"
 )
 
 // What TestLiveWarmPoolOnKarpenter reads and computes that needs no cluster:

@@ -44,11 +44,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
-	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/framework"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
+	"warmpool.local/warm-pool-autoscaling-keda/replay"
 )
 
 // The live day's nodes: EKS Auto Mode as the model takes it (replay.GoalNodes: D = 45 s,

@@ -11,7 +11,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
+	"warmpool.local/warm-pool-autoscaling-keda/replay"
 )
 
 // LiveDayRecord is one live day as the cluster ran it.

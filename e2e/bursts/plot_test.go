@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
+	"warmpool.local/warm-pool-autoscaling-keda/replay"
 )
 
 func TestFrontierPlotWritesAPicture(t *testing.T) {
@@ -97,7 +97,7 @@ func TestPlottingStaysOutOfTheProductsImportGraph(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: go list of the product's packages skipped")
 	}
-	const mod = "github.com/warmpool/warm-pool-autoscaling-keda"
+	const mod = "warmpool.local/warm-pool-autoscaling-keda"
 	pkgs := []string{mod, mod + "/program", mod + "/components", mod + "/exporter", mod + "/exporter/cmd/claim-exporter", mod + "/contract", mod + "/verify"}
 	out, err := exec.Command("go", append([]string{"list", "-deps"}, pkgs...)...).CombinedOutput()
 	if err != nil {

@@ -17,10 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/components/mockgraph"
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
-	"github.com/warmpool/warm-pool-autoscaling-keda/program"
+	"warmpool.local/warm-pool-autoscaling-keda/components/mockgraph"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/contract/gvr"
+	"warmpool.local/warm-pool-autoscaling-keda/program"
 )
 
 // Policy is one way of sizing the warm pool. Every policy gets its own

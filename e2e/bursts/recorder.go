@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
+	"warmpool.local/warm-pool-autoscaling-keda/contract/gvr"
 )
 
 // Recorder watches every policy's sandboxes and claims and keeps, with the

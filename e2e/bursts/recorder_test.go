@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
+	"warmpool.local/warm-pool-autoscaling-keda/replay"
 )
 
 func fakeSandbox(ns, name string, ready, poolOwned bool) *unstructured.Unstructured {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/replay"
+	"warmpool.local/warm-pool-autoscaling-keda/replay"
 )
 
 // LaunchTypeLabel is the label agent-sandbox (v0.5.6, extensions) puts on a

@@ -23,4 +23,4 @@ func GoBuild(progress io.Writer, dir, pkg string) (string, error) {
 }
 
 // Module is this repository's module path.
-const Module = "github.com/warmpool/warm-pool-autoscaling-keda"
+const Module = "warmpool.local/warm-pool-autoscaling-keda"

@@ -3,8 +3,8 @@ package framework
 import (
 	"context"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster"
 )
 
 // StartCluster starts a local control plane for this product: opts with the

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
+	"warmpool.local/warm-pool-autoscaling-keda/verify/report"
 )
 
 // ScheduledFormulaCheck is the passing check of pool whose evidence reads the arrivals formula

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/verify/report"
+	"warmpool.local/warm-pool-autoscaling-keda/verify/report"
 )
 
 // The evidence verify printed for the code pool on the live run of 2026-12-04 (shortened to the

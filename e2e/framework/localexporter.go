@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
 )
 
 // ExporterCommand is the claim exporter's command package, built by GoBuild.

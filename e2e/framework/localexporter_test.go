@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/exporter"
+	"warmpool.local/warm-pool-autoscaling-keda/exporter"
 )
 
 // loadAsTheExporterDoes parses e's command line and environment with the exporter's own LoadConfig.

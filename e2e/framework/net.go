@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/exporter"
+	"warmpool.local/warm-pool-autoscaling-keda/exporter"
 )
 
 // HTTPGet is one GET with a 5 s bound: the status code and body, or 0 and the error's text.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/pulumirun"
-	"github.com/warmpool/warm-pool-autoscaling-keda/program"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/pulumirun"
+	"warmpool.local/warm-pool-autoscaling-keda/program"
 )
 
 // OutputKeys are the stack outputs verify reads; a deploy without one of them is broken.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
+	"warmpool.local/warm-pool-autoscaling-keda/poll"
 )
 
 // PollInterval is how often Eventually reads.

@@ -16,8 +16,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
-	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
+	"warmpool.local/warm-pool-autoscaling-keda/poll"
 )
 
 // The host ledger is the record of everything a real node changed on the

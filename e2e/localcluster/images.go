@@ -23,9 +23,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/toolcache"
 )
 
 // Image references the real nodes hold without a registry. The product's

@@ -25,11 +25,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract/gvr"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
-	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/contract/gvr"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/toolcache"
+	"warmpool.local/warm-pool-autoscaling-keda/poll"
 )
 
 // testIsolatedRuntimeClass is the tests' name for the isolated RuntimeClass: the control plane

@@ -10,7 +10,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
 )
 
 // A nodePrereq is a program a real node needs from the machine (Debian

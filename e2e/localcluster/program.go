@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
 )
 
 // program is one process of the control plane as a value: its name (the

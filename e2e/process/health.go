@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
+	"warmpool.local/warm-pool-autoscaling-keda/poll"
 )
 
 // WaitHealthy reads url every 200 ms until it answers 200, failing at once if

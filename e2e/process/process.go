@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/poll"
+	"warmpool.local/warm-pool-autoscaling-keda/poll"
 )
 
 // Process is one program a Set started, or found recorded on disk. Pid and

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/livetests"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/livetests"
 )
 
 // Binaries says where each built program and its run-time data are.

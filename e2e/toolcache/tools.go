@@ -3,7 +3,7 @@ package toolcache
 import (
 	"strings"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
 )
 
 // A tool is one upstream program (or several from one module) that the local

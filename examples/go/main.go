@@ -4,7 +4,7 @@ package main
 import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/examples/go/teamstack"
+	"warmpool.local/warm-pool-autoscaling-keda/examples/go/teamstack"
 )
 
 func main() { pulumi.Run(teamstack.Run) }

@@ -1,4 +1,4 @@
-module github.com/warmpool/warm-pool-autoscaling-keda/provider/sdkgen
+module warmpool.local/warm-pool-autoscaling-keda/provider/sdkgen
 
 go 1.26.6
 

@@ -20,10 +20,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/framework"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/freeport"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/localcluster"
-	"github.com/warmpool/warm-pool-autoscaling-keda/e2e/toolcache"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/framework"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/freeport"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/toolcache"
 )
 
 // usage is what -h says; the demo takes no arguments (DEMO_KWOK=1 asks for simulated nodes).

@@ -8,7 +8,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
 
-	"github.com/warmpool/warm-pool-autoscaling-keda/sdk/go/warmpool"
+	"warmpool.local/warm-pool-autoscaling-keda/sdk/go/warmpool"
 )
 
 // Namespace is where the team's pool lives.

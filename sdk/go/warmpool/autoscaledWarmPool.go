@@ -8,7 +8,7 @@ import (
 	"reflect"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
-	"github.com/warmpool/warm-pool-autoscaling-keda/sdk/go/warmpool/internal"
+	"warmpool.local/warm-pool-autoscaling-keda/sdk/go/warmpool/internal"
 )
 
 // The warm pools, their claim exporter and their KEDA autoscalers, with the runtime class checked and agent-sandbox and KEDA installed or adopted, on the cluster your kubernetes provider (the providers option) reaches. Its inputs are the program's stack config keys less the cluster's, with the same defaults and the same checks. One per stack: the pools input takes several pools.

@@ -8,7 +8,7 @@ import (
 	"reflect"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
-	"github.com/warmpool/warm-pool-autoscaling-keda/sdk/go/warmpool/internal"
+	"warmpool.local/warm-pool-autoscaling-keda/sdk/go/warmpool/internal"
 )
 
 type Provider struct {
