@@ -53,6 +53,10 @@ const (
 	// provider). The newest release this machine's Go (1.26.8) builds: v1.15.0's go.mod says
 	// go 1.26.9 and v1.14.3's go 1.26.10; v1.14.1's says go 1.26.6.
 	KarpenterModule = "v1.14.1"
+	// KubeStateMetricsModule is kube-state-metrics, which the live alert table runs against the
+	// local control plane: the release whose metrics the alerting rules are written against
+	// (monitoring/rules.go). Its client-go (v0.36.3) is the Kubernetes pin's release.
+	KubeStateMetricsModule = "v2.20.0"
 
 	// WarmPodImage is what a warm sandbox runs (it only has to stay up).
 	WarmPodImage = "public.ecr.aws/docker/library/busybox:1.36.1"
@@ -159,6 +163,15 @@ var Pins = []Pin{
 	{
 		Name: "Prometheus server", LocalControlPlane: PrometheusModule, LocalModule: "github.com/prometheus/prometheus", LocalToolDir: "prometheus-server",
 		Why: "only serves a backfilled claim history to advise's live test (history.FromPrometheus); the program reads the team's own Prometheus",
+	},
+	{
+		Name: "kubectl", LocalControlPlane: KubernetesModule, LocalModule: "k8s.io/kubernetes", LocalToolDir: "kubectl",
+		Why: "only a client for exploring the local cluster (the demo prints kubectl commands); the program deploys none",
+	},
+	{
+		Name: "kube-state-metrics", LocalControlPlane: KubeStateMetricsModule, LocalModule: "k8s.io/kube-state-metrics/v2", LocalToolDir: "kube-state-metrics",
+		Why: "the alerting rules read the team's own kube-state-metrics (kube-prometheus-stack ships it); the program deploys none. " +
+			"Locally it feeds the live alert table from the local control plane",
 	},
 }
 

@@ -158,15 +158,17 @@ func TestLiveRealNodeEndToEnd(t *testing.T) {
 }
 
 // localExporterSteps run on the stack whose exporter is a local process: up, the exporter with a
-// TokenRequest token, up under load, the exporter's faults, and destroy (in order, shared
-// installs untouched).
+// TokenRequest token, the demo's closing commands, up under load, the exporter's faults, destroy
+// (shared installs untouched) and the demo's teardown command (in order).
 func (e *env) localExporterSteps(adopted sharedInstall) []step {
 	return []step{
 		{"pulumi up creates the stack and its outputs are what verify reads", func(ctx context.Context, t *testing.T) { e.up(ctx, t) }},
 		{"the exporter runs with a TokenRequest token of its ServiceAccount", func(ctx context.Context, t *testing.T) { e.startExporterWithToken(ctx, t) }},
+		{"the demo's closing commands run as printed (kubectl from the tool cache, verify's demand phase)", e.demoExploreCommands},
 		{"pulumi up under load leaves spec.replicas to the HPA", e.upUnderLoad},
 		{"faults: exporter stopped, API unreachable at restart, token rotated", e.faults},
 		{"pulumi destroy removes everything in order and leaves shared installs alone", func(ctx context.Context, t *testing.T) { e.destroy(ctx, t, adopted) }},
+		{"the demo's teardown command, run as printed, stops the control plane and removes its state", e.demoTeardownCommand},
 	}
 }
 

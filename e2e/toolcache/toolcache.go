@@ -1,6 +1,7 @@
 // Package toolcache builds the upstream programs the local control plane and
 // the Pulumi runs use (etcd, Kubernetes, KWOK, agent-sandbox, KEDA, Karpenter,
-// containerd, gVisor, CoreDNS, the Pulumi CLI and its Kubernetes provider) from the Go
+// containerd, gVisor, CoreDNS, the Pulumi CLI and its Kubernetes provider, Prometheus,
+// kube-state-metrics, and kubectl for the demo's closing commands) from the Go
 // module proxy, each from its own pinned module under tools/, and keeps them
 // in a cache outside the repository. It knows nothing of a running cluster:
 // pulumirun uses it without a control plane.

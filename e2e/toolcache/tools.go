@@ -182,8 +182,32 @@ func tools() []tool {
 				"-X github.com/prometheus/common/version.Branch=" + contract.PrometheusModule,
 			},
 		},
+		{
+			// kubectl, at the control plane's release and with its version linked in (kubectl
+			// version --client reports the pin). A tool module of its own (tools/kubectl, the same
+			// replace block as tools/kubernetes), so that adding it left the control plane's cache
+			// key as it was; the two builds share Go's build cache.
+			dir: "kubectl", module: "k8s.io/kubernetes", version: kubernetesVersion,
+			commands: []command{{"k8s.io/kubernetes/cmd/kubectl", "kubectl"}},
+			ldflags:  kubernetesLdflags,
+		},
+		{
+			// kube-state-metrics: the HPA and pod metrics the alerting rules read, from the local
+			// control plane. Its main package is the module's root. The link flags are its
+			// Makefile's (version.Version is the tag; ClientGoVersion labels its build-info metric).
+			dir: "kube-state-metrics", module: "k8s.io/kube-state-metrics/v2", version: contract.KubeStateMetricsModule,
+			commands: []command{{"k8s.io/kube-state-metrics/v2", "kube-state-metrics"}},
+			ldflags: []string{
+				"-X github.com/prometheus/common/version.Version=" + contract.KubeStateMetricsModule,
+				"-X k8s.io/kube-state-metrics/v2/pkg/app.ClientGoVersion=" + kubeStateMetricsClientGo,
+			},
+		},
 	}
 }
+
+// kubeStateMetricsClientGo is the k8s.io/client-go that tools/kube-state-metrics/go.mod resolves
+// (its Makefile reads it with go list; a test holds the two together).
+const kubeStateMetricsClientGo = "v0.36.3"
 
 // The tools by who needs them, as names for Ensure.
 var (
@@ -204,4 +228,9 @@ var (
 	// PrometheusServer is promtool and the Prometheus server: a history backfilled with the one
 	// and served by the other (advise's live test).
 	PrometheusServer = []string{"prometheus", "prometheus-server"}
+	// Kubectl is for the demo, which prints kubectl commands so that a newcomer can explore the
+	// local cluster without installing kubectl.
+	Kubectl = []string{"kubectl"}
+	// KubeStateMetrics is what the live alert table runs against the local control plane.
+	KubeStateMetrics = []string{"kube-state-metrics"}
 )

@@ -10,13 +10,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"sort"
 	"syscall"
 	"time"
 
@@ -80,7 +79,9 @@ func run() error {
 	}
 	verifyErr := d.verify(ctx, c, dep)
 	ok = true
-	d.printNextSteps(c, dep)
+	if err := d.printNextSteps(ctx, c, dep); err != nil {
+		return errors.Join(verifyErr, fmt.Errorf("building kubectl for the closing commands: %w", err))
+	}
 	if verifyErr != nil {
 		return fmt.Errorf("verify failed: %w", verifyErr)
 	}
@@ -195,23 +196,23 @@ func (d *demo) verify(ctx context.Context, c *localcluster.Cluster, dep *deploym
 	return verify.Run()
 }
 
-// printNextSteps says how to explore what is left up and how to tear it down.
-func (d *demo) printNextSteps(c *localcluster.Cluster, dep *deployment) {
-	fmt.Printf("\nThe local control plane is still up, with the stack deployed. Explore it:\n  export KUBECONFIG=%s\n", c.Kubeconfig)
-	fmt.Printf("  kubectl -n %s get sandboxwarmpool,sandboxclaim,scaledobject,hpa,pods -o wide\n", dep.ns)
+// printNextSteps says how to explore what is left up and how to tear it down, with the tool
+// cache's kubectl (built here on first use: the machine the README sets up has none).
+func (d *demo) printNextSteps(ctx context.Context, c *localcluster.Cluster, dep *deployment) error {
+	bins, err := toolcache.Ensure(ctx, os.Stdout, toolcache.Kubectl...)
+	if err != nil {
+		return err
+	}
+	_, curlErr := exec.LookPath("curl")
+	steps := framework.NextSteps{Kubeconfig: c.Kubeconfig, Kubectl: bins.Path("kubectl"), Namespace: dep.ns,
+		OutputsFile: dep.outputsFile, StateDir: d.state, Curl: curlErr == nil}
 	if d.real {
-		fmt.Printf("  kubectl -n %s logs deploy/%s\n", dep.ns, dep.exporter)
-	} else {
-		fmt.Printf("  curl -s %s\n", dep.demandURL)
+		steps.Exporter = dep.exporter
+	} else { // on KWOK nodes the exporter is this command's local process
+		steps.DemandURL = dep.demandURL
 	}
-	fmt.Printf("  cat %s        # the stack's outputs, as verify read them\n", dep.outputsFile)
-	if d.real { // on KWOK nodes the exporter is this command's local process, which counts the demo's namespace only
-		printPulumiCLI(dep.config, c.Kubeconfig)
-	}
-	fmt.Printf(`Tear it down (removes every process it started and, with a real node, every mount, interface and rule):
-  go run ./e2e/localcluster/cmd/localcluster down --state %s
-Logs of every process: %s
-`, d.state, filepath.Join(d.state, "logs"))
+	steps.Print(os.Stdout)
+	return nil
 }
 
 // startLocalExporter builds the exporter and runs it beside the control plane (stopped with
@@ -232,38 +233,4 @@ func startLocalExporter(ctx context.Context, c *localcluster.Cluster, dir, ns, s
 	e := framework.LocalExporter{Binary: bin, APIURL: c.APIServerURL, TokenFile: tokenFile, CAFile: c.CAFile, Namespace: ns, Addr: addr}
 	_, err = e.Start(ctx, c.Processes(), "claim-exporter")
 	return err
-}
-
-// printPulumiCLI tells a newcomer with the Pulumi CLI how to run this repository's program
-// against the demo cluster as a stack of their own: the demo's config, the kubeconfig by its
-// path as a secret, and a namespace of its own beside the demo's stack.
-func printPulumiCLI(config map[string]string, kubeconfigPath string) {
-	fmt.Printf("With the Pulumi CLI, this repository against the demo cluster (a stack of your own, state on this machine):\n")
-	fmt.Printf("  pulumi login --local && pulumi stack init demo-cli\n")
-	keys := make([]string, 0, len(config))
-	for k := range config {
-		if k != "kubeconfig" {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	fmt.Printf("  pulumi config set --secret kubeconfig %s\n", kubeconfigPath)
-	for _, k := range keys {
-		var fields map[string]any
-		if json.Unmarshal([]byte(config[k]), &fields) == nil {
-			// An object key is set field by field, so the CLI stores an object, not a string.
-			names := make([]string, 0, len(fields))
-			for f := range fields {
-				names = append(names, f)
-			}
-			sort.Strings(names)
-			for _, f := range names {
-				fmt.Printf("  pulumi config set --path '%s.%s' %v\n", k, f, fields[f])
-			}
-			continue
-		}
-		fmt.Printf("  pulumi config set %s %q\n", k, config[k])
-	}
-	fmt.Printf("  pulumi config set namespace warm-pool-cli     # beside the demo's own stack\n")
-	fmt.Printf("  pulumi preview && pulumi up && go run ./verify && pulumi destroy\n")
 }
