@@ -2,6 +2,7 @@ package docs
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -13,9 +14,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 )
 
@@ -27,9 +28,10 @@ import (
 //   - a `go test` whose -run or -bench pattern matches no Test/Example/Fuzz or Benchmark function
 //     of the packages it names (only the part before the first '/', as go test matches
 //     top-level tests);
-//   - a flag given to one of the project's `go run ./...` commands that the command does not
-//     define (read from its source, and that of the module's packages it imports, with
-//     go/parser: fs.String("name", ...), flag.BoolVar(&v, "name", ...) and the like).
+//   - a `go run ./X` of the repository whose X does not build or whose `--help` does not exit
+//     0, or a flag the document gives it that its `--help` does not list (X is built once per
+//     test run and run with --help: the flags a reader gets, wherever the code defines them);
+//     for a command with verbs (`localcluster up --real-nodes 1`), that verb's `--help`.
 // Commands are read from code: fenced blocks and inline code spans.
 
 // problem is one thing a document says that does not resolve.
@@ -44,11 +46,12 @@ func (p problem) String() string { return fmt.Sprintf("%s:%d: %s: %s", p.file, p
 
 // repo is the repository as the check reads it: its root and what it knows of each directory.
 type repo struct {
-	root     string
-	module   string                     // the module path in go.mod
-	slugs    map[string]map[string]bool // Markdown file -> its heading anchors
-	tests    map[string][]string        // package dir -> its top-level Test/Example/Fuzz/Benchmark funcs
-	cmdFlags map[string]map[string]bool // command dir -> the flags it defines
+	root   string
+	slugs  map[string]map[string]bool // Markdown file -> its heading anchors
+	tests  map[string][]string        // package dir -> its top-level Test/Example/Fuzz/Benchmark funcs
+	binDir string                     // where the commands are built
+	bins   map[string]binary          // command dir -> its binary
+	helps  map[string]usage           // binary and arguments -> what it printed
 }
 
 func repoRoot(t *testing.T) string {
@@ -101,17 +104,8 @@ func markdownFiles(t *testing.T, root string) []string {
 }
 
 func newRepo(t *testing.T, root string) *repo {
-	t.Helper()
-	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`(?m)^module\s+(\S+)`).FindSubmatch(gomod)
-	if m == nil {
-		t.Fatal("go.mod names no module")
-	}
-	return &repo{root: root, module: string(m[1]), slugs: map[string]map[string]bool{},
-		tests: map[string][]string{}, cmdFlags: map[string]map[string]bool{}}
+	return &repo{root: root, slugs: map[string]map[string]bool{}, tests: map[string][]string{},
+		binDir: t.TempDir(), bins: map[string]binary{}, helps: map[string]usage{}}
 }
 
 func TestDocumentsResolve(t *testing.T) {
@@ -121,14 +115,19 @@ func TestDocumentsResolve(t *testing.T) {
 	if len(files) < 5 {
 		t.Fatalf("found %d Markdown files under %s: the check would prove nothing", len(files), root)
 	}
-	counts := map[string]int{}
-	var problems []problem
-	for _, f := range files {
+	texts := make([]string, len(files))
+	for i, f := range files {
 		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		ps, n := r.check(f, string(b))
+		texts[i] = string(b)
+	}
+	r.build(goRunDirs(texts...)) // all at once: Go compiles what they share once
+	counts := map[string]int{}
+	var problems []problem
+	for i, f := range files {
+		ps, n := r.check(f, texts[i])
 		problems = append(problems, ps...)
 		for k, v := range n {
 			counts[k] += v
@@ -137,8 +136,8 @@ func TestDocumentsResolve(t *testing.T) {
 	for _, p := range problems {
 		t.Error(p)
 	}
-	t.Logf("%d documents: %d links, %d pictures, %d go test patterns, %d go run commands checked",
-		len(files), counts["link"], counts["picture"], counts["go test"], counts["go run"])
+	t.Logf("%d documents: %d links, %d pictures, %d go test patterns, %d go run commands (of %d commands built) checked",
+		len(files), counts["link"], counts["picture"], counts["go test"], counts["go run"], len(r.bins))
 	// The check must have something to hold: the repository's documents have all four kinds.
 	for _, k := range []string{"link", "picture", "go test", "go run"} {
 		if counts[k] == 0 {
@@ -701,187 +700,250 @@ func (r *repo) testFuncs(dir string) ([]string, error) {
 	return funcs, nil
 }
 
-// checkGoRun holds the flags given to a `go run ./dir` of this repository to those dir defines.
-func (r *repo) checkGoRun(c command) []string {
+// goRunTarget reads a `go run` of one of the repository's packages: the package as the document
+// writes it, its directory relative to the root and the arguments after it. ok is false for
+// anything else (a file, or a package named by import path).
+func goRunTarget(c command) (pkg, dir string, args []string, ok bool) {
 	_, at := c.goVerb()
-	args := c.words[at:]
+	words := c.words[at:]
 	i := 0
-	for i < len(args) && strings.HasPrefix(args[i], "-") { // go run's own build flags
+	for i < len(words) && strings.HasPrefix(words[i], "-") { // go run's own build flags
 		i++
 	}
-	if i >= len(args) {
-		return nil
+	if i >= len(words) {
+		return "", "", nil, false
 	}
-	pkg := args[i]
+	pkg = words[i]
 	if pkg != "." && !strings.HasPrefix(pkg, "./") && !strings.HasPrefix(pkg, "../") {
-		return nil // not a command of this repository
+		return "", "", nil, false
 	}
-	dir := path.Clean(path.Join(c.dir, pkg))
-	flags, err := r.commandFlags(dir)
+	return pkg, path.Clean(path.Join(c.dir, pkg)), words[i+1:], true
+}
+
+// goRunDirs are the directories of the packages the documents' `go run` commands name, so all
+// can be built before the check needs the first.
+func goRunDirs(texts ...string) []string {
+	seen := map[string]bool{}
+	var dirs []string
+	for _, text := range texts {
+		_, code := splitMarkdown(text)
+		for _, c := range code {
+			for _, cmd := range commands(c.text) {
+				if !cmd.isGoRun() {
+					continue
+				}
+				if _, dir, _, ok := goRunTarget(cmd); ok && !seen[dir] {
+					seen[dir] = true
+					dirs = append(dirs, dir)
+				}
+			}
+		}
+	}
+	return dirs
+}
+
+// binary is a command's executable, or why there is none.
+type binary struct {
+	path string
+	err  error
+}
+
+var moduleRE = regexp.MustCompile(`(?m)^module\s+(\S+)`)
+
+// module finds the module a package directory belongs to: the nearest go.mod at or above it
+// (provider/sdkgen is a module of its own), its directory and its path.
+func (r *repo) module(dir string) (string, string, error) {
+	if dir == ".." || strings.HasPrefix(dir, "../") {
+		return "", "", fmt.Errorf("%s leaves the repository", dir)
+	}
+	for d := dir; ; d = path.Dir(d) {
+		if b, err := os.ReadFile(filepath.Join(r.root, filepath.FromSlash(d), "go.mod")); err == nil {
+			m := moduleRE.FindSubmatch(b)
+			if m == nil {
+				return "", "", fmt.Errorf("%s/go.mod names no module", d)
+			}
+			return d, string(m[1]), nil
+		}
+		if d == "." {
+			return "", "", fmt.Errorf("no go.mod at or above %s", dir)
+		}
+	}
+}
+
+// build builds the commands in dirs not built yet: one go build per module, so Go compiles what
+// they share once (go build cannot build another module's packages), and into a directory of
+// its own for each name (go build names a binary after its package's last path element). A
+// command whose binary is then missing is built alone, to tell which failed and why.
+func (r *repo) build(dirs []string) {
+	type job struct {
+		module string            // its directory
+		dirs   []string          // its packages' directories
+		names  map[string]string // package directory -> binary name
+		taken  map[string]bool   // binary names
+	}
+	var jobs []*job
+	for _, d := range dirs {
+		if _, ok := r.bins[d]; ok {
+			continue
+		}
+		mod, modPath, err := r.module(d)
+		if err != nil {
+			r.bins[d] = binary{err: err}
+			continue
+		}
+		name := path.Base(path.Join(modPath, relTo(mod, d)))
+		var j *job
+		for _, k := range jobs {
+			if k.module == mod && !k.taken[name] {
+				j = k
+				break
+			}
+		}
+		if j == nil {
+			j = &job{module: mod, names: map[string]string{}, taken: map[string]bool{}}
+			jobs = append(jobs, j)
+		}
+		j.dirs = append(j.dirs, d)
+		j.names[d], j.taken[name] = name, true
+	}
+	for _, j := range jobs {
+		out, err := r.goBuild(j.module, j.dirs)
+		for _, d := range j.dirs {
+			p := filepath.Join(out, j.names[d])
+			if err != nil && !fileExists(p) {
+				alone, err := r.goBuild(j.module, []string{d})
+				if err != nil {
+					r.bins[d] = binary{err: err}
+					continue
+				}
+				p = filepath.Join(alone, j.names[d])
+			}
+			if !fileExists(p) {
+				r.bins[d] = binary{err: fmt.Errorf("go build wrote no command: %s is no main package", d)}
+				continue
+			}
+			r.bins[d] = binary{path: p}
+		}
+	}
+}
+
+// relTo is a directory relative to the module directory it is in, both relative to the root.
+func relTo(module, dir string) string {
+	switch module {
+	case ".":
+		return dir
+	case dir:
+		return "."
+	}
+	return strings.TrimPrefix(dir, module+"/")
+}
+
+// goBuild runs go build in a module's directory for package directories of it, into a new
+// directory, and returns that directory.
+func (r *repo) goBuild(module string, dirs []string) (string, error) {
+	out, err := os.MkdirTemp(r.binDir, "build")
 	if err != nil {
-		return []string{fmt.Sprintf("go run %s: %v", pkg, err)}
+		return "", err
 	}
-	var out []string
-	for _, a := range args[i+1:] {
-		a = strings.Trim(a, "[]")
-		if !strings.HasPrefix(a, "-") || a == "-" || a == "--" {
-			continue
-		}
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if name == "h" || name == "help" || flags[name] {
-			continue
-		}
-		out = append(out, fmt.Sprintf("go run %s: no flag -%s (it defines: %s)", pkg, name, keyList(flags, "-")))
+	args := []string{"build", "-o", out + string(filepath.Separator)}
+	for _, d := range dirs {
+		args = append(args, "./"+relTo(module, d)) // "./." is the module's own directory
+	}
+	// Generous: with a cold cache this compiles the Kubernetes and Pulumi SDKs.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = filepath.Join(r.root, filepath.FromSlash(module))
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return out, fmt.Errorf("%v: %s", err, strings.TrimSpace(string(b)))
+	}
+	return out, nil
+}
+
+// usage is what a command printed for --help, with the flags it lists.
+type usage struct {
+	out   string // stdout and stderr
+	flags map[string]bool
+	err   error // it did not run, or exited non-zero
+}
+
+// usageFlagRE is a flag line of the flag package's PrintDefaults: two spaces, -name, then its
+// type, a tab or the line's end. Exactly two spaces: an example in the usage text, indented
+// further (checkpins has one), is no flag line.
+var usageFlagRE = regexp.MustCompile(`(?m)^  -([^-\s=][^\s=]*)(?:[ \t]|$)`)
+
+// help runs a binary with args (ending in --help), once per test run.
+func (r *repo) help(bin string, args ...string) usage {
+	key := strings.Join(append([]string{bin}, args...), "\x00")
+	if u, ok := r.helps[key]; ok {
+		return u
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = r.root
+	cmd.WaitDelay = 5 * time.Second // a child the command leaves holding its output does not hold the test
+	b, err := cmd.CombinedOutput()
+	u := usage{out: string(b), flags: map[string]bool{}, err: err}
+	for _, m := range usageFlagRE.FindAllStringSubmatch(u.out, -1) {
+		u.flags[m[1]] = true
+	}
+	r.helps[key] = u
+	return u
+}
+
+// helpWords are the words of a usage text (letters, digits, '-' and '_').
+func helpWords(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.FieldsFunc(s, func(c rune) bool {
+		return !unicode.IsLetter(c) && !unicode.IsDigit(c) && c != '-' && c != '_'
+	}) {
+		out[w] = true
 	}
 	return out
 }
 
-// flagDefs are the flag-defining calls, with the index of the argument that names the flag.
-var flagDefs = map[string]int{
-	"String": 0, "Bool": 0, "Int": 0, "Int64": 0, "Uint": 0, "Uint64": 0, "Float64": 0, "Duration": 0,
-	"Func": 0, "BoolFunc": 0,
-	"StringVar": 1, "BoolVar": 1, "IntVar": 1, "Int64Var": 1, "UintVar": 1, "Uint64Var": 1,
-	"Float64Var": 1, "DurationVar": 1, "Var": 1, "TextVar": 1,
-}
-
-// commandFlags reads the flags a main package defines, in its own files and in the module's
-// packages it imports, from the source.
-func (r *repo) commandFlags(dir string) (map[string]bool, error) {
-	if f, ok := r.cmdFlags[dir]; ok {
-		return f, nil
+// checkGoRun holds a `go run ./dir` of this repository to the command's --help: the command
+// must build, its --help must exit 0, and every flag the document gives it must be one its
+// --help lists.
+func (r *repo) checkGoRun(c command) []string {
+	pkg, dir, args, ok := goRunTarget(c)
+	if !ok {
+		return nil
 	}
-	flags := map[string]bool{}
-	files, imports, err := r.parseDir(dir)
-	if err != nil {
-		return nil, err
+	r.build([]string{dir})
+	b := r.bins[dir]
+	name := "go run " + pkg
+	if b.err != nil {
+		return []string{fmt.Sprintf("%s: does not build: %v", name, b.err)}
 	}
-	isMain := false
-	for _, f := range files {
-		if f.Name.Name == "main" {
-			isMain = true
-		}
+	u := r.help(b.path, "--help")
+	// A verb (localcluster's up, down, build...) is the first argument when the top-level
+	// --help names it (localcluster: "usage: localcluster up|env|down|build|prereqs ..."); the
+	// verb's own --help then holds its flags. Only the first argument, as localcluster reads
+	// os.Args[1]: with no verb first the command is held to its top-level --help, which fails as
+	// the command would. A word --help does not name is not tried: the flag package stops at a
+	// positional argument, so `<bin> <word> --help` would run a command that takes one.
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && helpWords(u.out)[args[0]] {
+		name += " " + args[0]
+		u = r.help(b.path, args[0], "--help")
+		args = args[1:]
 	}
-	if !isMain {
-		return nil, fmt.Errorf("%s is no main package", dir)
+	if u.err != nil {
+		first, _, _ := strings.Cut(strings.TrimSpace(u.out), "\n")
+		return []string{fmt.Sprintf("%s --help: %v (it printed: %q)", name, u.err, first)}
 	}
-	for _, imp := range imports {
-		sub, ok := strings.CutPrefix(imp, r.module+"/")
-		if !ok {
+	var out []string
+	for _, a := range args {
+		a = strings.Trim(a, "[]")
+		if !strings.HasPrefix(a, "-") || a == "-" || a == "--" {
 			continue
 		}
-		more, _, err := r.parseDir(sub)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, more...)
-	}
-	for _, f := range files {
-		flagPkg, others := imported(f)
-		if flagPkg == "" {
-			continue // defines no flag of the standard flag package
-		}
-		consts := stringConsts(f)
-		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok {
-				return true
-			}
-			if x, ok := sel.X.(*ast.Ident); ok && others[x.Name] && x.Name != flagPkg {
-				return true // pulumi.String("..."), strconv.Quote(...): another package's function
-			}
-			at, ok := flagDefs[sel.Sel.Name]
-			if !ok || at >= len(call.Args) {
-				return true
-			}
-			switch a := call.Args[at].(type) {
-			case *ast.BasicLit:
-				if s, err := strconv.Unquote(a.Value); err == nil && a.Kind == token.STRING {
-					flags[s] = true
-				}
-			case *ast.Ident:
-				if s, ok := consts[a.Name]; ok {
-					flags[s] = true
-				}
-			}
-			return true
-		})
-	}
-	r.cmdFlags[dir] = flags
-	return flags, nil
-}
-
-// imported returns the name a file gives the standard flag package ("" if it does not import
-// it) and the names of every package it imports.
-func imported(f *ast.File) (string, map[string]bool) {
-	flagPkg := ""
-	names := map[string]bool{}
-	for _, i := range f.Imports {
-		p, _ := strconv.Unquote(i.Path.Value)
-		name := path.Base(p)
-		if i.Name != nil {
-			name = i.Name.Name
-		}
-		names[name] = true
-		if p == "flag" {
-			flagPkg = name
-		}
-	}
-	return flagPkg, names
-}
-
-// parseDir parses a directory's non-test Go files and returns them with their imports.
-func (r *repo) parseDir(dir string) ([]*ast.File, []string, error) {
-	matches, err := filepath.Glob(filepath.Join(r.root, filepath.FromSlash(dir), "*.go"))
-	if err != nil {
-		return nil, nil, err
-	}
-	var files []*ast.File
-	var imports []string
-	fset := token.NewFileSet()
-	for _, m := range matches {
-		if strings.HasSuffix(m, "_test.go") {
+		flag, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if flag == "h" || flag == "help" || u.flags[flag] { // the flag package takes -h unlisted
 			continue
 		}
-		f, err := parser.ParseFile(fset, m, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return nil, nil, err
-		}
-		files = append(files, f)
-		for _, i := range f.Imports {
-			p, _ := strconv.Unquote(i.Path.Value)
-			imports = append(imports, p)
-		}
-	}
-	if len(files) == 0 {
-		return nil, nil, fmt.Errorf("no Go files in %s", dir)
-	}
-	return files, imports, nil
-}
-
-// stringConsts are a file's string constants, so fs.String(nameFlag, ...) is read too.
-func stringConsts(f *ast.File) map[string]string {
-	out := map[string]string{}
-	for _, d := range f.Decls {
-		g, ok := d.(*ast.GenDecl)
-		if !ok || g.Tok != token.CONST {
-			continue
-		}
-		for _, s := range g.Specs {
-			vs := s.(*ast.ValueSpec)
-			for i, n := range vs.Names {
-				if i < len(vs.Values) {
-					if bl, ok := vs.Values[i].(*ast.BasicLit); ok && bl.Kind == token.STRING {
-						if v, err := strconv.Unquote(bl.Value); err == nil {
-							out[n.Name] = v
-						}
-					}
-				}
-			}
-		}
+		out = append(out, fmt.Sprintf("%s: no flag -%s in its --help (it lists: %s)", name, flag, keyList(u.flags, "-")))
 	}
 	return out
 }
@@ -902,20 +964,31 @@ func TestEachKindOfCheckRejects(t *testing.T) {
 	}
 	write("go.mod", "module example.com/m\n\ngo 1.26\n")
 	write("pkg/a_test.go", "package pkg\n\nimport \"testing\"\n\nfunc TestReal(t *testing.T) {}\n\nfunc BenchmarkReal(b *testing.B) {}\n")
-	write("cmd/tool/main.go", "package main\n\nimport (\n\t\"flag\"\n\n\t\"example.com/m/opts\"\n)\n\nconst nameFlag = \"named\"\n\nfunc main() {\n\tfs := flag.NewFlagSet(\"tool\", flag.ExitOnError)\n\tfs.String(\"real\", \"\", \"\")\n\tvar d int\n\tfs.IntVar(&d, nameFlag, 0, \"\")\n\topts.Add(fs)\n}\n")
+	// Commands the go run check builds and asks for --help: flags of its own and of a package it
+	// imports; one named like it elsewhere (a binary name go build gives both); one with verbs,
+	// as localcluster reads them (os.Args[1]; none: usage, exit 2); one that does not compile,
+	// one whose --help fails and a package that is no command.
+	write("cmd/tool/main.go", "package main\n\nimport (\n\t\"flag\"\n\n\t\"example.com/m/opts\"\n)\n\n"+
+		"func main() {\n\tflag.String(\"real\", \"\", \"\")\n\tflag.Int(\"named\", 0, \"\")\n\topts.Add(flag.CommandLine)\n\tflag.Parse()\n}\n")
 	write("opts/opts.go", "package opts\n\nimport \"flag\"\n\nfunc Add(fs *flag.FlagSet) { fs.Bool(\"imported\", false, \"\") }\n")
+	write("alt/tool/main.go", "package main\n\nimport \"flag\"\n\nfunc main() {\n\tflag.Bool(\"alt\", false, \"\")\n\tflag.Parse()\n}\n")
+	write("cmd/verbs/main.go", "package main\n\nimport (\n\t\"flag\"\n\t\"fmt\"\n\t\"os\"\n)\n\n"+
+		"func main() {\n\tif len(os.Args) < 2 || (os.Args[1] != \"up\" && os.Args[1] != \"down\") {\n"+
+		"\t\tfmt.Fprintln(os.Stderr, \"usage: verbs up|down [--state DIR] [--nodes N]\")\n\t\tos.Exit(2)\n\t}\n"+
+		"\tfs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)\n\tfs.String(\"state\", \"\", \"\")\n"+
+		"\tif os.Args[1] == \"up\" {\n\t\tfs.Int(\"nodes\", 0, \"\")\n\t}\n\t_ = fs.Parse(os.Args[2:])\n}\n")
+	write("cmd/broken/main.go", "package main\n\nfunc main() { undefined() }\n")
+	write("cmd/failing/main.go", "package main\n\nimport \"os\"\n\nfunc main() { os.Exit(3) }\n")
 	write("pic.png", "png")
 	write("other.md", "# Other\n\n## The Section: `x` (y)\n")
 	r := newRepo(t, root)
 
 	good := "# Doc\n\n## Here\n\n[a](other.md#the-section-x-y) [b](#here) [c](pkg/) ![p](pic.png)\n\n" +
 		"```sh\ngo test -run '^TestReal$' ./pkg\ngo test -run '^$' -bench Real/sub ./pkg/...\n" +
-		"go run ./cmd/tool --real x -named=1 --imported \\\n  -h\ncd cmd && go run ./tool -real 1\n```\n" +
+		"go run ./cmd/tool --real x -named=1 --imported \\\n  -h\ncd cmd && go run ./tool -real 1\ngo run ./alt/tool --alt\n" +
+		"go run ./cmd/verbs up --nodes 1 --state s\ngo run ./cmd/verbs down [--state DIR] extra\n```\n" +
 		"And `go test ./pkg -run\nTestReal` in prose.\n"
-	if ps, _ := r.check("doc.md", good); len(ps) > 0 {
-		t.Errorf("a document that resolves was rejected: %v", ps)
-	}
-	for _, c := range []struct{ name, doc, kind, want string }{
+	cases := []struct{ name, doc, kind, want string }{
 		{"a link to a missing file", "[a](missing.md)\n", "link", "missing.md does not exist"},
 		{"an anchor no heading has", "[a](other.md#no-such)\n", "anchor", `anchor "#no-such"`},
 		{"an anchor into this document", "# Doc\n\n[a](#elsewhere)\n", "anchor", `anchor "#elsewhere"`},
@@ -923,13 +996,31 @@ func TestEachKindOfCheckRejects(t *testing.T) {
 		{"a -run matching no test", "`go test -run 'TestRealX$' ./pkg`\n", "go test", `-run "TestRealX$" matches no Test`},
 		{"a -run naming a benchmark", "`go test -run BenchmarkReal ./pkg`\n", "go test", "matches no Test"},
 		{"a -bench matching no benchmark", "```\ngo test -run '^$' -bench '^BenchmarkOther$' ./pkg/...\n```\n", "go test", "matches no Benchmark"},
-		{"a flag the command lacks", "```\ngo run ./cmd/tool -real 1 --unreal 2\n```\n", "go run", "no flag -unreal"},
-		{"a command that does not exist", "`go run ./cmd/none -x`\n", "go run", "go run ./cmd/none"},
-	} {
+		{"a flag --help does not list", "```\ngo run ./cmd/tool -real 1 --unreal 2\n```\n", "go run", "go run ./cmd/tool: no flag -unreal in its --help (it lists: -imported -named -real)"},
+		{"a flag of another verb", "`go run ./cmd/verbs down --nodes 1`\n", "go run", "go run ./cmd/verbs down: no flag -nodes"},
+		{"no verb first", "`go run ./cmd/verbs --state s up`\n", "go run", `go run ./cmd/verbs --help: exit status 2 (it printed: "usage: verbs up|down`},
+		{"a command that does not exist", "`go run ./cmd/none -x`\n", "go run", "go run ./cmd/none: does not build"},
+		{"a command that does not compile", "`go run ./cmd/broken`\n", "go run", "go run ./cmd/broken: does not build: exit status 1: "},
+		{"a command whose --help fails", "`go run ./cmd/failing --help`\n", "go run", "go run ./cmd/failing --help: exit status 3"},
+		{"a package that is no command", "`go run ./opts`\n", "go run", "main package"}, // go's "no main packages to build" alone, the check's own beside commands
+	}
+	// Built as TestDocumentsResolve builds: all at once, the failures among them.
+	docs := []string{good}
+	for _, c := range cases {
+		docs = append(docs, c.doc)
+	}
+	r.build(goRunDirs(docs...))
+	if ps, _ := r.check("doc.md", good); len(ps) > 0 {
+		t.Errorf("a document that resolves was rejected: %v", ps)
+	}
+	for _, c := range cases {
 		ps, _ := r.check("doc.md", c.doc)
 		if len(ps) != 1 || ps[0].kind != c.kind || !strings.Contains(ps[0].what, c.want) {
 			t.Errorf("%s: got %v, want one %s problem containing %q", c.name, ps, c.kind, c.want)
 		}
+	}
+	if b := r.bins["cmd/broken"]; b.err == nil || !strings.Contains(b.err.Error(), "undefined: undefined") {
+		t.Errorf("cmd/broken: got %v, want go build's error", b.err)
 	}
 	// A problem names its line.
 	ps, _ := r.check("doc.md", "line one\n\n[a](missing.md)\n")

@@ -38,7 +38,7 @@ func runAsPrinted(ctx context.Context, t *testing.T, hints []framework.Hint) str
 	}
 	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", strings.Join(script, "\n"))
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "PATH="+pathWithout(t, "kubectl"))
+	cmd.Env = append(os.Environ(), "PATH="+pathShadowing(t, "kubectl"))
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	t.Logf("ran as printed (%s):\n%s\n%s", time.Since(start).Round(time.Second), strings.Join(script, "\n"), out)
@@ -48,17 +48,15 @@ func runAsPrinted(ctx context.Context, t *testing.T, hints []framework.Hint) str
 	return string(out)
 }
 
-// pathWithout is $PATH without the folders that hold binary.
-func pathWithout(t *testing.T, binary string) string {
-	var keep []string
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-		if _, err := os.Stat(filepath.Join(dir, binary)); err == nil {
-			t.Logf("PATH without %s (it holds %s)", dir, binary)
-			continue
-		}
-		keep = append(keep, dir)
+// pathShadowing is $PATH with a folder in front whose binary fails saying it was used: a command
+// that relies on the machine having it fails, as it would on a machine without it.
+func pathShadowing(t *testing.T, binary string) string {
+	dir := t.TempDir()
+	shim := "#!/bin/sh\necho \"" + binary + " from PATH was used: the README's setup installs none\" >&2\nexit 127\n"
+	if err := os.WriteFile(filepath.Join(dir, binary), []byte(shim), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	return strings.Join(keep, string(filepath.ListSeparator))
+	return dir + string(filepath.ListSeparator) + os.Getenv("PATH")
 }
 
 // demoExploreCommands runs the demo's closing commands that look at the stack, as printed, and

@@ -33,6 +33,11 @@ func main() {
 		os.Exit(2)
 	}
 	verb := os.Args[1]
+	if verb == "-h" || verb == "-help" || verb == "--help" { // asked for: the usage on stdout, exit 0
+		fmt.Println(usageLine)
+		fmt.Println("each verb lists its flags: localcluster <verb> --help")
+		return
+	}
 	fs := flag.NewFlagSet(verb, flag.ExitOnError)
 	state := fs.String("state", "", "state directory (default: <cache>/clusters/default)")
 	nodes := fs.Int("nodes", 0, "number of simulated (KWOK) nodes (default 1, or 0 with real nodes)")
@@ -102,9 +107,9 @@ func main() {
 	}
 }
 
-func usage() {
-	fmt.Fprintln(os.Stderr, "usage: localcluster up|env|down|build|prereqs [--state DIR] [--nodes N] [--real-nodes N] [--hpa-sync-period 15s] [--karpenter [--karpenter-launch-delay 30s]] [tool...]")
-}
+const usageLine = "usage: localcluster up|env|down|build|prereqs [--state DIR] [--nodes N] [--real-nodes N] [--hpa-sync-period 15s] [--karpenter [--karpenter-launch-delay 30s]] [tool...]"
+
+func usage() { fmt.Fprintln(os.Stderr, usageLine) }
 
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "localcluster:", err)
