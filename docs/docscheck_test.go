@@ -38,7 +38,7 @@ import (
 type problem struct {
 	file string // relative to the repository's root, slash-separated
 	line int
-	kind string // link, anchor, picture, go test, go run
+	kind string // link, anchor, picture, go test, go run, test name
 	what string
 }
 
@@ -52,6 +52,7 @@ type repo struct {
 	binDir string                     // where the commands are built
 	bins   map[string]binary          // command dir -> its binary
 	helps  map[string]usage           // binary and arguments -> what it printed
+	named  map[string]bool            // every Test/Benchmark/Fuzz/Example func of the repository, by name (read once)
 }
 
 func repoRoot(t *testing.T) string {
@@ -136,10 +137,10 @@ func TestDocumentsResolve(t *testing.T) {
 	for _, p := range problems {
 		t.Error(p)
 	}
-	t.Logf("%d documents: %d links, %d pictures, %d go test patterns, %d go run commands (of %d commands built) checked",
-		len(files), counts["link"], counts["picture"], counts["go test"], counts["go run"], len(r.bins))
+	t.Logf("%d documents: %d links, %d pictures, %d go test patterns, %d go run commands (of %d commands built), %d test names checked",
+		len(files), counts["link"], counts["picture"], counts["go test"], counts["go run"], len(r.bins), counts["test name"])
 	// The check must have something to hold: the repository's documents have all four kinds.
-	for _, k := range []string{"link", "picture", "go test", "go run"} {
+	for _, k := range []string{"link", "picture", "go test", "go run", "test name"} {
 		if counts[k] == 0 {
 			t.Errorf("no %s found in any document: the check of that kind proves nothing", k)
 		}
@@ -167,7 +168,14 @@ func (r *repo) check(file, text string) ([]problem, map[string]int) {
 			ps = append(ps, problem{file, l.line, k, what})
 		}
 	}
+	history := historyLines(text)
 	for _, c := range code {
+		if name := strings.TrimSpace(c.text); testName.MatchString(name) && !history(c.line) {
+			counts["test name"]++
+			if !r.testNamed(name) {
+				ps = append(ps, problem{file, c.line, "test name", fmt.Sprintf("no test or benchmark of the repository is named %s", name)})
+			}
+		}
 		for _, cmd := range commands(c.text) {
 			switch {
 			case cmd.isGoTest():
@@ -183,6 +191,64 @@ func (r *repo) check(file, text string) ([]problem, map[string]int) {
 		}
 	}
 	return ps, counts
+}
+
+// testName is an inline code span that is a test's or benchmark's name alone: prose that names one
+// must name one that exists (a renamed test leaves such names behind).
+var testName = regexp.MustCompile(`^(Test|Benchmark|Fuzz|Example)[A-Z0-9_][A-Za-z0-9_]*$`)
+
+// historyLines reports whether a line lies in a section headed "History": a dated record names the
+// tests as they were then, and says so.
+func historyLines(text string) func(line int) bool {
+	var from, to []int
+	for i, l := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(l, "## ") {
+			continue
+		}
+		if len(from) > len(to) {
+			to = append(to, i+1)
+		}
+		if strings.TrimSpace(strings.TrimPrefix(l, "## ")) == "History" {
+			from = append(from, i+1)
+		}
+	}
+	return func(line int) bool {
+		for k, f := range from {
+			if line > f && (k >= len(to) || line < to[k]) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+var testFuncDecl = regexp.MustCompile(`(?m)^func ((?:Test|Benchmark|Fuzz|Example)[A-Za-z0-9_]*)\(`)
+
+// testNamed reports whether a _test.go file of the repository declares a top-level func name.
+func (r *repo) testNamed(name string) bool {
+	if r.named == nil {
+		r.named = map[string]bool{}
+		_ = filepath.WalkDir(r.root, func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+				return filepath.SkipDir
+			}
+			if d.IsDir() || !strings.HasSuffix(p, "_test.go") {
+				return nil
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return nil
+			}
+			for _, m := range testFuncDecl.FindAllSubmatch(b, -1) {
+				r.named[string(m[1])] = true
+			}
+			return nil
+		})
+	}
+	return r.named[name]
 }
 
 // A codeText is a fenced block's lines or an inline code span, with the line it starts on.
@@ -987,12 +1053,14 @@ func TestEachKindOfCheckRejects(t *testing.T) {
 		"```sh\ngo test -run '^TestReal$' ./pkg\ngo test -run '^$' -bench Real/sub ./pkg/...\n" +
 		"go run ./cmd/tool --real x -named=1 --imported \\\n  -h\ncd cmd && go run ./tool -real 1\ngo run ./alt/tool --alt\n" +
 		"go run ./cmd/verbs up --nodes 1 --state s\ngo run ./cmd/verbs down [--state DIR] extra\n```\n" +
-		"And `go test ./pkg -run\nTestReal` in prose.\n"
+		"And `go test ./pkg -run\nTestReal` in prose, and `TestReal` and `BenchmarkReal` by name.\n"
 	cases := []struct{ name, doc, kind, want string }{
 		{"a link to a missing file", "[a](missing.md)\n", "link", "missing.md does not exist"},
 		{"an anchor no heading has", "[a](other.md#no-such)\n", "anchor", `anchor "#no-such"`},
 		{"an anchor into this document", "# Doc\n\n[a](#elsewhere)\n", "anchor", `anchor "#elsewhere"`},
 		{"a missing picture", "![p](missing.png)\n", "picture", `picture "missing.png"`},
+		{"a test name no test has", "held by `TestRenamedAway`\n", "test name", "no test or benchmark of the repository is named TestRenamedAway"},
+		{"a test name outside the history", "## History\n\n`TestRenamedAway` then\n\n## Now\n\n`TestGone`\n", "test name", "is named TestGone"},
 		{"a -run matching no test", "`go test -run 'TestRealX$' ./pkg`\n", "go test", `-run "TestRealX$" matches no Test`},
 		{"a -run naming a benchmark", "`go test -run BenchmarkReal ./pkg`\n", "go test", "matches no Test"},
 		{"a -bench matching no benchmark", "```\ngo test -run '^$' -bench '^BenchmarkOther$' ./pkg/...\n```\n", "go test", "matches no Benchmark"},
