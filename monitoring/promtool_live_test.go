@@ -48,11 +48,12 @@ type expAlert struct {
 	ExpAnnotations map[string]string `json:"exp_annotations"`
 }
 
-// testSpec is two pools, so each test also shows that one pool's series never fire the other's rule.
+// testSpec is two pools (so the exporter labels each), so each test also shows that one pool's
+// series never fire the other's rule.
 var testSpec = monitoring.Spec{
 	Pools: []monitoring.Pool{
-		{Name: "code", Namespace: "agents-code", ScaledObject: "code", HPA: "keda-hpa-code"},
-		{Name: "browser", Namespace: "agents-browser", ScaledObject: "browser", HPA: "keda-hpa-browser"},
+		{Name: "code", Namespace: "agents-code", ScaledObject: "code", HPA: "keda-hpa-code", ExporterPool: "code"},
+		{Name: "browser", Namespace: "agents-browser", ScaledObject: "browser", HPA: "keda-hpa-browser", ExporterPool: "browser"},
 	},
 	ExporterNamespace: "agents", ExporterJob: "claim-exporter",
 	NamespaceLabel: "exported_namespace", FallbackFailureThreshold: 3,

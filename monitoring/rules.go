@@ -142,6 +142,11 @@ type Pool struct {
 	Namespace    string // where its claims, its sandboxes and its ScaledObject live
 	ScaledObject string // the ScaledObject's name
 	HPA          string // the HPA KEDA makes for the ScaledObject (keda-hpa-<name>)
+	// ExporterPool is the pool label the exporter gives this pool's series: the pool's name when
+	// it serves a list of pools (EXPORTER_POOLS), "" when it counts the stack's one pool from its
+	// namespace and selector and labels no pool (a PromQL matcher pool="" selects series without
+	// the label).
+	ExporterPool string
 }
 
 // Controller is one controller of the loop the stack installs and scrapes: a rule fires when no
@@ -331,7 +336,7 @@ func frozenRule(s Spec, p Pool) Rule {
 // counts no error and WarmPoolFrozen stays silent while the pool holds a size from the past. Any
 // replica, not all: KEDA reads through the Service, so a stale replica answers its share of reads.
 func staleRule(s Spec, p Pool) Rule {
-	fresh := selector(map[string]string{"job": s.ExporterJob, exporterTargetNSLabel: s.ExporterNamespace, exporterPoolLabel: p.Name})
+	fresh := selector(map[string]string{"job": s.ExporterJob, exporterTargetNSLabel: s.ExporterNamespace, exporterPoolLabel: p.ExporterPool})
 	return Rule{
 		Alert: AlertCountStale, Expr: fmt.Sprintf("min(%s%s) == 0", metricCountFresh, fresh), For: s.FrozenFor,
 		Labels: poolLabels(p, "critical"),

@@ -227,9 +227,14 @@ func (c *Config) ruleFile() monitoring.RuleFile {
 		Controllers: monitoring.InstalledControllers(c.KedaMode == components.ModeInstall && c.Keda.ServiceMonitor,
 			c.Monitoring.ServiceMonitor && c.AgentSandboxMode == components.ModeInstall),
 	}
+	listed := c.exporterPools() != nil // else the exporter counts the one pool and labels no pool
 	for _, p := range c.Pools() {
-		spec.Pools = append(spec.Pools, monitoring.Pool{Name: p.Name, Namespace: p.Namespace, ScaledObject: p.ScaledObjectName,
-			HPA: contract.KedaHPAPrefix + p.ScaledObjectName})
+		mp := monitoring.Pool{Name: p.Name, Namespace: p.Namespace, ScaledObject: p.ScaledObjectName,
+			HPA: contract.KedaHPAPrefix + p.ScaledObjectName}
+		if listed {
+			mp.ExporterPool = p.Name
+		}
+		spec.Pools = append(spec.Pools, mp)
 	}
 	return monitoring.Rules(spec)
 }

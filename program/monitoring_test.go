@@ -301,3 +301,31 @@ func jsonPlain(t *testing.T, v any) any {
 	require.NoError(t, json.Unmarshal(b, &out))
 	return out
 }
+
+// The stale rule reads the freshness series the stack's exporter really serves: the exporter of
+// one pool counts it from its namespace and selector and labels no pool, so the rule selects
+// pool="" (series without the label); an exporter given a list of pools labels each by name.
+func TestTheStaleRuleSelectsTheSeriesTheExporterServes(t *testing.T) {
+	staleExprs := func(cfg map[string]string) map[string]string {
+		rec, err := runProgram(t, cfg, withPrometheusOperator)
+		require.NoError(t, err)
+		groups, _ := mustFind(t, rec, typePrometheusRule, contract.ProjectName).Path("spec", "groups")
+		out := map[string]string{}
+		for _, g := range plainValue(groups).([]any) {
+			for _, r := range g.(map[string]any)["rules"].([]any) {
+				if r := r.(map[string]any); r["alert"] == monitoring.AlertCountStale {
+					out[r["labels"].(map[string]any)["pool"].(string)] = r["expr"].(string)
+				}
+			}
+		}
+		return out
+	}
+	rules := `{"serviceMonitor": true, "rules": true, "labels": {"release": "kube-prometheus-stack"}}`
+	one := staleExprs(monitoringConfig(rules))
+	assert.Equal(t, map[string]string{contract.DefaultPoolName: `min(warmpool_active_claims_fresh{job="claim-exporter",namespace="` +
+		contract.DefaultNamespace + `",pool=""}) == 0`}, one, "one pool: the exporter labels no pool")
+	two := staleExprs(monitoringConfig(rules, map[string]string{"pools": `[{"name":"a","namespace":"team-a"},{"name":"b","namespace":"team-b"}]`}))
+	for _, p := range []string{"a", "b"} {
+		assert.Contains(t, two[p], `pool="`+p+`"`, "pools listed: the exporter labels each by name")
+	}
+}
