@@ -270,6 +270,18 @@ func (c *Cluster) RemoveState() error {
 // Log returns the path of a component's log (e.g. "kube-apiserver").
 func (c *Cluster) Log(name string) string { return process.LogPath(c.StateDir, name) }
 
+// MetricsAddrs are where the loop's controllers serve their Prometheus metrics (plain HTTP,
+// /metrics, on loopback), by process name: what a Prometheus beside the control plane scrapes
+// as a cluster's would scrape their metrics Services.
+func (c *Cluster) MetricsAddrs() map[string]string {
+	at := func(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
+	return map[string]string{
+		"keda-operator":            at(c.plane.ports.kedaMetrics),
+		"keda-adapter":             at(c.plane.ports.adapterMetrics),
+		"agent-sandbox-controller": at(c.plane.ports.sandboxMetrics),
+	}
+}
+
 // KEDAOperatorMetricsURL is where KEDA's operator serves its Prometheus metrics
 // (keda_scaler_detail_errors_total among them), as its metrics Service does in a cluster.
 func (c *Cluster) KEDAOperatorMetricsURL() string {
