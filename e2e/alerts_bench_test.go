@@ -309,8 +309,8 @@ func (e *env) cappedUnderLoad(forDur time.Duration) alertFailure {
 			if err != nil {
 				b.Fatal(err)
 			}
-			max := int(hpa.Spec.MaxReplicas)
-			for i := range max + 2 {
+			ceiling := int(hpa.Spec.MaxReplicas)
+			for i := range ceiling + 2 {
 				names = append(names, fmt.Sprintf("capped-%d", i))
 				e.createClaim(ctx, b, names[len(names)-1])
 			}
@@ -327,7 +327,7 @@ func (e *env) cappedUnderLoad(forDur time.Duration) alertFailure {
 						return
 					case <-t.C:
 					}
-					for j := range max + 1 {
+					for j := range ceiling + 1 {
 						n := fmt.Sprintf("capped-more-%d-%d", i, j)
 						if err := framework.CreateClaim(ctx, e.cluster.Dynamic, e.ns, n, e.pool); err != nil {
 							return // the context ended; a real failure shows as the alert not firing
