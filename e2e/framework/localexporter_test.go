@@ -28,7 +28,7 @@ func loadAsTheExporterDoes(t *testing.T, e LocalExporter) exporter.Config {
 // The one starter's command line is one the exporter parses back to the same settings: one
 // pool by flags, or several by EXPORTER_POOLS.
 func TestLocalExporterStartsTheExporterWithItsSettings(t *testing.T) {
-	one := LocalExporter{APIURL: "https://127.0.0.1:6443", CAFile: "/pki/ca.crt", TokenFile: "/work/token",
+	one := LocalExporter{APIURL: "https://127.0.0.1:6443", CAFile: "/pki/ca.crt", TokenFile: "/secrets/token",
 		Addr: "127.0.0.1:20001", Namespace: "pool-ns", Selector: "team=a", ReadTimeout: 60 * time.Second}
 	want := exporter.Config{APIURL: one.APIURL, TokenFile: one.TokenFile, CAFile: one.CAFile, Listen: one.Addr,
 		Pools: []exporter.Pool{{Namespace: "pool-ns", Selector: "team=a"}}, ReadTimeout: time.Minute}
