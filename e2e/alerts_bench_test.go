@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -107,13 +108,13 @@ func BenchmarkLiveAlerts(b *testing.B) {
 		}
 		return err == nil && len(down) == 0, err
 	})
-	quiet := func(what string) {
-		framework.Consistently(b, ctx, what, alertsQuiet, func(ctx context.Context) (bool, string, error) {
+	quiet := func(what string, window time.Duration) {
+		framework.Consistently(b, ctx, what, window, func(ctx context.Context) (bool, string, error) {
 			firing, err := prom.firing(ctx)
 			return len(firing) == 0, fmt.Sprint(firing), err
 		})
 	}
-	quiet("no alert fires on the healthy stack")
+	quiet("no alert fires on the healthy stack", alertsQuiet)
 
 	d := func(s string) time.Duration {
 		v, ok := monitoring.ParseDuration(s)
@@ -148,10 +149,7 @@ func BenchmarkLiveAlerts(b *testing.B) {
 	var rows []alertRow
 	for _, f := range failures {
 		rows = append(rows, runAlertFailure(b, ctx, prom, f))
-		framework.Consistently(b, ctx, "no alert fires once "+f.what+" is undone", alertsQuietAfter, func(ctx context.Context) (bool, string, error) {
-			firing, err := prom.firing(ctx)
-			return len(firing) == 0, fmt.Sprint(firing), err
-		})
+		quiet("no alert fires once "+f.what+" is undone", alertsQuietAfter)
 	}
 	fmt.Printf("\n## The live alert table\n\nPrometheus %s scraping every %s, rules evaluated every %s; kube-state-metrics %s; default thresholds.\n\n",
 		contract.PrometheusRelease, alertsScrapeInterval, alertsEvalInterval, contract.KubeStateMetricsModule)
@@ -224,17 +222,15 @@ func runAlertFailure(b *testing.B, ctx context.Context, prom *alertsPrometheus, 
 func alertTable(rows []alertRow) string {
 	var s strings.Builder
 	s.WriteString("| failure made | alert | for: | condition true after | firing after | also fired (same cause) | others |\n|---|---|---:|---:|---:|---|---|\n")
+	noneOr := func(names []string) string {
+		if len(names) == 0 {
+			return "none"
+		}
+		return strings.Join(names, ", ")
+	}
 	for _, r := range rows {
-		others := "none"
-		if len(r.othersFiring) > 0 {
-			others = strings.Join(r.othersFiring, ", ")
-		}
-		also := "none"
-		if len(r.alsoFired) > 0 {
-			also = strings.Join(r.alsoFired, ", ")
-		}
 		fmt.Fprintf(&s, "| %s | `%s` | %s | %.0f s | %.0f s | %s | %s |\n", r.failure.what, r.failure.alert, r.failure.forDur,
-			r.pendingAt.Seconds(), r.toFiring.Seconds(), also, others)
+			r.pendingAt.Seconds(), r.toFiring.Seconds(), noneOr(r.alsoFired), noneOr(r.othersFiring))
 	}
 	return s.String()
 }
@@ -364,9 +360,8 @@ func startAlertsPrometheus(b *testing.B, ctx context.Context, e *env, bins *tool
 		}
 	})
 	ksm, ksmTelemetry := freeAddr(b), freeAddr(b)
-	host := func(a string) (string, string) { h, p, _ := strings.Cut(a, ":"); return h, p }
-	kh, kp := host(ksm)
-	_, tp := host(ksmTelemetry)
+	kh, kp, _ := net.SplitHostPort(ksm) // freeAddr's host:port
+	_, tp, _ := net.SplitHostPort(ksmTelemetry)
 	p, err := procs.Start("kube-state-metrics", bins.Path("kube-state-metrics"), []string{
 		"--kubeconfig=" + e.cluster.Kubeconfig, "--host=" + kh, "--port=" + kp, "--telemetry-host=" + kh, "--telemetry-port=" + tp,
 		"--resources=horizontalpodautoscalers,pods",
