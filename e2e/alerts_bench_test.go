@@ -82,7 +82,7 @@ func BenchmarkLiveAlerts(b *testing.B) {
 	e := newEnv(b, ctx, 15*time.Second)
 	e.up(ctx, b)
 	e.startExporterWithToken(ctx, b)
-	bins, err := toolcache.Ensure(ctx, framework.NewLogWriter(b), append(toolcache.KubeStateMetrics, "prometheus-server")...)
+	bins, err := toolcache.Ensure(ctx, framework.NewLogWriter(b), slices.Concat(toolcache.KubeStateMetrics, toolcache.PrometheusServer)...)
 	if err != nil {
 		b.Fatal(err)
 	}
