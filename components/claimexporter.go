@@ -37,8 +37,12 @@ type ClaimExporterArgs struct {
 	// DependsOn: at least the namespace, so destroy removes the exporter first.
 	DependsOn []pulumi.Resource
 	Selector  string
-	// Image, when set, is a prebuilt exporter image (its entrypoint is the exporter).
-	Image string
+	// Image, when set, is the exporter's image (its entrypoint is the exporter): one the team
+	// built (exporterImage) or the one the stack built and published (ExporterImage.Reference).
+	Image pulumi.StringInput
+	// ImagePlatform, when set, is the one platform Image was built for ("linux/amd64"): the pods
+	// are kept to nodes of that OS and architecture.
+	ImagePlatform string
 	// Source (relative path -> content, from exporter.PodSource) is run with `go run` in contract.ExporterGoImage
 	// when Image is empty: no registry, no Docker, the code reviewed is the code that runs.
 	Source map[string]string
@@ -95,7 +99,7 @@ func NewClaimExporter(ctx *pulumi.Context, name string, args *ClaimExporterArgs,
 	if err := ctx.RegisterComponentResource("warmpool:index:ClaimExporter", name, e, opts...); err != nil {
 		return nil, err
 	}
-	if args.Image == "" && len(args.Source) == 0 {
+	if args.Image == nil && len(args.Source) == 0 {
 		return nil, fmt.Errorf("the claim exporter needs either an image (exporterImage) or its source (exporter.PodSource)")
 	}
 	o := exporterObjects{namespace: args.Namespace.ToStringOutput(), child: []pulumi.ResourceOption{pulumi.Parent(e), pulumi.DependsOn(args.DependsOn)}}
@@ -105,7 +109,7 @@ func NewClaimExporter(ctx *pulumi.Context, name string, args *ClaimExporterArgs,
 		return nil, err
 	}
 	pod := prebuiltExporterPod(args)
-	if args.Image == "" {
+	if args.Image == nil {
 		if err := pod.runFromSource(ctx, o, args.Source); err != nil {
 			return nil, err
 		}
@@ -222,16 +226,17 @@ func newClaimReader(ctx *pulumi.Context, name string, namespace pulumi.StringOut
 // exporterPod is how the exporter's container runs: a prebuilt image's entrypoint, or its
 // source with `go run` in a stock golang image.
 type exporterPod struct {
-	image       string
-	command     pulumi.StringArrayInput // nil: a prebuilt image runs its own entrypoint
-	workingDir  pulumi.StringPtrInput
-	env         corev1.EnvVarArray
-	volumes     corev1.VolumeArray
-	mounts      corev1.VolumeMountArray
-	annotations pulumi.StringMap
-	resources   corev1.ResourceRequirementsArgs
-	dependsOn   []pulumi.Resource
-	replicas    int
+	image        pulumi.StringInput
+	nodeSelector pulumi.StringMap        // nil: any node
+	command      pulumi.StringArrayInput // nil: a prebuilt image runs its own entrypoint
+	workingDir   pulumi.StringPtrInput
+	env          corev1.EnvVarArray
+	volumes      corev1.VolumeArray
+	mounts       corev1.VolumeMountArray
+	annotations  pulumi.StringMap
+	resources    corev1.ResourceRequirementsArgs
+	dependsOn    []pulumi.Resource
+	replicas     int
 }
 
 func prebuiltExporterPod(args *ClaimExporterArgs) *exporterPod {
@@ -243,10 +248,15 @@ func prebuiltExporterPod(args *ClaimExporterArgs) *exporterPod {
 	} else {
 		env = append(env, corev1.EnvVarArgs{Name: pulumi.String("EXPORTER_SELECTOR"), Value: pulumi.String(args.Selector)})
 	}
+	var nodeSelector pulumi.StringMap
+	if goos, goarch, ok := strings.Cut(args.ImagePlatform, "/"); ok {
+		nodeSelector = pulumi.StringMap{"kubernetes.io/os": pulumi.String(goos), "kubernetes.io/arch": pulumi.String(goarch)}
+	}
 	return &exporterPod{
-		image:   args.Image,
-		env:     env,
-		volumes: corev1.VolumeArray{tokenVolume()},
+		image:        args.Image,
+		nodeSelector: nodeSelector,
+		env:          env,
+		volumes:      corev1.VolumeArray{tokenVolume()},
 		mounts: corev1.VolumeMountArray{
 			corev1.VolumeMountArgs{Name: pulumi.String("token"), MountPath: pulumi.String(ServiceAccountTokenDir), ReadOnly: pulumi.Bool(true)},
 		},
@@ -267,7 +277,7 @@ const SourceExporterCPURequest = "500m"
 
 // runFromSource puts source into a ConfigMap and runs it with `go run` in ExporterGoImage.
 func (p *exporterPod) runFromSource(ctx *pulumi.Context, o exporterObjects, source map[string]string) error {
-	p.image = contract.ExporterGoImage
+	p.image = pulumi.String(contract.ExporterGoImage)
 	items, digest := sourceItems(source)
 	data := pulumi.StringMap{}
 	for path, content := range source {
@@ -340,6 +350,7 @@ func newExporterDeployment(ctx *pulumi.Context, o exporterObjects, sa *corev1.Se
 				Metadata: &metav1.ObjectMetaArgs{Labels: exporterLabels, Annotations: pod.annotations},
 				Spec: corev1.PodSpecArgs{
 					ServiceAccountName:           sa.Metadata.Name().Elem(),
+					NodeSelector:                 pod.nodeSelector,
 					AutomountServiceAccountToken: pulumi.Bool(false),
 					// One node or zone lost takes one replica, not all; preferred, so a one-node
 					// cluster still runs them all.
@@ -355,7 +366,7 @@ func newExporterDeployment(ctx *pulumi.Context, o exporterObjects, sa *corev1.Se
 					},
 					Containers: corev1.ContainerArray{corev1.ContainerArgs{
 						Name:       pulumi.String(contract.ExporterName),
-						Image:      pulumi.String(pod.image),
+						Image:      pod.image,
 						Command:    pod.command,
 						WorkingDir: pod.workingDir,
 						Env:        env,

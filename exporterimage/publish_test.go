@@ -2,6 +2,8 @@ package exporterimage
 
 import (
 	"context"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -19,7 +21,7 @@ import (
 func pushRegistry(t *testing.T) (host string, writes *atomic.Int32) {
 	t.Helper()
 	writes = &atomic.Int32{}
-	reg := registry.New()
+	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			if u, p, ok := r.BasicAuth(); !ok || u != "user" || p != "secret" {

@@ -88,6 +88,11 @@ type Config struct {
 	Headroom int
 
 	ExporterImage string
+	// ExporterImageRepository is where the stack publishes the exporter's image it builds
+	// (`exporterImageRepository`); empty in create mode: an ECR repository of the stack's own.
+	// ExporterImagePlatform is the platform that image is built for.
+	ExporterImageRepository string
+	ExporterImagePlatform   string
 	// ExporterReplicas: exporter pods behind the Service, spread over nodes and zones.
 	ExporterReplicas int
 	ExporterURL      string
@@ -180,6 +185,8 @@ func (r *configReader) read(project, stack string) *Config {
 		FallbackReplicas:          r.int("fallbackReplicas", contract.DefaultFallbackReplicas),
 		Headroom:                  r.int("headroom", contract.DefaultHeadroom),
 		ExporterImage:             r.str("exporterImage", ""),
+		ExporterImageRepository:   strings.TrimSpace(r.str("exporterImageRepository", "")),
+		ExporterImagePlatform:     r.str("exporterImagePlatform", ""),
 		ExporterReplicas:          r.int("exporterReplicas", contract.DefaultExporterReplicas),
 		ExporterURL:               r.str("exporterUrl", ""),
 		ClaimSelector:             r.str("claimSelector", ""),
@@ -479,6 +486,7 @@ func (c *Config) problems(earlier ...string) []string {
 		add("exporterImage %q is not an image reference; write it as [registry/]repository[:tag][@sha256:digest] with a lower-case repository, "+
 			"e.g. 123456789012.dkr.ecr.us-west-2.amazonaws.com/claim-exporter:v1", c.ExporterImage)
 	}
+	c.validateExporterImage(add)
 
 	if c.ExporterReplicas < 1 || c.ExporterReplicas > contract.MaxExporterReplicas {
 		add("exporterReplicas is %d; it must be 1..%d: %d (the default) keeps one serving through a drain or a rollout, 1 saves a pod but leaves KEDA without a reading while it restarts",

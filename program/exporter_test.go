@@ -85,8 +85,8 @@ func TestExporterPodIsLockedDown(t *testing.T) {
 	}
 }
 
-func TestExporterRunsItsEmbeddedSourceByDefault(t *testing.T) {
-	rec := mustRunProgram(t, map[string]string{"claimSelector": "team=a"})
+func TestExporterRunsItsEmbeddedSourceByDefaultOnAnExistingCluster(t *testing.T) {
+	rec := mustRunProgram(t, withConfig(map[string]string{"claimSelector": "team=a"}))
 	cm := mustFind(t, rec, typeConfigMap, "claim-exporter-src")
 	data, _ := cm.Path("data")
 	keys := map[string]bool{}

@@ -62,6 +62,17 @@ var existingAdoptConfig = map[string]string{
 // runProgram runs the whole program under mocks with the given project config.
 func runProgram(t *testing.T, cfg map[string]string, prepare ...func(*mockgraph.Recorder)) (*mockgraph.Recorder, error) {
 	t.Helper()
+	rec := mockgraph.New()
+	t.Cleanup(rec.Close)
+	for _, p := range prepare {
+		p(rec)
+	}
+	return rec, runProgramOn(t, rec, cfg)
+}
+
+// runProgramOn is runProgram on a recorder the test made (to know its registry's address first).
+func runProgramOn(t *testing.T, rec *mockgraph.Recorder, cfg map[string]string) error {
+	t.Helper()
 	full := map[string]string{}
 	for k, v := range cfg {
 		full[testProject+":"+k] = v
@@ -69,12 +80,7 @@ func runProgram(t *testing.T, cfg map[string]string, prepare ...func(*mockgraph.
 	b, err := json.Marshal(full)
 	require.NoError(t, err)
 	t.Setenv("PULUMI_CONFIG", string(b))
-	rec := mockgraph.New()
-	t.Cleanup(rec.Close)
-	for _, p := range prepare {
-		p(rec)
-	}
-	return rec, pulumi.RunErr(Run, rec.Options(testProject, testStack))
+	return pulumi.RunErr(Run, rec.Options(testProject, testStack))
 }
 
 func mustRunProgram(t *testing.T, cfg map[string]string) *mockgraph.Recorder {

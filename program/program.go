@@ -10,7 +10,6 @@ import (
 
 	"warmpool.local/warm-pool-autoscaling-keda/components"
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
-	"warmpool.local/warm-pool-autoscaling-keda/exporter"
 )
 
 // Run is the whole stack: main runs it under the Pulumi CLI, the e2e inline through the Automation API.
@@ -176,12 +175,9 @@ type stackExporter struct {
 }
 
 func newExporter(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool, warmPools []*components.WarmPool) (*stackExporter, error) {
-	var exporterSource map[string]string
-	if cfg.ExporterImage == "" {
-		var err error
-		if exporterSource, err = exporter.PodSource(); err != nil {
-			return nil, err
-		}
+	code, err := newExporterCode(ctx, cfg)
+	if err != nil {
+		return nil, err
 	}
 	listed := len(cfg.PoolList) > 0
 	var stackNamespace pulumi.Resource = warmPools[0].Namespace
@@ -211,7 +207,8 @@ func newExporter(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool, w
 	}
 	claimExporter, err := components.NewClaimExporter(ctx, "claim-exporter", &components.ClaimExporterArgs{
 		Namespace: stackNamespaceName, NamespaceName: cfg.Namespace, DependsOn: []pulumi.Resource{stackNamespace},
-		Selector: cfg.ClaimSelector, Image: cfg.ExporterImage, Replicas: cfg.ExporterReplicas, Source: exporterSource, Pools: exporterPools,
+		Selector: cfg.ClaimSelector, Image: code.image, ImagePlatform: code.platform, Source: code.source,
+		Replicas: cfg.ExporterReplicas, Pools: exporterPools,
 	}, p.inCluster)
 	if err != nil {
 		return nil, err

@@ -130,7 +130,8 @@ func TestPulumiYamlMatchesTheProgram(t *testing.T) {
 		"minReplicas": cfg.MinReplicas, "maxReplicas": cfg.MaxReplicas, "targetValue": cfg.TargetValue,
 		"activationTargetValue": cfg.ActivationTargetValue, "loadCap": cfg.LoadCap,
 		"pollingInterval": cfg.PollingInterval, "fallbackReplicas": cfg.FallbackReplicas, "headroom": cfg.Headroom,
-		"exporterImage": cfg.ExporterImage, "exporterReplicas": cfg.ExporterReplicas, "exporterUrl": cfg.ExporterURL, "claimSelector": cfg.ClaimSelector,
+		"exporterImage": cfg.ExporterImage, "exporterImageRepository": cfg.ExporterImageRepository, "exporterImagePlatform": cfg.ExporterImagePlatform,
+		"exporterReplicas": cfg.ExporterReplicas, "exporterUrl": cfg.ExporterURL, "claimSelector": cfg.ClaimSelector,
 		"isolation": cfg.Isolation,
 		// Computed when empty (<project>-<stack>); the declared default is the empty string.
 		"clusterName": "",

@@ -59,13 +59,16 @@ func (r *Recorder) APIRequests() Requests {
 	return a.requests
 }
 
-// Close stops the mocked cluster's endpoint, if one was started.
+// Close stops the mocked cluster's endpoint and registry, those that were started.
 func (r *Recorder) Close() {
 	r.mu.Lock()
-	a := r.api
+	a, reg := r.api, r.reg
 	r.mu.Unlock()
 	if a != nil {
 		a.server.Close()
+	}
+	if reg != nil {
+		reg.server.Close()
 	}
 }
 

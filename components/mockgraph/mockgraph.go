@@ -48,11 +48,14 @@ type Recorder struct {
 	// ServedVersions answers a read of a CustomResourceDefinition (by name) with these
 	// versions served; New fills in what current agent-sandbox and KEDA releases serve.
 	ServedVersions map[string][]string
+	// Preview runs the program as `pulumi preview` does (ctx.DryRun()).
+	Preview bool
 
 	mu        sync.Mutex
 	resources []Resource
 	invokes   []Invoke
 	api       *apiServer
+	reg       *registryServer
 }
 
 // Zone is an availability zone as EC2 lists it: its name (per account) and its ID.
@@ -78,7 +81,11 @@ func New() *Recorder {
 
 // Options is what pulumi.RunErr needs.
 func (r *Recorder) Options(project, stack string) pulumi.RunOption {
-	return pulumi.WithMocks(project, stack, r)
+	mocks := pulumi.WithMocks(project, stack, r)
+	return func(info *pulumi.RunInfo) {
+		mocks(info)
+		info.DryRun = info.DryRun || r.Preview
+	}
 }
 
 // WithConfig gives the program its stack config (keys "<project>:<key>") as the engine does,
@@ -127,6 +134,9 @@ func (r *Recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.P
 		// AWS allocates the address; a documentation address stands in for it (RFC 5737).
 		outputs["publicIp"] = resource.NewProperty(MockElasticIP)
 	}
+	if args.TypeToken == "aws:ecr/repository:Repository" {
+		r.ecrRepositoryOutputs(outputs)
+	}
 	if args.TypeToken == "eks:index:Cluster" {
 		kubeconfig, err := r.clusterAPI().kubeconfig()
 		if err != nil {
@@ -154,6 +164,9 @@ func (r *Recorder) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) 
 			ids = append(ids, resource.NewProperty(z.ID))
 		}
 		return resource.PropertyMap{"names": resource.NewProperty(names), "zoneIds": resource.NewProperty(ids)}, nil
+	}
+	if args.Token == "aws:ecr/getAuthorizationToken:getAuthorizationToken" {
+		return r.ecrAuthorizationToken(), nil
 	}
 	return resource.PropertyMap{}, nil
 }
