@@ -97,6 +97,10 @@ func TestLiveRealNodeEndToEnd(t *testing.T) {
 	if err := c.ImportImage(ctx, archive); err != nil {
 		t.Fatal(err)
 	}
+	// The registry the two-pool stack publishes the exporter's image to, and the docker config
+	// whose credentials its up pushes with (the program runs in this process).
+	reg := framework.StartRegistry(t)
+	t.Setenv("DOCKER_CONFIG", reg.DockerConfig)
 	adopted := snapshotSharedInstalls(t, ctx, c)
 	deployed := newDeployedEnv(t, ctx, c, filepath.Join(work, "deployed"), "deployed", nil)
 
@@ -130,8 +134,8 @@ func TestLiveRealNodeEndToEnd(t *testing.T) {
 				}},
 				{"two pools", func(ctx context.Context, t *testing.T) {
 					pools := newDeployedEnv(t, ctx, c, filepath.Join(work, "pools"), "pools",
-						map[string]string{"namespace": poolsNamespace, "exporterImage": exporterImageRef})
-					runSteps(ctx, t, pools.poolSteps(verifyBin))
+						map[string]string{"namespace": poolsNamespace, "exporterImageRepository": reg.Host + "/" + poolsNamespace + "/claim-exporter"})
+					runSteps(ctx, t, pools.poolSteps(verifyBin, reg))
 				}},
 				{"the exporter's faults", func(ctx context.Context, t *testing.T) {
 					faults := newDeployedEnv(t, ctx, c, filepath.Join(work, "exporter-faults"), "exporter-faults",

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,6 +27,7 @@ import (
 	"warmpool.local/warm-pool-autoscaling-keda/contract/gvr"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/framework"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster"
+	"warmpool.local/warm-pool-autoscaling-keda/exporterimage"
 	"warmpool.local/warm-pool-autoscaling-keda/verify/report"
 )
 
@@ -200,11 +202,14 @@ func (e *realEnv) deployedSteps(verifyBin string) []step {
 	}
 }
 
-// poolSteps run on a second stack beside the deployed one, on the prebuilt image from its first up:
-// the move to two pools and verify per pool and across pools, then destroy.
-func (e *realEnv) poolSteps(verifyBin string) []step {
+// poolSteps run on a second stack beside the deployed one, on the exporter image its first up
+// builds and publishes to reg: the move to two pools and verify per pool and across pools, then
+// destroy.
+func (e *realEnv) poolSteps(verifyBin string, reg *framework.Registry) []step {
 	return []step{
-		{"pulumi up of a one-pool stack on the prebuilt exporter image", e.upOnPrebuiltImage},
+		{"pulumi up of a one-pool stack that builds the exporter's image, pushes it to a registry on loopback and runs it by digest", func(ctx context.Context, t *testing.T) {
+			e.upOnPublishedImage(ctx, t, reg)
+		}},
 		{"two pools from config (different images and sizes): the stack moves from the shorthand, verify passes per pool and across pools", func(ctx context.Context, t *testing.T) {
 			e.twoPools(ctx, t, verifyBin)
 		}},
@@ -236,6 +241,45 @@ func (e *realEnv) upOnPrebuiltImage(ctx context.Context, t *testing.T) {
 	if pod := e.waitExporterRolledOut(ctx, t, 5*time.Minute); pod.Spec.Containers[0].Image != exporterImageRef {
 		t.Fatalf("the exporter pod runs %s, want %s", pod.Spec.Containers[0].Image, exporterImageRef)
 	}
+}
+
+// upOnPublishedImage runs up on a stack whose config names a repository in reg, and checks the
+// whole image path as production runs it: the stack built the image (the digest a build of this
+// source gives), pushed it with the docker config's credentials, and the node's containerd pulled
+// that digest from the registry for the exporter's pod, which then served.
+func (e *realEnv) upOnPublishedImage(ctx context.Context, t *testing.T, reg *framework.Registry) {
+	e.upStack(ctx, t)
+	built, err := exporterimage.Build(ctx, exporterimage.DefaultPlatform)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repository := e.config["exporterImageRepository"]
+	path := strings.TrimPrefix(repository, reg.Host+"/")
+	if pushed := reg.ManifestPushes(); !slices.Contains(pushed, path+"/manifests/"+exporterimage.Tag(built.Digest)) {
+		t.Fatalf("the registry holds no push of %s:%s (pushes: %v)", repository, exporterimage.Tag(built.Digest), pushed)
+	}
+	pod := e.waitExporterRolledOut(ctx, t, 5*time.Minute)
+	if want := exporterimage.Reference(repository, built.Digest); pod.Spec.Containers[0].Image != want {
+		t.Fatalf("the exporter pod runs %s, want %s", pod.Spec.Containers[0].Image, want)
+	}
+	if reads := reg.ManifestReads(); !slices.Contains(reads, path+"/manifests/"+built.Digest.String()) {
+		t.Fatalf("the node never fetched %s@%s from the registry (manifest reads: %v)", repository, built.Digest, reads)
+	}
+	if st := pod.Status.ContainerStatuses; len(st) != 1 || !strings.HasSuffix(st[0].ImageID, "@"+built.Digest.String()) {
+		t.Fatalf("the container runs image %v, want digest %s", st, built.Digest)
+	}
+	var scheduled, ready time.Time
+	for _, c := range pod.Status.Conditions {
+		switch c.Type {
+		case corev1.PodScheduled:
+			scheduled = c.LastTransitionTime.Time
+		case corev1.PodReady:
+			if c.Status == corev1.ConditionTrue {
+				ready = c.LastTransitionTime.Time
+			}
+		}
+	}
+	t.Logf("the exporter pod pulled %s and was Ready %s after it was scheduled (whole seconds: the API's condition times)", built.Digest, ready.Sub(scheduled))
 }
 
 // destroyLeavesNothing runs pulumi destroy and waits until none of the namespaces the stack
