@@ -35,6 +35,9 @@ const (
 	typeChart        = "kubernetes:helm.sh/v4:Chart"
 	typeK8sProvider  = "pulumi:providers:kubernetes"
 	typeEksCluster   = "eks:index:Cluster"
+	typeNodeClass    = "kubernetes:eks.amazonaws.com/v1:NodeClass"
+	typeNodePool     = "kubernetes:karpenter.sh/v1:NodePool"
+	typeRolePolicy   = "aws:iam/rolePolicy:RolePolicy"
 )
 
 const mockKubeconfig = `apiVersion: v1
@@ -74,7 +77,8 @@ func runProgram(t *testing.T, cfg map[string]string, prepare ...func(*mockgraph.
 	for _, p := range prepare {
 		p(rec)
 	}
-	return rec, pulumi.RunErr(Run, rec.Options(testProject, testStack))
+	// Program: the recorder stands in for the cluster IAM role pulumi-eks makes (mockgraph).
+	return rec, pulumi.RunErr(rec.Program(Run), rec.Options(testProject, testStack))
 }
 
 func mustRunProgram(t *testing.T, cfg map[string]string) *mockgraph.Recorder {
