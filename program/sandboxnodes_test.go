@@ -235,3 +235,14 @@ func TestSandboxNodeConfigIsRefusedWithTheReason(t *testing.T) {
 	rec := mustRunProgram(t, map[string]string{"sandboxNodePool": "false", "tags": `{"eks:team": "agents"}`})
 	assert.Empty(t, rec.Find(typeNodeClass, ""))
 }
+
+// A pool's claims are counted in thousandths, as the HPA computes: 50 x 1.1 is 55 claims, where
+// the product in floating point is a little above 55 and would round up to 56.
+func TestSandboxDemandsCountClaimsInThousandths(t *testing.T) {
+	c := validConfig()
+	c.MaxReplicas, c.TargetValue = 50, "1.1"
+	d := c.sandboxDemands()
+	require.Len(t, d, 1)
+	assert.Equal(t, 50+55, d[0].Sandboxes)
+	assert.Equal(t, "template.resources", d[0].Key)
+}
