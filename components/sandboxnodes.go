@@ -32,9 +32,9 @@ const (
 )
 
 // SandboxNodeCPUs are the vCPU counts the stack's NodePool may be given (eks.amazonaws.com/instance-cpu,
-// the EKS user guide's create-node-pool sample's sizes): at 2 vCPUs a C instance has 4 GiB, of which
-// the kubelet's reserve below takes 1.8; above 32, the bare-metal sizes of C, M and R share the vCPU
-// counts of the largest virtual ones, and the sandboxes run in VMs.
+// the sizes of the EKS user guide's create-node-pool sample): at 2 vCPUs a C instance has 4 GiB, of
+// which the reserve below takes 1.8; above 32, C, M and R's bare-metal sizes share the vCPU counts
+// of the largest virtual ones, so the requirement could not keep them out.
 var SandboxNodeCPUs = []int{4, 8, 16, 32}
 
 // The memory of the instances the NodePool allows, per vCPU: C's 2 GiB to R's 8 GiB, the range of
