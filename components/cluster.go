@@ -61,6 +61,24 @@ type Cluster struct {
 	// Created says this program creates the cluster (create mode): what is read in it first
 	// waits for it (SandboxRuntimeArgs.NewClusterKubeconfig).
 	Created bool
+	// AutoMode is what pulumi-eks made for Auto Mode that a NodeClass of the stack's own needs
+	// (create mode; nil otherwise).
+	AutoMode *AutoModeParts
+}
+
+// AutoModeParts are the Auto Mode cluster's parts a NodeClass and its tagging policy name.
+type AutoModeParts struct {
+	// NodeRoleName is the role pulumi-eks v3 makes for Auto Mode's nodes (its computeConfig's
+	// nodeRoleArn, output autoModeNodeRoleName); EKS gives it an access entry with the cluster.
+	NodeRoleName pulumi.StringOutput
+	// ClusterRoleName is the cluster IAM role pulumi-eks makes ("<name>-eksRole"), which Auto Mode
+	// launches nodes with; the Go SDK reaches it as core.clusterIamRole, a resource reference.
+	ClusterRoleName pulumi.StringOutput
+	// SecurityGroupID is EKS's cluster security group, which the built-in NodeClass gives its
+	// nodes (pulumi-eks makes none of its own with Auto Mode: skipDefaultSecurityGroups).
+	SecurityGroupID pulumi.StringOutput
+	// PrivateSubnetIDs are the cluster's subnets, the built-in NodeClass's too.
+	PrivateSubnetIDs pulumi.StringArrayOutput
 }
 
 // NewCluster makes (create) or connects to (existing) the cluster.
@@ -73,9 +91,20 @@ func NewCluster(ctx *pulumi.Context, name string, args *ClusterArgs, opts ...pul
 	var kubeconfig pulumi.StringOutput
 	switch args.Mode {
 	case ModeCreate:
-		eksCluster, err := newEksAutoModeCluster(ctx, name, args, c)
+		eksCluster, privateSubnets, err := newEksAutoModeCluster(ctx, name, args, c)
 		if err != nil {
 			return nil, err
+		}
+		c.AutoMode = &AutoModeParts{
+			NodeRoleName: eksCluster.AutoModeNodeRoleName,
+			ClusterRoleName: eksCluster.Core.ApplyT(func(core eks.CoreData) (pulumi.StringOutput, error) {
+				if core.ClusterIamRole == nil {
+					return pulumi.StringOutput{}, fmt.Errorf("pulumi-eks returned no cluster IAM role for cluster %s (core.clusterIamRole)", args.Name)
+				}
+				return core.ClusterIamRole.Name, nil
+			}).(pulumi.StringOutput),
+			SecurityGroupID:  eksCluster.ClusterSecurityGroupId,
+			PrivateSubnetIDs: privateSubnets,
 		}
 		// KubeconfigJson authenticates with `aws eks get-token`, so it carries no long-lived credential.
 		// It is handed on (to the provider, so to every Kubernetes resource, and to the outputs) only
@@ -114,7 +143,7 @@ func NewCluster(ctx *pulumi.Context, name string, args *ClusterArgs, opts ...pul
 	})
 }
 
-func newEksAutoModeCluster(ctx *pulumi.Context, name string, args *ClusterArgs, parent pulumi.Resource) (*eks.Cluster, error) {
+func newEksAutoModeCluster(ctx *pulumi.Context, name string, args *ClusterArgs, parent pulumi.Resource) (*eks.Cluster, pulumi.StringArrayOutput, error) {
 	vpcID := pulumi.String(args.VpcID).ToStringOutput()
 	privateSubnets := pulumi.ToStringArray(args.PrivateSubnetIDs).ToStringArrayOutput()
 	var egress []pulumi.Resource
@@ -123,7 +152,7 @@ func newEksAutoModeCluster(ctx *pulumi.Context, name string, args *ClusterArgs, 
 		// Many accounts have no default VPC, so create mode brings its own.
 		network, err := newNetwork(ctx, name, args.Name, args.Tags, args.NatGatewayPerZone, parent)
 		if err != nil {
-			return nil, err
+			return nil, pulumi.StringArrayOutput{}, err
 		}
 		vpcID, privateSubnets, egress, natIPs = network.vpcID, network.privateSubnetIDs, network.egress, network.natPublicIPs
 	}
@@ -141,7 +170,7 @@ func newEksAutoModeCluster(ctx *pulumi.Context, name string, args *ClusterArgs, 
 			Tags:            pulumi.ToStringMap(args.Tags),
 		}, pulumi.Parent(parent))
 		if err != nil {
-			return nil, err
+			return nil, pulumi.StringArrayOutput{}, err
 		}
 		logGroup = []pulumi.Resource{lg}
 	}
@@ -177,7 +206,7 @@ func newEksAutoModeCluster(ctx *pulumi.Context, name string, args *ClusterArgs, 
 			}).(pulumi.StringArrayOutput)
 		}
 	}
-	return eks.NewCluster(ctx, name, &eks.ClusterArgs{
+	cluster, err := eks.NewCluster(ctx, name, &eks.ClusterArgs{
 		Name:    pulumi.StringPtr(args.Name),
 		Version: pulumi.StringPtr(args.KubernetesVersion),
 		// Access entries, not the deprecated aws-auth ConfigMap; the creator gets cluster admin.
@@ -215,6 +244,7 @@ func newEksAutoModeCluster(ctx *pulumi.Context, name string, args *ClusterArgs, 
 		// cluster, its nodes and their network interfaces are gone before the NAT gateway, routes,
 		// subnets and VPC are deleted, so those deletes meet no DependencyViolation from our side.
 		pulumi.DependsOn(slices.Concat(egress, logGroup)))
+	return cluster, privateSubnets, err
 }
 
 // ControlPlaneLogGroup is the CloudWatch Logs group EKS writes a cluster's control-plane logs to.

@@ -13,7 +13,9 @@ type PreviewAccessArgs struct {
 	Namespace pulumi.StringInput
 	// NamespaceName is the plain name, for the cluster-scoped rule's resourceNames.
 	NamespaceName string
-	DependsOn     []pulumi.Resource
+	// SandboxNodes: the stack has its own NodeClass and NodePool, which a refresh reads too.
+	SandboxNodes bool
+	DependsOn    []pulumi.Resource
 }
 
 // PreviewAccess is the read-only RBAC the preview principal's Kubernetes group (PreviewGroup) gets.
@@ -36,6 +38,14 @@ func PreviewRules(namespace string) rbacv1.PolicyRuleArray {
 		rbacv1.PolicyRuleArgs{ApiGroups: pulumi.ToStringArray([]string{""}), Resources: pulumi.ToStringArray([]string{"namespaces"}),
 			ResourceNames: pulumi.ToStringArray([]string{namespace, contract.KedaNamespace}), Verbs: pulumi.ToStringArray([]string{"get"})},
 	}
+}
+
+// sandboxNodesPreviewRules: get on the stack's NodeClass and NodePool, by name.
+var sandboxNodesPreviewRules = rbacv1.PolicyRuleArray{
+	rbacv1.PolicyRuleArgs{ApiGroups: pulumi.ToStringArray([]string{"eks.amazonaws.com"}), Resources: pulumi.ToStringArray([]string{"nodeclasses"}),
+		ResourceNames: pulumi.ToStringArray([]string{contract.SandboxNodeClassName}), Verbs: pulumi.ToStringArray([]string{"get"})},
+	rbacv1.PolicyRuleArgs{ApiGroups: pulumi.ToStringArray([]string{"karpenter.sh"}), Resources: pulumi.ToStringArray([]string{"nodepools"}),
+		ResourceNames: pulumi.ToStringArray([]string{contract.SandboxNodePoolName}), Verbs: pulumi.ToStringArray([]string{"get"})},
 }
 
 // namespacedPreviewRules: get on the kinds the stack manages in its namespace, for
@@ -62,9 +72,13 @@ func NewPreviewAccess(ctx *pulumi.Context, name string, args *PreviewAccessArgs,
 	// Cluster-scoped, so named after the namespace: two stacks on one cluster keep theirs apart.
 	clusterName := args.NamespaceName + "-preview"
 
+	rules := PreviewRules(args.NamespaceName)
+	if args.SandboxNodes {
+		rules = append(rules, sandboxNodesPreviewRules...)
+	}
 	cr, err := rbacv1.NewClusterRole(ctx, name, &rbacv1.ClusterRoleArgs{
 		Metadata: &metav1.ObjectMetaArgs{Name: pulumi.String(clusterName), Labels: labels},
-		Rules:    PreviewRules(args.NamespaceName),
+		Rules:    rules,
 	}, child)
 	if err != nil {
 		return nil, err

@@ -29,6 +29,10 @@ type SandboxRuntime struct {
 	Name pulumi.StringOutput
 	// Installed is the RuntimeClass (read or created), for dependents: see Keda.Installed.
 	Installed []pulumi.Resource
+	// Overhead is the RuntimeClass's overhead.podFixed (cpu, memory: what the scheduler adds to
+	// each of its pods' requests), as the cluster has it; empty when it declares none or the
+	// program makes it.
+	Overhead pulumi.StringMapOutput
 }
 
 // NewSandboxRuntime checks for (require) or creates (create) the RuntimeClass. In require mode it waits
@@ -60,6 +64,7 @@ func NewSandboxRuntime(ctx *pulumi.Context, name string, args *SandboxRuntimeArg
 				args.Name, err, args.Name))
 		}
 		r.Installed = []pulumi.Resource{rc}
+		r.Overhead = rc.Overhead.PodFixed()
 	case ModeCreate:
 		rc, err := nodev1.NewRuntimeClass(ctx, args.Name, &nodev1.RuntimeClassArgs{
 			Metadata: &metav1.ObjectMetaArgs{
@@ -72,6 +77,7 @@ func NewSandboxRuntime(ctx *pulumi.Context, name string, args *SandboxRuntimeArg
 			return nil, err
 		}
 		r.Installed = []pulumi.Resource{rc}
+		r.Overhead = pulumi.StringMap{}.ToStringMapOutput()
 	default:
 		return nil, fmt.Errorf("runtime class mode %q is not %s or %s", args.Mode, ModeRequire, ModeCreate)
 	}

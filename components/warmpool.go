@@ -52,6 +52,9 @@ type WarmPoolArgs struct {
 	RuntimeClassName string
 	// Agent is the sandbox's container; the zero value is the blueprint's placeholder (DefaultAgent).
 	Agent Agent
+	// Nodes puts the sandboxes on the stack's own NodePool (SandboxNodes.Placement); nil: wherever
+	// the cluster schedules them, the pod spec as it always was.
+	Nodes *SandboxPlacement
 	// DependsOn: the RuntimeClass and the agent-sandbox CRDs the template and pool need.
 	DependsOn []pulumi.Resource
 }
@@ -94,6 +97,12 @@ func NewWarmPool(ctx *pulumi.Context, name string, args *WarmPoolArgs, opts ...p
 		agent = DefaultAgent()
 	}
 
+	podSpec := agent.podSpec(args.RuntimeClassName)
+	if args.Nodes != nil {
+		for k, v := range args.Nodes.podSpecFields() {
+			podSpec[k] = v
+		}
+	}
 	template, err := apiextensions.NewCustomResource(ctx, args.TemplateName, &apiextensions.CustomResourceArgs{
 		ApiVersion: pulumi.String(contract.AgentSandboxExtensionsAPIVersion),
 		Kind:       pulumi.String(contract.SandboxTemplateKind),
@@ -102,7 +111,7 @@ func NewWarmPool(ctx *pulumi.Context, name string, args *WarmPoolArgs, opts ...p
 			"spec": pulumi.Map{
 				"podTemplate": pulumi.Map{
 					"metadata": pulumi.Map{"annotations": pulumi.ToStringMap(SandboxPodAnnotations())},
-					"spec":     agent.podSpec(args.RuntimeClassName),
+					"spec":     podSpec,
 				},
 			},
 		},

@@ -18,7 +18,7 @@ var ClusterKeys = []string{
 	"clusterMode", "clusterName", "kubernetesVersion", "vpcId", "privateSubnetIds", "publicSubnetIds",
 	"adminPrincipalArns", "previewPrincipalArn", "endpointPrivateAccess", "endpointPublicAccess",
 	"endpointPublicAccessCidrs", "tags", "upgradePolicy", "clusterLogTypes", "clusterLogRetentionDays", "secretsKmsKeyArn", "natGatewayPerZone", "deletionProtection",
-	"kubeconfig", "kubeContext",
+	"sandboxNodePool", "sandboxNodeCpu", "kubeconfig", "kubeContext",
 }
 
 // errInputNotSet is Try's answer for a key the component was not given: the default applies.

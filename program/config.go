@@ -56,7 +56,11 @@ type Config struct {
 	// (`natGatewayPerZone`); DeletionProtection protects the EKS cluster from `pulumi destroy`.
 	NatGatewayPerZone  bool
 	DeletionProtection bool
-	createModeKeysSet  []string
+	// SandboxNodePool puts the sandboxes on a NodeClass and NodePool of the stack's own
+	// (`sandboxNodePool`, sandboxnodes.go); SandboxNodeCPU is their nodes' vCPUs (`sandboxNodeCpu`).
+	SandboxNodePool   bool
+	SandboxNodeCPU    int
+	createModeKeysSet []string
 	// callersCluster: an AutoscaledWarmPool component's config, on the cluster its caller's
 	// kubernetes provider reaches (componentconfig.go); the cluster keys are not its inputs.
 	callersCluster bool
@@ -165,6 +169,8 @@ func (r *configReader) read(project, stack string) *Config {
 		SecretsKmsKeyArn:          strings.TrimSpace(r.str("secretsKmsKeyArn", "")),
 		NatGatewayPerZone:         r.boolean("natGatewayPerZone", false),
 		DeletionProtection:        r.boolean("deletionProtection", false),
+		SandboxNodePool:           r.boolean("sandboxNodePool", defaultSandboxNodePool),
+		SandboxNodeCPU:            r.int("sandboxNodeCpu", defaultSandboxNodeCPU),
 		Kubeconfig:                r.str("kubeconfig", ""),
 		KubeContext:               r.str("kubeContext", ""),
 		RuntimeClassMode:          r.str("runtimeClassMode", components.ModeRequire),
@@ -421,6 +427,7 @@ func (c *Config) problems(earlier ...string) []string {
 		}
 		c.validateAccess(add)
 		c.validateCreateMode(add)
+		c.validateSandboxNodes(add)
 		if c.VpcID != "" && c.NatGatewayPerZone {
 			add("natGatewayPerZone gives the stack's own network a NAT gateway per zone, but vpcId %s is a VPC of your own, whose way out is yours; remove it (`pulumi config rm natGatewayPerZone`)", c.VpcID)
 		}
@@ -495,8 +502,10 @@ func (c *Config) problems(earlier ...string) []string {
 
 	if len(errs) == 0 {
 		// Only on a config that is otherwise valid: the exporter's parser then checks the exact
-		// list the program would render, so the two can never disagree.
+		// list the program would render, so the two can never disagree; the NodePool is sized
+		// from the pools' bounds and requests as they will be.
 		c.validateExporterPools(add)
+		c.validateSandboxNodePlan(add)
 	}
 	return errs
 }

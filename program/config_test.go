@@ -100,6 +100,7 @@ func validConfig() Config {
 		PollingInterval: 15, Isolation: contract.IsolationVM, ExporterReplicas: 2,
 		// Create mode's endpoint and upgrade policy as LoadConfig's defaults give them.
 		EndpointPrivateAccess: true, EndpointPublicAccess: true, UpgradePolicy: components.UpgradePolicyStandard,
+		SandboxNodePool: defaultSandboxNodePool, SandboxNodeCPU: defaultSandboxNodeCPU,
 	}
 }
 

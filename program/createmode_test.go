@@ -133,6 +133,9 @@ func TestPreviewPrincipalGetsOnlyWhatAPreviewReads(t *testing.T) {
 		map[string]any{"apiGroups": []any{"node.k8s.io"}, "resources": []any{"runtimeclasses"}, "resourceNames": []any{contract.RuntimeClassName}, "verbs": []any{"get"}},
 		map[string]any{"apiGroups": []any{"apiextensions.k8s.io"}, "resources": []any{"customresourcedefinitions"}, "resourceNames": crds, "verbs": []any{"get"}},
 		map[string]any{"apiGroups": []any{""}, "resources": []any{"namespaces"}, "resourceNames": []any{contract.DefaultNamespace, contract.KedaNamespace}, "verbs": []any{"get"}},
+		// The stack's own NodeClass and NodePool, which a refresh reads.
+		map[string]any{"apiGroups": []any{"eks.amazonaws.com"}, "resources": []any{"nodeclasses"}, "resourceNames": []any{contract.SandboxNodeClassName}, "verbs": []any{"get"}},
+		map[string]any{"apiGroups": []any{"karpenter.sh"}, "resources": []any{"nodepools"}, "resourceNames": []any{contract.SandboxNodePoolName}, "verbs": []any{"get"}},
 	}, plainValue(rules))
 	crb := mustFind(t, rec, typeClusterRoleBind, "preview-access")
 	assert.Equal(t, previewClusterRoleNm, inputStr(t, crb, "roleRef", "name"))

@@ -18,12 +18,14 @@ const destroyRuns = 10
 
 // namespaceDependsOnTheInstalls asserts that the stack's namespace records as its dependencies
 // exactly the resources that must outlive it, by name: the RuntimeClass and KEDA's chart and
-// agent-sandbox's release manifest (install) or the CRDs the stack read (adopt). Exactly: a
-// dependency on the Keda component instead also recorded the keda Namespace it had registered.
+// agent-sandbox's release manifest (install) or the CRDs the stack read (adopt), and the stack's
+// NodePool when it has one (the sandboxes, claimed ones too, are gone before their nodes' pool).
+// Exactly: a dependency on the Keda component instead also recorded the keda Namespace it had
+// registered.
 func namespaceDependsOnTheInstalls(t *testing.T, rec *mockgraph.Recorder, install bool) {
 	t.Helper()
 	ns := mustFind(t, rec, typeNamespace, contract.DefaultNamespace)
-	want := []mockgraph.Resource{mustFind(t, rec, typeRuntimeClass, contract.RuntimeClassName)}
+	want := append([]mockgraph.Resource{mustFind(t, rec, typeRuntimeClass, contract.RuntimeClassName)}, rec.Find(typeNodePool, contract.SandboxNodePoolName)...)
 	if install {
 		want = append(want, mustFind(t, rec, typeChart, "keda"), mustFind(t, rec, typeConfigFile, "agent-sandbox-release"))
 	} else {

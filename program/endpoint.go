@@ -167,6 +167,8 @@ func createModeKeysSet(r *configReader) []string {
 		{"secretsKmsKeyArn", ""},
 		{"natGatewayPerZone", "false"},
 		{"deletionProtection", "false"},
+		{"sandboxNodePool", strconv.FormatBool(defaultSandboxNodePool)},
+		{"sandboxNodeCpu", strconv.Itoa(defaultSandboxNodeCPU)},
 	} {
 		// An empty value is the str/list readers' to judge, not a setting.
 		if v, _ := r.cfg.Try(k.key); r.setAwayFrom(k.key, k.def) && strings.TrimSpace(v) != "" {
@@ -179,7 +181,7 @@ func createModeKeysSet(r *configReader) []string {
 // refuseCreateModeKeys refuses, in existing mode, the create-mode keys the stack set.
 func (c *Config) refuseCreateModeKeys(add func(string, ...any)) {
 	if len(c.createModeKeysSet) > 0 {
-		add("%s only apply to a cluster the stack creates (clusterMode=create); an existing cluster keeps its endpoint, tags, logs, encryption, upgrade policy, network and protection, so remove them (%s)",
+		add("%s only apply to a cluster the stack creates (clusterMode=create); an existing cluster keeps its endpoint, tags, logs, encryption, upgrade policy, network, nodes and protection, so remove them (%s)",
 			strings.Join(c.createModeKeysSet, ", "), rmCommands(c.createModeKeysSet))
 	}
 }

@@ -108,7 +108,9 @@ func TestExporterImageRepositoryIsPushedToWithTheDockerConfigsCredentials(t *tes
 
 	// Without the credentials the push is refused and the up fails, saying where it pushed.
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
-	err := runProgramOn(t, mockgraph.New(), withConfig(map[string]string{"exporterImageRepository": repository}))
+	other := mockgraph.New()
+	t.Cleanup(other.Close)
+	err := runProgramOn(t, other, withConfig(map[string]string{"exporterImageRepository": repository}))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "pushing the exporter's image to "+repository)
 }

@@ -35,6 +35,9 @@ const (
 	typeChart        = "kubernetes:helm.sh/v4:Chart"
 	typeK8sProvider  = "pulumi:providers:kubernetes"
 	typeEksCluster   = "eks:index:Cluster"
+	typeNodeClass    = "kubernetes:eks.amazonaws.com/v1:NodeClass"
+	typeNodePool     = "kubernetes:karpenter.sh/v1:NodePool"
+	typeRolePolicy   = "aws:iam/rolePolicy:RolePolicy"
 )
 
 const mockKubeconfig = `apiVersion: v1
@@ -80,7 +83,8 @@ func runProgramOn(t *testing.T, rec *mockgraph.Recorder, cfg map[string]string) 
 	b, err := json.Marshal(full)
 	require.NoError(t, err)
 	t.Setenv("PULUMI_CONFIG", string(b))
-	return pulumi.RunErr(Run, rec.Options(testProject, testStack))
+	// Program: the recorder stands in for the cluster IAM role pulumi-eks makes (mockgraph).
+	return pulumi.RunErr(rec.Program(Run), rec.Options(testProject, testStack))
 }
 
 func mustRunProgram(t *testing.T, cfg map[string]string) *mockgraph.Recorder {

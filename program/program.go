@@ -36,6 +36,7 @@ func Run(ctx *pulumi.Context) error {
 	on := placement{inCluster: pulumi.Providers(cluster.Provider)}
 	if cluster.Created {
 		on.newClusterKubeconfig = &cluster.Kubeconfig
+		on.autoMode = cluster.AutoMode
 	}
 	outputs, err := deploy(ctx, cfg, on)
 	if err != nil {
@@ -57,6 +58,8 @@ type placement struct {
 	inCluster pulumi.ResourceOption
 	// newClusterKubeconfig: the cluster was created by this run, and is read only once it answers.
 	newClusterKubeconfig *pulumi.StringOutput
+	// autoMode: the cluster is the stack's own Auto Mode cluster, whose parts a NodeClass names.
+	autoMode *components.AutoModeParts
 }
 
 // deploy is everything in the cluster: the runtime class, agent-sandbox and KEDA, each pool,
@@ -109,6 +112,9 @@ type platform struct {
 	installs []pulumi.Resource
 	// agentSandboxInstalled is agent-sandbox's part of installs.
 	agentSandboxInstalled []pulumi.Resource
+	// sandboxNodes is the stack's own NodeClass and NodePool (create mode); nil: the sandboxes go
+	// wherever the cluster puts them.
+	sandboxNodes *components.SandboxNodes
 }
 
 func newPlatform(ctx *pulumi.Context, cfg *Config, on placement) (*platform, error) {
@@ -139,7 +145,13 @@ func newPlatform(ctx *pulumi.Context, cfg *Config, on placement) (*platform, err
 	if err != nil {
 		return nil, err
 	}
-	return &platform{placement: on, keda: keda, monitoring: mon, agentSandboxInstalled: agentSandbox.Installed,
+	var nodes *components.SandboxNodes
+	if on.autoMode != nil && cfg.sandboxNodes() {
+		if nodes, err = components.NewSandboxNodes(ctx, sandboxNodesName, cfg.sandboxNodesArgs(on.autoMode, runtime), on.inCluster); err != nil {
+			return nil, err
+		}
+	}
+	return &platform{placement: on, keda: keda, monitoring: mon, agentSandboxInstalled: agentSandbox.Installed, sandboxNodes: nodes,
 		installs: slices.Concat(runtime.Installed, agentSandbox.Installed, keda.Installed)}, nil
 }
 
@@ -153,13 +165,20 @@ func newWarmPools(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool) 
 		if listed {
 			name += "-" + pool.Name
 		}
-		var err error
-		if warmPools[i], err = components.NewWarmPool(ctx, name, &components.WarmPoolArgs{
+		args := &components.WarmPoolArgs{
 			Namespace: pool.Namespace, StackLabelValue: cfg.StackLabelValue(),
 			TemplateName: pool.TemplateName, PoolName: pool.Name, InitialReplicas: pool.MinReplicas,
 			RuntimeClassName: contract.RuntimeClassName, Agent: pool.Agent,
 			DependsOn: p.installs,
-		}, p.inCluster); err != nil {
+		}
+		if p.sandboxNodes != nil {
+			// On the stack's own nodes; the NodePool is there before the first sandbox asks for a
+			// node, and on destroy the sandboxes go before it.
+			args.Nodes = p.sandboxNodes.Placement
+			args.DependsOn = append(slices.Clone(p.installs), p.sandboxNodes.NodePool)
+		}
+		var err error
+		if warmPools[i], err = components.NewWarmPool(ctx, name, args, p.inCluster); err != nil {
 			return nil, err
 		}
 	}
@@ -197,6 +216,7 @@ func newExporter(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool, w
 	if cfg.PreviewPrincipalArn != "" {
 		if _, err := components.NewPreviewAccess(ctx, "preview-access", &components.PreviewAccessArgs{
 			Namespace: stackNamespaceName, NamespaceName: cfg.Namespace, DependsOn: []pulumi.Resource{stackNamespace},
+			SandboxNodes: p.sandboxNodes != nil,
 		}, p.inCluster); err != nil {
 			return nil, err
 		}

@@ -120,6 +120,7 @@ func TestPulumiYamlMatchesTheProgram(t *testing.T) {
 		"endpointPublicAccessCidrs": len(cfg.EndpointPublicAccessCidrs), "tags": map[string]any{}, "upgradePolicy": cfg.UpgradePolicy,
 		"clusterLogTypes": len(cfg.ClusterLogTypes), "clusterLogRetentionDays": cfg.ClusterLogRetentionDays,
 		"secretsKmsKeyArn": cfg.SecretsKmsKeyArn, "natGatewayPerZone": cfg.NatGatewayPerZone, "deletionProtection": cfg.DeletionProtection,
+		"sandboxNodePool": cfg.SandboxNodePool, "sandboxNodeCpu": cfg.SandboxNodeCPU,
 		// Declared only so that setting it reaches the program's explanation; any value is refused.
 		"publicSubnetIds": 0,
 		"kubeconfig":      cfg.Kubeconfig, "kubeContext": cfg.KubeContext,

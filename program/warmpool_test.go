@@ -21,6 +21,10 @@ func TestWarmPodsAreIsolatedSandboxes(t *testing.T) {
 	rec := mustRunProgram(t, nil)
 	tpl := mustFind(t, rec, typeTemplate, "warm-pool-agent")
 	podTemplate, _ := tpl.Path("spec", "podTemplate")
+	// Where they run (create mode: the stack's NodePool) is TestCreateModeSandboxesRunOnlyOnTheStacksNodePool's.
+	spec := plainValue(podTemplate).(map[string]any)["spec"].(map[string]any)
+	delete(spec, "nodeSelector")
+	delete(spec, "tolerations")
 	assert.Equal(t, map[string]any{
 		"metadata": map[string]any{"annotations": map[string]any{
 			"sandbox.amazonaws.com/network-isolated": "true", "karpenter.sh/do-not-disrupt": "true",
@@ -41,7 +45,7 @@ func TestWarmPodsAreIsolatedSandboxes(t *testing.T) {
 				},
 			}},
 		},
-	}, plainValue(podTemplate))
+	}, map[string]any{"metadata": plainValue(podTemplate).(map[string]any)["metadata"], "spec": spec})
 	pool := mustFind(t, rec, typePool, "warm-pool")
 	assert.Equal(t, "warm-pool-agent", inputStr(t, pool, "spec", "sandboxTemplateRef", "name"))
 	assert.Equal(t, 1, inputInt(t, pool, "spec", "replicas"), "created at the floor")

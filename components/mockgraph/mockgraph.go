@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -51,11 +53,19 @@ type Recorder struct {
 	// Preview runs the program as `pulumi preview` does (ctx.DryRun()).
 	Preview bool
 
+	// RuntimeClassOverhead answers a read of a RuntimeClass with this overhead.podFixed (cpu,
+	// memory); nil: the RuntimeClass declares no overhead.
+	RuntimeClassOverhead map[string]string
+
 	mu        sync.Mutex
 	resources []Resource
 	invokes   []Invoke
 	api       *apiServer
 	reg       *registryServer
+	// ctx is the program's context (Program), for what the recorder registers in a packaged
+	// component's place; standIns are those registrations, left out of the record.
+	ctx      *pulumi.Context
+	standIns map[string]bool
 }
 
 // Zone is an availability zone as EC2 lists it: its name (per account) and its ID.
@@ -94,9 +104,67 @@ func WithConfig(config map[string]string) pulumi.RunOption {
 	return func(info *pulumi.RunInfo) { info.Config = config }
 }
 
-// NewResource records the registration and echoes the inputs as outputs.
 // MockElasticIP is the address every mocked Elastic IP gets.
 const MockElasticIP = "198.51.100.77"
+
+// What a mocked eks:index:Cluster answers for the Auto Mode parts pulumi-eks makes inside its
+// component: the node role's name (autoModeNodeRoleName), EKS's cluster security group
+// (clusterSecurityGroupId), and the cluster IAM role (core.clusterIamRole, a resource reference,
+// whose name is ClusterRoleName; with Program only).
+const (
+	NodeRoleName           = "cluster-nodeRole-5e6f7a8"
+	ClusterRoleName        = "cluster-eksRole-role-1a2b3c4"
+	ClusterSecurityGroupID = "sg-0c1a2b3c4d5e6f708"
+)
+
+// Program runs program with the recorder standing in for what a packaged component registers
+// inside itself and hands back as a resource reference: the mock monitor creates no children, and
+// the SDK reads a referenced resource back from the monitor (pulumi:pulumi:getResource), so the
+// reference must name one it knows. The stand-ins are registered through the program's context
+// and left out of All and Find: they are pulumi-eks's, not the program's.
+func (r *Recorder) Program(program pulumi.RunFunc) pulumi.RunFunc {
+	return func(ctx *pulumi.Context) error {
+		r.mu.Lock()
+		r.ctx = ctx
+		r.mu.Unlock()
+		return program(ctx)
+	}
+}
+
+// standInClusterRole registers the cluster IAM role pulumi-eks makes for cluster (its
+// "<name>-eksRole" ServiceRole's role) and returns a reference to it once the monitor knows it;
+// without Program, no reference.
+func (r *Recorder) standInClusterRole(cluster string) (resource.PropertyValue, bool, error) {
+	r.mu.Lock()
+	ctx := r.ctx
+	name := cluster + "-eksRole-role"
+	if r.standIns == nil {
+		r.standIns = map[string]bool{}
+	}
+	r.standIns["aws:iam/role:Role::"+name] = true
+	r.mu.Unlock()
+	if ctx == nil {
+		return resource.PropertyValue{}, false, nil
+	}
+	role, err := iam.NewRole(ctx, name, &iam.RoleArgs{
+		Name:             pulumi.String(ClusterRoleName),
+		AssumeRolePolicy: pulumi.String(`{"Version":"2012-10-17","Statement":[]}`),
+	})
+	if err != nil {
+		return resource.PropertyValue{}, false, err
+	}
+	// The URN resolves once the monitor has stored the role, so a read of it finds it.
+	registered := make(chan string, 1)
+	role.URN().ApplyT(func(u pulumi.URN) string { registered <- string(u); return "" })
+	select {
+	case u := <-registered:
+		return resource.MakeCustomResourceReference(resource.URN(u), resource.ID(ClusterRoleName), ""), true, nil
+	case <-time.After(time.Minute):
+		return resource.PropertyValue{}, false, fmt.Errorf("mockgraph: the stand-in for %s was not registered within a minute", name)
+	}
+}
+
+// NewResource records the registration and echoes the inputs as outputs.
 
 func (r *Recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.PropertyMap, error) {
 	rec := Resource{Type: args.TypeToken, Name: args.Name, Inputs: args.Inputs, Provider: args.Provider, Custom: args.Custom}
@@ -113,7 +181,9 @@ func (r *Recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.P
 	}
 	rec.URN = urn(rec.Parent, rec.Type, rec.Name)
 	r.mu.Lock()
-	r.resources = append(r.resources, rec)
+	if !r.standIns[rec.Type+"::"+rec.Name] {
+		r.resources = append(r.resources, rec)
+	}
 	r.mu.Unlock()
 
 	outputs := args.Inputs.Copy()
@@ -143,6 +213,22 @@ func (r *Recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.P
 			return "", nil, err
 		}
 		outputs["kubeconfigJson"] = resource.NewProperty(kubeconfig)
+		outputs["autoModeNodeRoleName"] = resource.NewProperty(NodeRoleName)
+		outputs["clusterSecurityGroupId"] = resource.NewProperty(ClusterSecurityGroupID)
+		role, ok, err := r.standInClusterRole(args.Name)
+		if err != nil {
+			return "", nil, err
+		}
+		if ok {
+			outputs["core"] = resource.NewProperty(resource.PropertyMap{"clusterIamRole": role})
+		}
+	}
+	if rec.Read && args.TypeToken == "kubernetes:node.k8s.io/v1:RuntimeClass" && r.RuntimeClassOverhead != nil {
+		podFixed := resource.PropertyMap{}
+		for k, v := range r.RuntimeClassOverhead {
+			podFixed[resource.PropertyKey(k)] = resource.NewProperty(v)
+		}
+		outputs["overhead"] = resource.NewProperty(resource.PropertyMap{"podFixed": resource.NewProperty(podFixed)})
 	}
 	id := args.ID
 	if id == "" {
