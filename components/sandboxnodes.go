@@ -204,15 +204,59 @@ type SandboxPlacement struct {
 	TaintValue   string
 }
 
-// podSpecFields are the pod spec's fields for the placement.
-func (p *SandboxPlacement) podSpecFields() pulumi.Map {
-	return pulumi.Map{
-		"nodeSelector": pulumi.ToStringMap(p.NodeSelector),
-		"tolerations": pulumi.Array{pulumi.Map{
-			"key": pulumi.String(p.TaintKey), "operator": pulumi.String("Equal"),
-			"value": pulumi.String(p.TaintValue), "effect": pulumi.String("NoSchedule"),
+// SandboxNodePlacement is the placement on the stack's NodePool: its name as the node selector,
+// and its taint's key and value.
+func SandboxNodePlacement() *SandboxPlacement {
+	return &SandboxPlacement{
+		NodeSelector: map[string]string{NodePoolLabel: contract.SandboxNodePoolName},
+		TaintKey:     contract.SandboxNodeTaintKey, TaintValue: "true",
+	}
+}
+
+// PodSpecFields are the pod spec's fields for the placement (nodeSelector, tolerations), as plain
+// data: what the sandboxes' pod template gets.
+func (p *SandboxPlacement) PodSpecFields() map[string]any {
+	selector := map[string]any{}
+	for k, v := range p.NodeSelector {
+		selector[k] = v
+	}
+	return map[string]any{
+		"nodeSelector": selector,
+		"tolerations": []any{map[string]any{
+			"key": p.TaintKey, "operator": "Equal", "value": p.TaintValue, "effect": "NoSchedule",
 		}},
 	}
+}
+
+// podSpecFields are PodSpecFields as Pulumi inputs.
+func (p *SandboxPlacement) podSpecFields() pulumi.Map {
+	return toPulumi(p.PodSpecFields()).(pulumi.Map)
+}
+
+// toPulumi turns plain data (maps, lists, strings) into Pulumi inputs of the same shape; a value
+// that is already an input is kept.
+func toPulumi(v any) pulumi.Input {
+	switch v := v.(type) {
+	case pulumi.Input:
+		return v
+	case map[string]any:
+		m := pulumi.Map{}
+		for k, e := range v {
+			m[k] = toPulumi(e)
+		}
+		return m
+	case []any:
+		a := make(pulumi.Array, len(v))
+		for i, e := range v {
+			a[i] = toPulumi(e)
+		}
+		return a
+	case []string:
+		return pulumi.ToStringArray(v)
+	case string:
+		return pulumi.String(v)
+	}
+	panic(fmt.Sprintf("toPulumi: %T is not plain data", v))
 }
 
 // SandboxNodesArgs is what the NodeClass and NodePool are made of.
@@ -378,39 +422,13 @@ func NewSandboxNodes(ctx *pulumi.Context, name string, args *SandboxNodesArgs, o
 		}
 		return map[string]string{"cpu": plan.LimitCPU(), "memory": plan.LimitMemory()}, nil
 	}).(pulumi.StringMapOutput)
-	placement := &SandboxPlacement{
-		NodeSelector: map[string]string{NodePoolLabel: contract.SandboxNodePoolName},
-		TaintKey:     contract.SandboxNodeTaintKey, TaintValue: "true",
-	}
+	placement := SandboxNodePlacement()
 	nodePool, err := apiextensions.NewCustomResource(ctx, contract.SandboxNodePoolName, &apiextensions.CustomResourceArgs{
 		ApiVersion: pulumi.String(NodePoolAPIVersion),
 		Kind:       pulumi.String(NodePoolKind),
 		Metadata:   &metav1.ObjectMetaArgs{Name: pulumi.String(contract.SandboxNodePoolName), Labels: labels},
 		OtherFields: kubernetes.UntypedArgs{
-			"spec": pulumi.Map{
-				"template": pulumi.Map{
-					"spec": pulumi.Map{
-						"nodeClassRef": pulumi.Map{
-							"group": pulumi.String(strings.Split(NodeClassAPIVersion, "/")[0]),
-							"kind":  pulumi.String(NodeClassKind),
-							"name":  pulumi.String(contract.SandboxNodeClassName),
-						},
-						// Only the sandboxes tolerate it: nothing else lands on the stack's nodes.
-						"taints": pulumi.Array{pulumi.Map{
-							"key": pulumi.String(placement.TaintKey), "value": pulumi.String(placement.TaintValue), "effect": pulumi.String("NoSchedule"),
-						}},
-						"requirements":           nodeRequirements(args.CPUs),
-						"expireAfter":            pulumi.String(nodeExpireAfter),
-						"terminationGracePeriod": pulumi.String(terminationGracePeriod),
-					},
-				},
-				"limits": limits,
-				"disruption": pulumi.Map{
-					"consolidationPolicy": pulumi.String(consolidationPolicy),
-					"consolidateAfter":    pulumi.String(consolidateAfter),
-					"budgets":             pulumi.Array{pulumi.Map{"nodes": pulumi.String(disruptionBudgetNodes)}},
-				},
-			},
+			"spec": toPulumi(sandboxNodePoolSpec(args.CPUs, placement, limits)),
 		},
 	}, pulumi.Parent(n), pulumi.DependsOn([]pulumi.Resource{nodeClass}))
 	if err != nil {
@@ -424,14 +442,50 @@ func NewSandboxNodes(ctx *pulumi.Context, name string, args *SandboxNodesArgs, o
 	})
 }
 
+// SandboxNodePoolSpec is the NodePool's spec as plain data (maps, lists, strings), as NewSandboxNodes
+// makes it for plan: the stack's NodeClass, the placement's taint, the requirements for
+// plan.CPUs, the disruption, and the limits LimitCPU and LimitMemory.
+func SandboxNodePoolSpec(plan NodePlan) map[string]any {
+	return sandboxNodePoolSpec(plan.CPUs, SandboxNodePlacement(), map[string]any{"cpu": plan.LimitCPU(), "memory": plan.LimitMemory()})
+}
+
+// sandboxNodePoolSpec is the spec with limits as given: plain data, or the component's output
+// (computed once the RuntimeClass's overhead is known).
+func sandboxNodePoolSpec(cpus int, placement *SandboxPlacement, limits any) map[string]any {
+	return map[string]any{
+		"template": map[string]any{
+			"spec": map[string]any{
+				"nodeClassRef": map[string]any{
+					"group": strings.Split(NodeClassAPIVersion, "/")[0],
+					"kind":  NodeClassKind,
+					"name":  contract.SandboxNodeClassName,
+				},
+				// Only the sandboxes tolerate it: nothing else lands on the stack's nodes.
+				"taints": []any{map[string]any{
+					"key": placement.TaintKey, "value": placement.TaintValue, "effect": "NoSchedule",
+				}},
+				"requirements":           nodeRequirements(cpus),
+				"expireAfter":            nodeExpireAfter,
+				"terminationGracePeriod": terminationGracePeriod,
+			},
+		},
+		"limits": limits,
+		"disruption": map[string]any{
+			"consolidationPolicy": consolidationPolicy,
+			"consolidateAfter":    consolidateAfter,
+			"budgets":             []any{map[string]any{"nodes": disruptionBudgetNodes}},
+		},
+	}
+}
+
 // nodeRequirements are the built-in pools' (on-demand, amd64 as general-purpose, C, M and R of
 // generation 5 or newer: EKS user guide, set-builtin-node-pools), where the sandboxes ran before,
 // bounded to one vCPU count and to the memory range the limits are computed for.
-func nodeRequirements(cpus int) pulumi.Array {
-	req := func(key, op string, values ...string) pulumi.Map {
-		return pulumi.Map{"key": pulumi.String(key), "operator": pulumi.String(op), "values": pulumi.ToStringArray(values)}
+func nodeRequirements(cpus int) []any {
+	req := func(key, op string, values ...string) any {
+		return map[string]any{"key": key, "operator": op, "values": values}
 	}
-	return pulumi.Array{
+	return []any{
 		req("karpenter.sh/capacity-type", "In", "on-demand"),
 		req("kubernetes.io/arch", "In", "amd64"),
 		req("eks.amazonaws.com/instance-category", "In", "c", "m", "r"),
