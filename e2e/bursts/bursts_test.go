@@ -473,7 +473,7 @@ func progress(ctx context.Context, c *localcluster.Cluster, policies []Policy, t
 	return func() { close(done) }
 }
 
-func waitPoolReady(b *testing.B, ctx context.Context, c *localcluster.Cluster, p Policy) {
+func waitPoolReady(b testing.TB, ctx context.Context, c *localcluster.Cluster, p Policy) {
 	waitFor(b, ctx, p.Namespace()+": the pool Ready at its size", 3*time.Minute, func(ctx context.Context) (bool, error) {
 		u, err := c.Dynamic.Resource(gvr.SandboxWarmPool).Namespace(p.Namespace()).Get(ctx, contract.DefaultPoolName, metav1.GetOptions{})
 		if err != nil {
@@ -491,7 +491,7 @@ func waitPoolReady(b *testing.B, ctx context.Context, c *localcluster.Cluster, p
 // test does, and waits until it serves a count (and, for a policy sized by
 // arrivals, the arrival counts). pools is its EXPORTER_POOLS ("" to run it
 // as today, on the policy's namespace).
-func startExporter(b *testing.B, ctx context.Context, c *localcluster.Cluster, procs *process.Set, work, bin string, p Policy, pools, addr string) {
+func startExporter(b testing.TB, ctx context.Context, c *localcluster.Cluster, procs *process.Set, work, bin string, p Policy, pools, addr string) {
 	ns := p.Namespace()
 	exp := int64(3 * 3600)
 	tr, err := c.Client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, contract.ExporterName,
@@ -540,7 +540,7 @@ func createObjects(ctx context.Context, c *localcluster.Cluster, objs *Objects) 
 	return nil
 }
 
-func waitFor(b *testing.B, ctx context.Context, what string, timeout time.Duration, cond func(context.Context) (bool, error)) {
+func waitFor(b testing.TB, ctx context.Context, what string, timeout time.Duration, cond func(context.Context) (bool, error)) {
 	b.Helper()
 	framework.Eventually(b, ctx, what, timeout, cond)
 }
@@ -556,7 +556,7 @@ func httpGet(u string) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
-func freeAddr(b *testing.B) string {
+func freeAddr(b testing.TB) string {
 	addr, err := freeport.Addr()
 	if err != nil {
 		b.Fatal(err)

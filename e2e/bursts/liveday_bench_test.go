@@ -152,6 +152,17 @@ func familyTrace(family string, seed uint64, cut time.Duration) (*replay.Trace, 
 	return nil, fmt.Errorf("unknown trace family %q", family)
 }
 
+// liveDayNodes is the live day's one instance type and the K sandboxes a node of it holds.
+func liveDayNodes() (localcluster.InstanceType, int, error) {
+	for _, it := range localcluster.DefaultInstanceTypes {
+		if it.Name == liveDayInstanceType {
+			k, err := slotsPerNode(karpenterSandboxRequests, it)
+			return it, k, err
+		}
+	}
+	return localcluster.InstanceType{}, 0, fmt.Errorf("no instance type %s among the control plane's", liveDayInstanceType)
+}
+
 // liveDayRun is one day of one family: its trace and its three settings.
 type liveDayRun struct {
 	family   string
@@ -170,13 +181,7 @@ func BenchmarkLiveDay(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var itype localcluster.InstanceType
-	for _, it := range localcluster.DefaultInstanceTypes {
-		if it.Name == liveDayInstanceType {
-			itype = it
-		}
-	}
-	k, err := slotsPerNode(karpenterSandboxRequests, itype)
+	itype, k, err := liveDayNodes()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -222,6 +227,23 @@ func BenchmarkLiveDay(b *testing.B) {
 		}
 	}
 
+	rec := runLiveDay(b, ctx, work, itype, k, runs)
+	if cfg.record != "" {
+		if err := WriteLiveDayRecord(cfg.record, rec); err != nil {
+			b.Errorf("writing the record: %v", err)
+		} else {
+			fmt.Printf("wrote %s\n", cfg.record)
+		}
+	}
+	judgeLiveDay(b, rec, cfg.plots)
+}
+
+// runLiveDay replays every run's trace at once on one local control plane with Karpenter (one
+// instance type, itype, holding k sandboxes), each setting's pool in a namespace and on a
+// NodePool of its own, and returns what the cluster did: each row's claims as the harness
+// created and deleted them, its figures, its pool's sizes and its nodes.
+func runLiveDay(tb testing.TB, ctx context.Context, work string, itype localcluster.InstanceType, k int, runs []*liveDayRun) LiveDayRecord {
+	tb.Helper()
 	c, err := framework.StartCluster(ctx, localcluster.Options{
 		StateDir: filepath.Join(work, "cluster"), Nodes: 1, HPASyncPeriod: replay.HPASyncPeriod,
 		KwokStages: bootDelay.Stages, Progress: prefixed("localcluster"),
@@ -229,42 +251,42 @@ func BenchmarkLiveDay(b *testing.B) {
 			InstanceTypes: []localcluster.InstanceType{itype}},
 	})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer func() {
 		if err := c.Stop(); err != nil {
-			b.Errorf("stopping the control plane: %v", err)
+			tb.Errorf("stopping the control plane: %v", err)
 		}
-		if b.Failed() {
-			b.Logf("kept for a look: the control plane's logs in %s, the exporters' in %s", filepath.Join(c.StateDir, "logs"), work)
+		if tb.Failed() {
+			tb.Logf("kept for a look: the control plane's logs in %s, the exporters' in %s", filepath.Join(c.StateDir, "logs"), work)
 			return
 		}
 		_ = os.RemoveAll(work)
 	}()
 	recorder := NewRecorder()
 	if !recorder.Start(ctx, c.Dynamic) {
-		b.Fatal("the sandbox, claim and pool informers never synced")
+		tb.Fatal("the sandbox, claim and pool informers never synced")
 	}
 	exporterBin, err := framework.GoBuild(io.Discard, work, framework.ExporterCommand)
 	if err != nil {
-		b.Fatalf("building the exporter: %v", err)
+		tb.Fatalf("building the exporter: %v", err)
 	}
 	exporters := process.NewSet(work, false)
 	defer exporters.Stop(5 * time.Second)
 	var all []Policy
 	for _, run := range runs {
 		for _, p := range run.policies {
-			createLiveDayPolicy(b, ctx, c, exporters, work, exporterBin, p)
+			createLiveDayPolicy(tb, ctx, c, exporters, work, exporterBin, p)
 			all = append(all, p)
 		}
 	}
 	for _, p := range all {
-		waitPoolReady(b, ctx, c, p)
+		waitPoolReady(tb, ctx, c, p)
 	}
 	// Two syncs: every HPA has read its exporter and settled its pool at rest, nodes included.
 	time.Sleep(2 * replay.HPASyncPeriod)
 	for _, p := range all {
-		waitPoolReady(b, ctx, c, p)
+		waitPoolReady(tb, ctx, c, p)
 	}
 	ledgers := map[string]*claimLedger{}
 	for _, p := range all {
@@ -272,7 +294,9 @@ func BenchmarkLiveDay(b *testing.B) {
 	}
 	stopLedgers := runNodePoolLedgers(ctx, c, ledgers, time.Second)
 
-	b.ResetTimer()
+	if b, ok := tb.(*testing.B); ok {
+		b.ResetTimer()
+	}
 	start := time.Now().Add(2 * time.Second)
 	longest := time.Duration(0)
 	for _, run := range runs {
@@ -292,13 +316,15 @@ func BenchmarkLiveDay(b *testing.B) {
 	stopProgress()
 	for i, e := range errs {
 		if len(e) > 0 {
-			b.Fatalf("%s day, seed %d: %d claim requests failed; first: %v", runs[i].family, runs[i].seed, len(e), e[0])
+			tb.Fatalf("%s day, seed %d: %d claim requests failed; first: %v", runs[i].family, runs[i].seed, len(e), e[0])
 		}
 	}
 	// Let the last Ready and delete events arrive, and the nodes the last claims held go.
 	time.Sleep(3 * time.Second)
 	stopLedgers()
-	b.StopTimer()
+	if b, ok := tb.(*testing.B); ok {
+		b.StopTimer()
+	}
 
 	rec := LiveDayRecord{Date: time.Now().UTC().Format(time.DateOnly), SlotsPerNode: k, LaunchDelay: liveDayLaunchDelay, ConsolidateAfter: liveDayConsolidateAfter}
 	for _, run := range runs {
@@ -306,7 +332,7 @@ func BenchmarkLiveDay(b *testing.B) {
 			res := recorder.Result(p, start, start.Add(longest))
 			live, err := LiveTrace(run.trace.Name, run.trace.Duration, res.Claims, start)
 			if err != nil {
-				b.Fatalf("%s: %v", p.Namespace(), err)
+				tb.Fatalf("%s: %v", p.Namespace(), err)
 			}
 			end := max(live.Duration, live.End()) + 100*time.Millisecond
 			tl := recorder.Timeline(p, start, start.Add(end))
@@ -320,14 +346,7 @@ func BenchmarkLiveDay(b *testing.B) {
 			rec.Rows = append(rec.Rows, row)
 		}
 	}
-	if cfg.record != "" {
-		if err := WriteLiveDayRecord(cfg.record, rec); err != nil {
-			b.Errorf("writing the record: %v", err)
-		} else {
-			fmt.Printf("wrote %s\n", cfg.record)
-		}
-	}
-	judgeLiveDay(b, rec, cfg.plots)
+	return rec
 }
 
 // judgeLiveDay prints the record's rows live beside the model's replay of them, with each row's
@@ -449,7 +468,7 @@ func liveDayPolicy(s LiveSetting, day string) (Policy, error) {
 
 // createLiveDayPolicy gives the policy a NodePool of its own (the control plane's, renamed, with
 // a label its sandboxes select), renders and creates its objects, and starts its exporter.
-func createLiveDayPolicy(b *testing.B, ctx context.Context, c *localcluster.Cluster, procs *process.Set, work, exporterBin string, p Policy) {
+func createLiveDayPolicy(b testing.TB, ctx context.Context, c *localcluster.Cluster, procs *process.Set, work, exporterBin string, p Policy) {
 	ns := p.Namespace()
 	np, err := c.Dynamic.Resource(localcluster.NodePoolGVR).Get(ctx, localcluster.KarpenterNodePool, metav1.GetOptions{})
 	if err != nil {
