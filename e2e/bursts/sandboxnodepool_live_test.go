@@ -152,9 +152,10 @@ func TestLiveSimulatedNodeSandboxNodePoolLimits(t *testing.T) {
 
 	read := func(ctx context.Context) (poolRead, error) { return readPool(ctx, c, ns, pool) }
 	var r poolRead
+	// At least: more is the hold's to catch, with what it read.
 	framework.Eventually(t, ctx, fmt.Sprintf("%d NodeClaims of %s with Ready nodes, %d sandboxes scheduled on them", n, pool, n*perNode), 2*time.Minute, func(ctx context.Context) (bool, error) {
 		r, err = read(ctx)
-		return err == nil && r.readyNodes == n && len(r.scheduled) == n*perNode, err
+		return err == nil && r.readyNodes >= n && len(r.scheduled) >= n*perNode, err
 	})
 	t.Logf("%.1fs after the pods: %s", time.Since(phase1).Seconds(), r)
 	for _, node := range r.nodes {
