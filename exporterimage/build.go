@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -63,7 +64,7 @@ type buildOnce struct {
 // returns its image. Reproducible: the same source and toolchain give the same digest (-trimpath,
 // no VCS stamp, every timestamp zero, files owned by root, one fixed layer order).
 func Build(ctx context.Context, platform string) (*Built, error) {
-	if !validPlatform(platform) {
+	if !ValidPlatform(platform) {
 		return nil, fmt.Errorf("exporter image platform %q: must be one of %s", platform, strings.Join(Platforms, ", "))
 	}
 	v, _ := builds.LoadOrStore(platform, &buildOnce{})
@@ -72,14 +73,8 @@ func Build(ctx context.Context, platform string) (*Built, error) {
 	return b.built, b.err
 }
 
-func validPlatform(p string) bool {
-	for _, q := range Platforms {
-		if p == q {
-			return true
-		}
-	}
-	return false
-}
+// ValidPlatform says whether p is one of Platforms.
+func ValidPlatform(p string) bool { return slices.Contains(Platforms, p) }
 
 func build(ctx context.Context, platform string) (*Built, error) {
 	goos, goarch, _ := strings.Cut(platform, "/")

@@ -3,6 +3,7 @@ package exporterimage
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -41,25 +42,8 @@ func ParseRepository(repository string) (name.Repository, error) {
 
 // hasRegistry says the first path component is a host, as the reference grammar reads it.
 func hasRegistry(repository string) bool {
-	for i, c := range repository {
-		switch c {
-		case '/':
-			first := repository[:i]
-			return first == "localhost" || containsAny(first, ".:")
-		}
-	}
-	return false
-}
-
-func containsAny(s, chars string) bool {
-	for _, c := range s {
-		for _, d := range chars {
-			if c == d {
-				return true
-			}
-		}
-	}
-	return false
+	first, _, found := strings.Cut(repository, "/")
+	return found && (first == "localhost" || strings.ContainsAny(first, ".:"))
 }
 
 // KeychainAuth is the credential the machine running `pulumi up` holds for repository's registry:

@@ -45,7 +45,7 @@ func (c *Config) validateExporterImage(add func(string, ...any)) {
 	}
 	if c.ExporterImagePlatform != "" {
 		switch {
-		case !validPlatform(c.ExporterImagePlatform):
+		case !exporterimage.ValidPlatform(c.ExporterImagePlatform):
 			add("exporterImagePlatform %q is not one the exporter's image is built for; use one of %s", c.ExporterImagePlatform, strings.Join(exporterimage.Platforms, ", "))
 		case !c.buildsExporterImage():
 			add("exporterImagePlatform applies to the image the stack builds, and this stack builds none (%s); remove it (`pulumi config rm exporterImagePlatform`)", c.noBuildReason())
@@ -62,15 +62,6 @@ func (c *Config) noBuildReason() string {
 		return "exporterImage names a prebuilt image"
 	}
 	return "an existing cluster without exporterImageRepository runs the exporter's source"
-}
-
-func validPlatform(p string) bool {
-	for _, q := range exporterimage.Platforms {
-		if p == q {
-			return true
-		}
-	}
-	return false
 }
 
 // exporterCode is how the exporter's code reaches its pods: an image (ClaimExporterArgs.Image,
