@@ -32,6 +32,15 @@ type Loop struct {
 	Tolerance float64
 	// Nodes the sandboxes run on; the zero value: always there (nodes.go).
 	Nodes Nodes
+	// Syncs are the HPA's syncs, from the trace's start, when they are known; after the last
+	// (or from the start, when there are none) it syncs every HPASync. An HPA syncs on a clock of
+	// its own, started with its ScaledObject and slowed by each sync's own time, so where a burst
+	// falls between two syncs is chance: a replay of a live run syncs when its HPA did.
+	Syncs []time.Duration
+	// ClaimReady is how long after its sandbox is Ready a claim is seen Ready (agent-sandbox's
+	// claim controller adopts, then the client's watch sees it): a warm claim's whole wait. The
+	// live day measures it; zero (the advice's) counts a claim's wait from its sandbox alone.
+	ClaimReady time.Duration
 }
 
 // DefaultLoop is the live benchmark's loop.
@@ -161,6 +170,8 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 		return a.At+a.Lifetime < b.At+b.Lifetime
 	})
 	ended, heldNow := 0, 0
+	// never marks the claims deleted before their sandbox was Ready.
+	never := make([]bool, len(tr.Arrivals))
 	// bind gives pending sandboxes the free slots, first come first bound: a warm one starts its
 	// boot, a claim's cold one too (its claim's wait runs to its Ready).
 	bind := func(t time.Duration) {
@@ -181,11 +192,16 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 			res.Waits[pp.claim] = max(t, a.At) + coldBoot() - a.At // bound in its arrival's step: a boot
 			if res.Waits[pp.claim] > a.Lifetime {
 				res.Waits[pp.claim] = a.Lifetime
-				res.NeverReady++
+				never[pp.claim] = true
 			}
 		}
 	}
 	var hpa modelHPA
+	syncs := loop.Syncs
+	nextSync := loop.HPASync
+	if len(syncs) > 0 {
+		nextSync, syncs = syncs[0], syncs[1:]
+	}
 	end := max(tr.Duration, tr.End()) + step // the arrivals, then the last claim's lifetime
 	for t := time.Duration(0); t < end; t += step {
 		// Claims are deleted: a claim's sandbox leaves its node; one still waiting for a slot
@@ -200,7 +216,7 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 			if claims[c].pending {
 				cluster.unqueueClaim(c)
 				res.Waits[c] = tr.Arrivals[c].Lifetime
-				res.NeverReady++
+				never[c] = true
 				continue
 			}
 			cluster.free(claims[c].node, t)
@@ -243,7 +259,12 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 			}
 		}
 		// The HPA syncs.
-		if p.Fixed == 0 && t > 0 && t%loop.HPASync == 0 {
+		if p.Fixed == 0 && t >= nextSync {
+			if len(syncs) > 0 {
+				nextSync, syncs = max(syncs[0], t+step), syncs[1:]
+			} else {
+				nextSync += loop.HPASync
+			}
 			deleted += deletes.popThrough(t)
 			d := Demand{Held: deletes.pushed - deleted, ArrivalsShort: arrivedWithin(tr, t, p.Short), ArrivalsLong: arrivedWithin(tr, t, p.Long), At: t, Clock: tr.Clock(t)}
 			if n := hpa.sync(t, replicas, p.Desired(d), p, loop.Tolerance); n != replicas {
@@ -293,6 +314,19 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 		}
 	}
 	res.NodesLaunched = cluster.launched
+	// The client sees a claim Ready ClaimReady after its sandbox; one deleted before then was
+	// never seen Ready.
+	for c, a := range tr.Arrivals {
+		if w := res.Waits[c] + loop.ClaimReady; !never[c] && w > a.Lifetime {
+			never[c] = true
+			res.Waits[c] = a.Lifetime
+		} else if !never[c] {
+			res.Waits[c] = w
+		}
+		if never[c] {
+			res.NeverReady++
+		}
+	}
 	return res
 }
 

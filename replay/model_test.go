@@ -147,3 +147,41 @@ func TestModelScaleUpPolicies(t *testing.T) {
 	p.ScaleUp = components.ScalingRules{StabilizationWindowSeconds: 30}
 	assert.Equal(t, []SizeAt{{0, 5}, {45 * time.Second, 30}}, sizes(), "a 30 s scale-up window")
 }
+
+// The HPA syncs on its own clock: Syncs move every sync, so a burst that lands just before one
+// sync under one clock lands just after it under another and is read a period later.
+func TestModelHPASyncsOnItsClock(t *testing.T) {
+	loop := DefaultLoop()
+	tr := handTrace(120*time.Second, 14*time.Second, 14*time.Second, 14*time.Second)
+	p := Policy{Floor: 1, Max: 4, Short: 30 * time.Second, Long: 60 * time.Second,
+		Desired: func(d Demand) float64 { return float64(d.Held + 1) }}
+	// The default clock: syncs at 15, 30, ... s; the claims are read at 15 s.
+	assert.Equal(t, []SizeAt{{0, 1}, {15 * time.Second, 4}, {45 * time.Second, 1}}, Simulate(tr, p, loop, 1).Sizes)
+	// Syncs at 13.5 s and 28.7 s, then every 15 s: the claims come after the first and are read
+	// at 28.7 s, and the pool is at rest again at the first sync after they are gone (34 s).
+	loop.Syncs = []time.Duration{13500 * time.Millisecond, 28700 * time.Millisecond}
+	assert.Equal(t, []SizeAt{{0, 1}, {28700 * time.Millisecond, 4}, {43700 * time.Millisecond, 1}}, Simulate(tr, p, loop, 1).Sizes)
+}
+
+// A claim is seen Ready ClaimReady after its sandbox: a warm claim waits that long, a cold one
+// its boot and that, and one deleted before then was never seen Ready.
+func TestModelClaimReadyLag(t *testing.T) {
+	loop := DefaultLoop()
+	loop.ClaimReady = 1500 * time.Millisecond
+	tr := &Trace{Name: "hand", Duration: 60 * time.Second, Arrivals: []Arrival{
+		{At: 10 * time.Second, Lifetime: 20 * time.Second}, // warm
+		{At: 10 * time.Second, Lifetime: 20 * time.Second}, // cold: the pool holds one
+		{At: 40 * time.Second, Lifetime: time.Second},      // warm, deleted before it is seen Ready
+	}}
+	r := Simulate(tr, Policy{Fixed: 1}, loop, 1)
+	assert.Equal(t, 2, r.WarmHits)
+	assert.Equal(t, 1500*time.Millisecond, r.Waits[0])
+	assert.True(t, r.Waits[1] > 5*time.Second+1500*time.Millisecond && r.Waits[1] <= 6*time.Second+1500*time.Millisecond, "a boot of 5-6 s and the lag: %s", r.Waits[1])
+	assert.Equal(t, time.Second, r.Waits[2])
+	assert.Equal(t, 1, r.NeverReady)
+	// Broken once: no lag, and every claim is seen Ready.
+	loop.ClaimReady = 0
+	r = Simulate(tr, Policy{Fixed: 1}, loop, 1)
+	assert.Equal(t, time.Duration(0), r.Waits[0])
+	assert.Equal(t, 0, r.NeverReady)
+}

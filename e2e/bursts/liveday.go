@@ -285,6 +285,28 @@ func LiveTrace(name string, duration time.Duration, claims []ClaimResult, start 
 	return tr, nil
 }
 
+// ClaimOutcome is what one live claim found: a warm sandbox or a cold one, and its create to
+// Ready as the client saw it (Ready false: deleted before; Wait its whole life).
+type ClaimOutcome struct {
+	Warm  bool          `json:"warm"`
+	Ready bool          `json:"ready"`
+	Wait  time.Duration `json:"wait"`
+}
+
+// LiveOutcomes are the claims' outcomes in LiveTrace's order (by creation).
+func LiveOutcomes(claims []ClaimResult) []ClaimOutcome {
+	sorted := append([]ClaimResult(nil), claims...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Created.Before(sorted[j].Created) })
+	out := make([]ClaimOutcome, len(sorted))
+	for i, c := range sorted {
+		out[i] = ClaimOutcome{Warm: c.LaunchType == "warm", Wait: c.Deleted.Sub(c.Created)}
+		if l, ok := c.Latency(); ok {
+			out[i].Ready, out[i].Wait = true, l
+		}
+	}
+	return out
+}
+
 // LiveFigures are one side of a row: what the cluster counted, or what the model predicts.
 type LiveFigures struct {
 	Warm        float64 // % of claims that found a warm sandbox

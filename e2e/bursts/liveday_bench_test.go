@@ -338,7 +338,7 @@ func runLiveDay(tb testing.TB, ctx context.Context, work string, itype localclus
 			tl := recorder.Timeline(p, start, start.Add(end))
 			nodes := ledgers[p.Namespace()].snapshot()
 			row := RecordedRow{Family: run.family, Seed: run.seed, Setting: run.settings[i], Trace: live.Name, Duration: live.Duration,
-				Claims: live.Arrivals, Live: LiveClaimFigures(res.Claims), LiveSpec: tl.Spec, LiveNodes: nodeSteps(nodes, start, start.Add(end))}
+				Claims: live.Arrivals, Live: LiveClaimFigures(res.Claims), Outcomes: LiveOutcomes(res.Claims), LiveSpec: tl.Spec, LiveNodes: nodeSteps(nodes, start, start.Add(end))}
 			if len(tl.Spec) > 0 {
 				row.InitialScale = int(tl.Spec[0].Value)
 			}

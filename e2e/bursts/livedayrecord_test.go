@@ -84,3 +84,21 @@ func TestRecordedLiveDayHoldsTheModel(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, agree, 8, "rows that agree on every figure")
 }
+
+// The HPA's syncs are read from the changes it made to spec.replicas: syncs 15.08 s apart from
+// 7.3 s on, seen 80-120 ms after each, give back every sync up to the last change within the
+// jitter; a row with no change has none, and the replay keeps the model's clock.
+func TestHPASyncsAreReadFromTheSpecChanges(t *testing.T) {
+	first, period := 7300*time.Millisecond, 15080*time.Millisecond
+	row := RecordedRow{LiveSpec: []Step{{0, 1}}}
+	for i, sync := range []int{1, 2, 6, 11, 19, 30} {
+		seen := first + time.Duration(sync)*period + specReadLead + time.Duration(i%3-1)*20*time.Millisecond
+		row.LiveSpec = append(row.LiveSpec, Step{seen, float64(i + 2)})
+	}
+	syncs := row.HPASyncs()
+	require.Len(t, syncs, 31, "%v", syncs)
+	for i, s := range syncs {
+		assert.InDelta(t, (first + time.Duration(i)*period).Seconds(), s.Seconds(), 0.03, "sync %d", i)
+	}
+	assert.Empty(t, RecordedRow{LiveSpec: []Step{{0, 1}}}.HPASyncs(), "no change, no clock")
+}

@@ -47,15 +47,21 @@ func shortDaySetting(k int) LiveSetting {
 // the record, or the record cannot tell the model from it and the guard would pass it.
 func brokenLoops(rec LiveDayRecord) map[string]replay.Loop {
 	loop := func(edit func(*replay.Loop)) replay.Loop {
-		l := replay.DefaultLoop()
-		l.Nodes = replay.AutoModeNodes(rec.SlotsPerNode, rec.LaunchDelay, rec.ConsolidateAfter)
+		l := rec.Loop()
 		edit(&l)
 		return l
+	}
+	// Every fourth of the live HPA's syncs: the replay otherwise syncs when the live HPA did.
+	var everyMinute []time.Duration
+	for i, s := range rec.Rows[0].HPASyncs() {
+		if i%4 == 3 {
+			everyMinute = append(everyMinute, s)
+		}
 	}
 	return map[string]replay.Loop{
 		"no node launch delay (a node Ready at once)":   loop(func(l *replay.Loop) { l.Nodes.LaunchDelay = 0 }),
 		"twice the node launch delay":                   loop(func(l *replay.Loop) { l.Nodes.LaunchDelay *= 2 }),
-		"an HPA that syncs every minute, not every 15s": loop(func(l *replay.Loop) { l.HPASync = time.Minute }),
+		"an HPA that syncs every minute, not every 15s": loop(func(l *replay.Loop) { l.HPASync, l.Syncs = time.Minute, append([]time.Duration{}, everyMinute...) }),
 	}
 }
 
