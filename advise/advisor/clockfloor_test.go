@@ -1,4 +1,4 @@
-package main
+package advisor
 
 import (
 	"bytes"
@@ -144,7 +144,7 @@ func TestTheAdviceCarriesNoDeadScheduleLine(t *testing.T) {
 		assert.Less(t, c.DaysAtTarget, a.Recommended.DaysAtTarget, "shifted by %s", c.Shift)
 	}
 	var out bytes.Buffer
-	printAdvice(&out, []PoolAdvice{a}, p)
+	WriteText(&out, []PoolAdvice{a}, p)
 	assert.Contains(t, out.String(), "(recommended without the schedule 02:00-04:00 UTC: replayed without it")
 	assert.Contains(t, out.String(), "with the same demand at other hours it gives (warm hits, days at 99%): 2 h earlier: ")
 	assert.Contains(t, out.String(), "<- recommended")

@@ -1,4 +1,4 @@
-package main
+package advisor
 
 import (
 	"fmt"
@@ -154,7 +154,7 @@ func envSeed(t testing.TB, key string, def uint64) uint64 {
 // cheapest fixed pool reaching the target on 27 of those 30 in hindsight. The Goal is met when
 // the recommendation reaches the target on 27 of the 30 and costs at most 1.05 times that pool.
 //
-//	go test -run '^$' -bench '^BenchmarkOutOfSample$' -benchtime 1x ./advise
+//	go test -run '^$' -bench '^BenchmarkOutOfSample$' -benchtime 1x ./advise/advisor
 //
 // ADVISE_OOS_TRAIN and ADVISE_OOS_TEST move the first seeds (1 and 101); ADVISE_OOS_MARGIN sets
 // Params.MarginShare (0: the cheapest at the target, no margin). ADVISE_OOS_SPLITS=N
@@ -241,7 +241,7 @@ func TestPublishedOutOfSampleFigures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: 10 replays of 44 days skipped")
 	}
-	readme, err := os.ReadFile("README.md")
+	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

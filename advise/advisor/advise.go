@@ -1,4 +1,21 @@
-package main
+// Package advisor replays a team's own claim history against the warm-pool settings the program
+// can render (fixed pools, claims plus headroom, the arrivals policy with its node keys) in the
+// replay model, and recommends per pool the cheapest that reaches the warm-hit target on 90% of
+// the days (every day, under 10 days), with a verdict in one sentence.
+//
+// Advise (or AdviseDays, on days already cut) gives the advice; WriteText writes it as the
+// command prints it, WritePlots draws it, and encoding/json writes it as --json does. Main is
+// the command `go run ./advise`:
+//
+//	go run ./advise --history claims.csv [--sandboxes-per-node 8] [--node-launch-seconds 45] ...
+//
+// The history's format is package history's (CSV or JSON lines of pool, claim, created,
+// deleted). Or it is rebuilt from a live cluster's Prometheus, times good to one step:
+//
+//	go run ./advise --prometheus http://127.0.0.1:9090 --from 2026-12-01T00:00:00Z --to 2026-12-15T00:00:00Z [--pools code,browser] [--step 15s]
+//
+// The figures are the model's (replay), held against the live runs in docs/bursts.md.
+package advisor
 
 import (
 	"errors"

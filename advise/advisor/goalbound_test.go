@@ -1,4 +1,4 @@
-package main
+package advisor
 
 import (
 	"fmt"
@@ -283,7 +283,7 @@ func best(settings []settingDays, chances []goalChance, keep func(settingDays) b
 // BenchmarkGoalBound prints, per family, the best chance any setting known in advance has of
 // meeting the out-of-sample Goal on 30 days, and so any advisor, and the chance of the best fixed one:
 //
-//	go test -run '^$' -bench '^BenchmarkGoalBound$' -benchtime 1x -timeout 60m ./advise
+//	go test -run '^$' -bench '^BenchmarkGoalBound$' -benchtime 1x -timeout 60m ./advise/advisor
 //
 // ADVISE_BOUND_DAYS sets the pool of days per family (300), ADVISE_BOUND_SEED its first seed
 // (500001), ADVISE_BOUND_DRAWS the draws (4000); ADVISE_BOUND_BAND and ADVISE_BOUND_TEST_DAYS

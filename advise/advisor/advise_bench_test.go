@@ -1,4 +1,4 @@
-package main
+package advisor
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ import (
 // minutes to 24 hours (its gaps 72 times longer, so the same claims per day), ADVISE_BENCH_DAYS
 // of them (default 3).
 //
-//	go test -run '^$' -bench '^BenchmarkAdvise$' -benchtime 1x ./advise
+//	go test -run '^$' -bench '^BenchmarkAdvise$' -benchtime 1x ./advise/advisor
 func BenchmarkAdvise(b *testing.B) {
 	days := uint64(3)
 	if v := os.Getenv("ADVISE_BENCH_DAYS"); v != "" {
@@ -68,7 +68,7 @@ func BenchmarkAdvise(b *testing.B) {
 // of ADVISE_BENCH_PER_DAY claims each (default 7143: 100,000 in all), read from its file: for a
 // profile (-cpuprofile) of a platform's scale.
 //
-//	ADVISE_BENCH_PER_DAY=71429 go test -run '^$' -bench '^BenchmarkAdviseLarge$' -benchtime 1x -cpuprofile cpu.out ./advise
+//	ADVISE_BENCH_PER_DAY=71429 go test -run '^$' -bench '^BenchmarkAdviseLarge$' -benchtime 1x -cpuprofile cpu.out ./advise/advisor
 func BenchmarkAdviseLarge(b *testing.B) {
 	days, perDay := envInt(b, "ADVISE_BENCH_DAYS", 14), envInt(b, "ADVISE_BENCH_PER_DAY", 7143)
 	path := filepath.Join(b.TempDir(), "history.csv")

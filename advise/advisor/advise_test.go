@@ -1,4 +1,4 @@
-package main
+package advisor
 
 import (
 	"bytes"
@@ -126,7 +126,7 @@ func TestRunPrintsTheAdvice(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
 	var out, errOut bytes.Buffer
 	plots := filepath.Join(dir, "plots")
-	code := run([]string{"--history", path, "--day", "20m", "--node-price-per-hour", "0.0765", "--json", filepath.Join(dir, "a.json"), "--plots", plots, "--current", "fixed-20"}, &out, &errOut)
+	code := Main([]string{"--history", path, "--day", "20m", "--node-price-per-hour", "0.0765", "--json", filepath.Join(dir, "a.json"), "--plots", plots, "--current", "fixed-20"}, &out, &errOut)
 	require.Equal(t, 0, code, errOut.String())
 	s := out.String()
 	for _, want := range []string{"pool browser:", "pool code:", "fixed-1", "claims + headroom ", "arrivals, rounded to 8 per node", "<- recommended", "now: fixed-20: ", "verdict:", `its entry of the pools list: {"`, `"name":"code"`,
@@ -135,7 +135,7 @@ func TestRunPrintsTheAdvice(t *testing.T) {
 	}
 	// --node-price-per-hour 0: node-seconds only
 	out.Reset()
-	require.Equal(t, 0, run([]string{"--history", path, "--day", "20m", "--node-price-per-hour", "0"}, &out, &errOut), errOut.String())
+	require.Equal(t, 0, Main([]string{"--history", path, "--day", "20m", "--node-price-per-hour", "0"}, &out, &errOut), errOut.String())
 	assert.Contains(t, out.String(), "node-s/day")
 	assert.NotContains(t, out.String(), "$ per day")
 	// the plots: two PNGs per pool, named in the output
@@ -205,7 +205,7 @@ func TestRunRefusesBadInput(t *testing.T) {
 	} {
 		var out, errOut bytes.Buffer
 		jsonPath := filepath.Join(dir, "refused.json")
-		code := run(append(c.args, "--json", jsonPath), &out, &errOut)
+		code := Main(append(c.args, "--json", jsonPath), &out, &errOut)
 		assert.Equal(t, c.code, code, "%v: %s", c.args, errOut.String())
 		assert.Contains(t, errOut.String(), c.want, "%v", c.args)
 		assert.Empty(t, out.String(), "%v", c.args)
@@ -215,7 +215,7 @@ func TestRunRefusesBadInput(t *testing.T) {
 
 // sampleHistory is the history shipped beside the command, so a newcomer can run advise without
 // a cluster: `go run ./advise --history advise/sample-history.csv`.
-const sampleHistory = "sample-history.csv"
+const sampleHistory = "../sample-history.csv"
 
 // sampleDays are its days: 14 whole days (seeds 101..114) of a team's working-day demand, the
 // load-scaled day's shape on a 24 h clock: a claim every 10 minutes or so at night, one every
@@ -246,9 +246,9 @@ func TestSampleHistoryIsItsGeneratorsDays(t *testing.T) {
 	}
 	got, err := os.ReadFile(sampleHistory)
 	require.NoError(t, err)
-	require.Equal(t, want, string(got), "advise/%s is not its generator's output; ADVISE_WRITE_SAMPLE=1 go test ./advise rewrites it", sampleHistory)
+	require.Equal(t, want, string(got), "advise/sample-history.csv is not its generator's output; ADVISE_WRITE_SAMPLE=1 go test ./advise/advisor rewrites it")
 	var out, errOut bytes.Buffer
-	require.Equal(t, 0, run([]string{"--history", sampleHistory}, &out, &errOut), errOut.String())
+	require.Equal(t, 0, Main([]string{"--history", sampleHistory}, &out, &errOut), errOut.String())
 	assert.Contains(t, out.String(), "settings:\n    pulumi config set --path 'minReplicas'")
 	assert.Contains(t, out.String(), "($ per day at $0.1714 a node-hour: a c6a.xlarge on demand in us-east-1 with EKS Auto Mode's fee", "money by default")
 }
@@ -318,7 +318,7 @@ func adviseOn(t *testing.T, text string, day time.Duration) PoolAdvice {
 // --help documents both sources and the Prometheus' flags.
 func TestHelpDocumentsBothSources(t *testing.T) {
 	var out, errOut bytes.Buffer
-	require.Equal(t, 0, run([]string{"--help"}, &out, &errOut))
+	require.Equal(t, 0, Main([]string{"--help"}, &out, &errOut))
 	for _, want := range []string{"advise --history FILE", "advise --prometheus URL --from T --to T", "-prometheus string", "-pools string", "-from string", "-to string", "-step duration", "(default 15s)", "good to one --step", "advise replays a team's claim history", "Examples:", "go run ./advise --history claims.csv"} {
 		assert.Contains(t, errOut.String(), want)
 	}

@@ -1,4 +1,4 @@
-package main
+package advisor
 
 // The history from a live cluster's Prometheus: --prometheus URL with the range
 // (--from, --to), the step and the pools, instead of --history FILE. package history rebuilds the

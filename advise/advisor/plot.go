@@ -1,4 +1,4 @@
-package main
+package advisor
 
 // The advice's pictures: per pool, the settings' plane (warm hits against cost, each ladder a
 // line up its knob, the recommendation marked) and the busiest day as the recommendation and the
@@ -47,8 +47,11 @@ func plotFile(dir, pool, what string) string {
 	return filepath.Join(dir, safe+"-"+what+".png")
 }
 
-// writePlots writes each pool's two plots into dir and returns their paths.
-func writePlots(dir string, advice []PoolAdvice, p Params) ([]string, error) {
+// WritePlots draws each pool's two pictures into dir (made if missing), as PNG files named by
+// the pool, and returns their paths: the settings replayed (warm hits against cost) and, when a
+// setting is recommended, its busiest day. advice is as Advise returns it, which keeps the days
+// it replayed for the second picture.
+func WritePlots(dir string, advice []PoolAdvice, p Params) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -207,11 +210,10 @@ func settingsPlot(path string, a PoolAdvice, p Params) error {
 			fixedLabels = append(fixedLabels, chart.Label{X: xys[i].X, Y: xys[i].Y, Text: fmt.Sprint(o.policy.Fixed), Color: c})
 		}
 	}
-	line, err := plotter.NewLine(plotter.XYs{{X: xMin, Y: target}, {X: xMax, Y: target}})
+	line, err := chart.TargetLine(target, xMin, xMax)
 	if err != nil {
 		return err
 	}
-	line.Color, line.Dashes = chart.Target, []vg.Length{vg.Points(4), vg.Points(3)}
 	pl.Add(line)
 	pl.Legend.Add(fmt.Sprintf("the target, %g%% warm hits", target), line)
 	// The labels, the recommendation's first: a fixed size with no room beside its point is left
@@ -269,11 +271,10 @@ func busiestDayPlot(path string, a PoolAdvice, ds []*replay.Trace, p Params) err
 	end := max(day.Duration, day.End())
 	x := func(d time.Duration) float64 { return float64(d) / float64(scale) }
 	steps := func(xys plotter.XYs, c color.Color, width vg.Length, legend string) (*plotter.Line, error) {
-		l, err := plotter.NewLine(xys)
+		l, err := chart.Steps(xys, x(end), c, width)
 		if err != nil {
 			return nil, err
 		}
-		l.StepStyle, l.Color, l.Width = plotter.PostStep, c, width
 		pl.Legend.Add(legend, l)
 		return l, nil
 	}
@@ -284,23 +285,20 @@ func busiestDayPlot(path string, a PoolAdvice, ds []*replay.Trace, p Params) err
 		}
 		return err
 	}
-	held := heldSteps(day)
-	xys := make(plotter.XYs, 0, len(held)+1)
-	for _, s := range held {
-		xys = append(xys, plotter.XY{X: x(s.at), Y: float64(s.n)})
+	var xys plotter.XYs
+	for _, s := range day.HeldSteps() {
+		xys = append(xys, plotter.XY{X: x(s.At), Y: float64(s.Claims)})
 	}
-	xys = append(xys, plotter.XY{X: x(end), Y: 0})
 	claims, err := steps(xys, chart.Demand, vg.Points(1), "claims held") // drawn last, over the pools
 	if err != nil {
 		return err
 	}
 	loop := p.loop()
 	rec := replay.Simulate(day, a.Recommended.policy, loop, uint64(i+1))
-	xys = xys[:0:0]
+	xys = nil
 	for _, s := range rec.Sizes {
 		xys = append(xys, plotter.XY{X: x(s.At), Y: float64(s.Replicas)})
 	}
-	xys = append(xys, plotter.XY{X: x(end), Y: float64(rec.Sizes[len(rec.Sizes)-1].Replicas)})
 	if err := addSteps(xys, colorPick, vg.Points(1.5), fmt.Sprintf("warm pool, recommended %s (%.1f%% warm hits this day)", a.Recommended.Name, 100*rec.WarmShare())); err != nil {
 		return err
 	}
@@ -309,7 +307,7 @@ func busiestDayPlot(path string, a PoolAdvice, ds []*replay.Trace, p Params) err
 			continue
 		}
 		r := replay.Simulate(day, o.policy, loop, uint64(i+1))
-		if err := addSteps(plotter.XYs{{X: 0, Y: float64(o.policy.Fixed)}, {X: x(end), Y: float64(o.policy.Fixed)}}, chart.Fixed, vg.Points(1.5),
+		if err := addSteps(plotter.XYs{{X: 0, Y: float64(o.policy.Fixed)}}, chart.Fixed, vg.Points(1.5),
 			fmt.Sprintf("warm pool, the cheapest fixed pool at the target: %d (%.1f%% this day)", o.policy.Fixed, 100*r.WarmShare())); err != nil {
 			return err
 		}
@@ -318,33 +316,4 @@ func busiestDayPlot(path string, a PoolAdvice, ds []*replay.Trace, p Params) err
 	pl.Add(claims)
 	pl.X.Min, pl.Y.Min = 0, 0
 	return chart.SaveLegendOutside(pl, path, chart.Below)
-}
-
-type heldStep struct {
-	at time.Duration
-	n  int
-}
-
-// heldSteps is the claims held over the day, one step per create and delete.
-func heldSteps(tr *replay.Trace) []heldStep {
-	type ev struct {
-		at time.Duration
-		d  int
-	}
-	evs := make([]ev, 0, 2*len(tr.Arrivals))
-	for _, a := range tr.Arrivals {
-		evs = append(evs, ev{a.At, 1}, ev{a.At + a.Lifetime, -1})
-	}
-	sort.SliceStable(evs, func(i, j int) bool { return evs[i].at < evs[j].at })
-	out := []heldStep{{0, 0}}
-	n := 0
-	for _, e := range evs {
-		n += e.d
-		if last := &out[len(out)-1]; last.at == e.at {
-			last.n = n
-		} else {
-			out = append(out, heldStep{e.at, n})
-		}
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package main
+package advisor
 
 import (
 	"bytes"
@@ -290,7 +290,7 @@ func TestLivePrometheusHistory(t *testing.T) {
 
 	// advise itself, on the same Prometheus: the source and the warm/cold split printed, then the advice.
 	var out, errOut bytes.Buffer
-	code := run([]string{"--prometheus", url, "--pools", "code", "--from", base.Format(time.RFC3339), "--to", last.Format(time.RFC3339), "--day", "20m", "--current", "fixed-10"}, &out, &errOut)
+	code := Main([]string{"--prometheus", url, "--pools", "code", "--from", base.Format(time.RFC3339), "--to", last.Format(time.RFC3339), "--day", "20m", "--current", "fixed-10"}, &out, &errOut)
 	require.Equal(t, 0, code, errOut.String())
 	o := h.Observed["code"]
 	assert.Contains(t, out.String(), fmt.Sprintf("history: rebuilt from the Prometheus at %s", url))

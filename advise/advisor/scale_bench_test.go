@@ -1,4 +1,4 @@
-package main
+package advisor
 
 import (
 	"fmt"
@@ -36,12 +36,12 @@ type scalePoint struct {
 // writes the picture to ADVISE_SCALE_PLOT (docs/advise/scale.png from the repository's root).
 // ADVISE_SCALE_SEED draws other histories of the same sizes (default 1).
 //
-//	go test -run '^$' -bench '^BenchmarkAdviseScale$' -benchtime 1x ./advise
+//	go test -run '^$' -bench '^BenchmarkAdviseScale$' -benchtime 1x ./advise/advisor
 func BenchmarkAdviseScale(b *testing.B) {
 	seed := uint64(envInt(b, "ADVISE_SCALE_SEED", 1))
 	dir := b.TempDir()
 	bin := filepath.Join(dir, "advise")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
 		b.Fatalf("building advise: %v\n%s", err, out)
 	}
 	points := []scalePoint{
