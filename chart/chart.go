@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -23,6 +24,14 @@ var (
 	Target = color.RGBA{R: 44, G: 160, B: 44, A: 255} // the warm-hit target
 	Demand = color.RGBA{A: 255}                       // the claims held
 )
+
+// New is a plot with its title, its axes' labels and a grid under what is added after it.
+func New(title, xLabel, yLabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, xLabel, yLabel
+	p.Add(plotter.NewGrid())
+	return p
+}
 
 // CheckFormat refuses a path whose extension is not one Save writes.
 func CheckFormat(path string) error {

@@ -2,6 +2,7 @@ package chart
 
 import (
 	"fmt"
+	"image"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -98,15 +99,7 @@ func TestSaveFigurePutsTheLegendOutside(t *testing.T) {
 		if err := SaveLegendOutside(p, path, side); err != nil {
 			t.Fatal(err)
 		}
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := png.DecodeConfig(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfg := pngSize(t, path)
 		w, h := int(Width.Dots(vgimg.DefaultDPI)), int(Height.Dots(vgimg.DefaultDPI))
 		if side == Right && !(cfg.Width > w && cfg.Height == h) || side == Below && !(cfg.Width == w && cfg.Height > h) {
 			t.Errorf("legend side %d: %dx%d against the plot's %dx%d", side, cfg.Width, cfg.Height, w, h)
@@ -126,15 +119,7 @@ func TestSaveGridSizesThePictureByItsCells(t *testing.T) {
 	if err := SaveGrid(path, w, h, [][]*plot.Plot{{plot.New(), plot.New(), plot.New()}, {plot.New(), plot.New(), plot.New()}}); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := png.DecodeConfig(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := pngSize(t, path)
 	if want := [2]int{int((3 * w).Dots(vgimg.DefaultDPI)), int((2 * h).Dots(vgimg.DefaultDPI))}; [2]int{cfg.Width, cfg.Height} != want {
 		t.Errorf("a 2 x 3 grid of %v x %v cells: %dx%d, want %dx%d", w, h, cfg.Width, cfg.Height, want[0], want[1])
 	}
@@ -174,4 +159,19 @@ func TestStepsAndTargetLine(t *testing.T) {
 	if Dashes()[0] == 0 {
 		t.Error("a line's dashes changed every line's")
 	}
+}
+
+// pngSize is the size of the PNG picture at path.
+func pngSize(t *testing.T, path string) image.Config {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg, err := png.DecodeConfig(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }

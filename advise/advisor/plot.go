@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -101,11 +100,7 @@ func settingsPlot(path string, a PoolAdvice, p Params) error {
 	if len(a.Outcomes) == 0 {
 		return errors.New("settings plot: nothing was replayed")
 	}
-	pl := plot.New()
-	pl.Title.Text = fmt.Sprintf("pool %s: %d day(s), %d claims: the settings replayed", a.Pool, a.Days, a.Claims)
-	pl.X.Label.Text = costLabel(p)
-	pl.Y.Label.Text = "warm hits (% of claims)"
-	pl.Add(plotter.NewGrid())
+	pl := chart.New(fmt.Sprintf("pool %s: %d day(s), %d claims: the settings replayed", a.Pool, a.Days, a.Claims), costLabel(p), "warm hits (% of claims)")
 	// The plane near the target: from a few points below it, up to a little beyond the dearer
 	// of the recommendation and the cheapest fixed pool at the target.
 	target := 100 * p.WarmHitTarget
@@ -259,15 +254,12 @@ func busiestDayPlot(path string, a PoolAdvice, ds []*replay.Trace, p Params) err
 	}
 	i := busiestDay(ds)
 	day := ds[i]
-	pl := plot.New()
-	pl.Title.Text = fmt.Sprintf("pool %s, its busiest day (%d of %d, %d claims, peak %d held)", a.Pool, i+1, len(ds), len(day.Arrivals), day.Peak())
 	unit, scale := "minutes", time.Minute
 	if day.Duration > 3*time.Hour {
 		unit, scale = "hours", time.Hour
 	}
-	pl.X.Label.Text = unit + " into the day"
-	pl.Y.Label.Text = "sandboxes"
-	pl.Add(plotter.NewGrid())
+	pl := chart.New(fmt.Sprintf("pool %s, its busiest day (%d of %d, %d claims, peak %d held)", a.Pool, i+1, len(ds), len(day.Arrivals), day.Peak()),
+		unit+" into the day", "sandboxes")
 	end := max(day.Duration, day.End())
 	x := func(d time.Duration) float64 { return float64(d) / float64(scale) }
 	steps := func(xys plotter.XYs, c color.Color, width vg.Length, legend string) (*plotter.Line, error) {

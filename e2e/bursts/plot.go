@@ -62,11 +62,7 @@ func FrontierPlot(path, title string, points []Point) error {
 }
 
 func frontierPanel(title string, points []Point, yMin float64) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "idle warm-pod-seconds (Ready sandboxes nobody held, over the trace)"
-	p.Y.Label.Text = "warm hits (% of claims)"
-	p.Add(plotter.NewGrid())
+	p := chart.New(title, "idle warm-pod-seconds (Ready sandboxes nobody held, over the trace)", "warm hits (% of claims)")
 	p.Legend.Top, p.Legend.Left = false, false
 
 	var fixed, auto, arrivals plotter.XYs
@@ -168,11 +164,7 @@ func TimelinePlot(path, title string, tl Timeline) error {
 	if len(tl.Demand) == 0 && len(tl.Spec) == 0 && len(tl.Ready) == 0 {
 		return errors.New("timeline plot: no series to plot")
 	}
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "minutes into the trace"
-	p.Y.Label.Text = "count"
-	p.Add(plotter.NewGrid())
+	p := chart.New(title, "minutes into the trace", "count")
 	p.Legend.Top, p.Legend.Left = true, true
 	end := time.Duration(0)
 	for _, s := range [][]Step{tl.Demand, tl.Spec, tl.Ready} {
@@ -241,11 +233,7 @@ func WindowPlot(path string, traces []string, series map[string][]WindowSeries) 
 	}
 	var panels []*plot.Plot
 	for _, tr := range traces {
-		p := plot.New()
-		p.Title.Text = tr + " trace: scale-down window (s) per policy, model, mean over seeds"
-		p.X.Label.Text = "idle / cheapest fixed pool reaching 99% warm hits"
-		p.Y.Label.Text = "warm hits (% of claims)"
-		p.Add(plotter.NewGrid())
+		p := chart.New(tr+" trace: scale-down window (s) per policy, model, mean over seeds", "idle / cheapest fixed pool reaching 99% warm hits", "warm hits (% of claims)")
 		p.Legend.Top, p.Legend.Left = false, false
 		if len(series[tr]) == 0 {
 			return fmt.Errorf("window plot: no series for the %s trace", tr)
@@ -406,11 +394,7 @@ func nodePanel(title string, points []Point, letters []policyLetter) (*plot.Plot
 	}
 	span := max(hiX-loX, 1)
 
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "node-seconds (mean over seeds; launching nodes included)"
-	p.Y.Label.Text = "warm hits (% of claims)"
-	p.Add(plotter.NewGrid())
+	p := chart.New(title, "node-seconds (mean over seeds; launching nodes included)", "warm hits (% of claims)")
 	xMin, xMax := loX-0.06*span, hiX+0.06*span
 
 	if l, err := frontierPlotLine(points); err != nil {
@@ -488,11 +472,7 @@ func LiveDayPlot(path, title string, s LiveDaySeries) error {
 		dash  []vg.Length
 	}
 	panel := func(title, ylabel string, lines []line) (*plot.Plot, error) {
-		p := plot.New()
-		p.Title.Text = title
-		p.X.Label.Text = "minutes into the day"
-		p.Y.Label.Text = ylabel
-		p.Add(plotter.NewGrid())
+		p := chart.New(title, "minutes into the day", ylabel)
 		p.Legend.Top, p.Legend.Left = true, true
 		for _, l := range lines {
 			pl, err := chart.Steps(minuteXYs(l.steps), end.Minutes(), l.c, l.width)
