@@ -1,5 +1,7 @@
 // Package chart is what the repository's plots share: their size, the colours that mean the same
-// thing in every plot, and how a plot is saved (PNG or SVG by the file's extension). The burst
+// thing in every plot, a new plot with its axes and grid, the lines every plot draws alike (the
+// target, steps), labels that do not overlap, and how plots are saved, alone, in a grid or with
+// the legend outside (PNG or SVG by the file's extension). The burst
 // benchmark (e2e/bursts) and advise draw with it; gonum.org/v1/plot stays out of the program,
 // the exporter and verify (e2e/bursts' TestPlottingStaysOutOfTheProductsImportGraph).
 package chart
