@@ -1,5 +1,7 @@
 // Package chart is what the repository's plots share: their size, the colours that mean the same
-// thing in every plot, and how a plot is saved (PNG or SVG by the file's extension). The burst
+// thing in every plot, a new plot with its axes and grid, the lines every plot draws alike (the
+// target, steps), labels that do not overlap, and how plots are saved, alone, in a grid or with
+// the legend outside (PNG or SVG by the file's extension). The burst
 // benchmark (e2e/bursts) and advise draw with it; gonum.org/v1/plot stays out of the program,
 // the exporter and verify (e2e/bursts' TestPlottingStaysOutOfTheProductsImportGraph).
 package chart
@@ -11,6 +13,7 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -23,6 +26,14 @@ var (
 	Target = color.RGBA{R: 44, G: 160, B: 44, A: 255} // the warm-hit target
 	Demand = color.RGBA{A: 255}                       // the claims held
 )
+
+// New is a plot with its title, its axes' labels and a grid under what is added after it.
+func New(title, xLabel, yLabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, xLabel, yLabel
+	p.Add(plotter.NewGrid())
+	return p
+}
 
 // CheckFormat refuses a path whose extension is not one Save writes.
 func CheckFormat(path string) error {

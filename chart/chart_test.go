@@ -2,6 +2,7 @@ package chart
 
 import (
 	"fmt"
+	"image"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -98,15 +99,7 @@ func TestSaveFigurePutsTheLegendOutside(t *testing.T) {
 		if err := SaveLegendOutside(p, path, side); err != nil {
 			t.Fatal(err)
 		}
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := png.DecodeConfig(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfg := pngSize(t, path)
 		w, h := int(Width.Dots(vgimg.DefaultDPI)), int(Height.Dots(vgimg.DefaultDPI))
 		if side == Right && !(cfg.Width > w && cfg.Height == h) || side == Below && !(cfg.Width == w && cfg.Height > h) {
 			t.Errorf("legend side %d: %dx%d against the plot's %dx%d", side, cfg.Width, cfg.Height, w, h)
@@ -115,4 +108,70 @@ func TestSaveFigurePutsTheLegendOutside(t *testing.T) {
 	if err := SaveLegendOutside(plot.New(), filepath.Join(dir, "a.jpg"), Right); err == nil {
 		t.Error("a .jpg written")
 	}
+}
+
+// SaveGrid's picture is its cells side by side and row under row, each w x h; it refuses a
+// format it does not write and a grid without plots.
+func TestSaveGridSizesThePictureByItsCells(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "grid.png")
+	w, h := 2*vg.Inch, 1.5*vg.Inch
+	if err := SaveGrid(path, w, h, [][]*plot.Plot{{plot.New(), plot.New(), plot.New()}, {plot.New(), plot.New(), plot.New()}}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := pngSize(t, path)
+	if want := [2]int{int((3 * w).Dots(vgimg.DefaultDPI)), int((2 * h).Dots(vgimg.DefaultDPI))}; [2]int{cfg.Width, cfg.Height} != want {
+		t.Errorf("a 2 x 3 grid of %v x %v cells: %dx%d, want %dx%d", w, h, cfg.Width, cfg.Height, want[0], want[1])
+	}
+	if err := SaveGrid(filepath.Join(dir, "a.jpg"), w, h, [][]*plot.Plot{{plot.New()}}); err == nil {
+		t.Error("a .jpg written")
+	}
+	if err := SaveGrid(filepath.Join(dir, "none.png"), w, h, nil); err == nil {
+		t.Error("a grid without plots written")
+	}
+}
+
+// Steps holds each value to the next point and the last to end; TargetLine is dashed in the
+// target's colour; neither shares its dashes with another line.
+func TestStepsAndTargetLine(t *testing.T) {
+	xys := plotter.XYs{{X: 0, Y: 1}, {X: 2, Y: 3}}
+	l, err := Steps(xys, 5, Demand, vg.Points(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (plotter.XYs{{X: 0, Y: 1}, {X: 2, Y: 3}, {X: 5, Y: 3}}); len(l.XYs) != 3 || l.XYs[2] != want[2] || l.StepStyle != plotter.PostStep || l.Width != vg.Points(2) {
+		t.Errorf("steps: %v (style %v, width %v), want %v post-step at 2 points", l.XYs, l.StepStyle, l.Width, want)
+	}
+	if len(xys) != 2 {
+		t.Errorf("Steps changed its caller's points: %v", xys)
+	}
+	if _, err := Steps(nil, 5, Demand, 1); err == nil {
+		t.Error("steps of no points drawn")
+	}
+	target, err := TargetLine(99, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target.Color != Target || len(target.Dashes) == 0 || target.XYs[0] != (plotter.XY{X: 0, Y: 99}) || target.XYs[1] != (plotter.XY{X: 10, Y: 99}) {
+		t.Errorf("target line: %+v", target)
+	}
+	target.Dashes[0] = 0
+	if Dashes()[0] == 0 {
+		t.Error("a line's dashes changed every line's")
+	}
+}
+
+// pngSize is the size of the PNG picture at path.
+func pngSize(t *testing.T, path string) image.Config {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg, err := png.DecodeConfig(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }

@@ -69,9 +69,7 @@ func SaveFigure(path string, w, h vg.Length, rows [][]*plot.Plot, legend plot.Le
 	if side == Right {
 		grid.Max.X = grid.Min.X + gridW
 	}
-	tiles := draw.Tiles{Rows: len(rows), Cols: len(rows[0]), PadX: vg.Points(20), PadY: vg.Points(15),
-		PadTop: vg.Points(5), PadBottom: vg.Points(5), PadLeft: vg.Points(5), PadRight: vg.Points(10)}
-	canvases := plot.Align(rows, tiles, grid)
+	canvases := plot.Align(rows, tiles(rows), grid)
 	for r, row := range rows {
 		for i, p := range row {
 			own := p.Legend
@@ -99,6 +97,35 @@ func SaveFigure(path string, w, h vg.Length, rows [][]*plot.Plot, legend plot.Le
 	}
 	legend.Draw(area)
 	return WriteCanvas(path, c)
+}
+
+// SaveGrid writes rows of plots, aligned, each cell w x h, each with its own legend, into one
+// picture in the format of the path's extension (.png or .svg).
+func SaveGrid(path string, w, h vg.Length, rows [][]*plot.Plot) error {
+	if err := CheckFormat(path); err != nil {
+		return err
+	}
+	if len(rows) == 0 || len(rows[0]) == 0 {
+		return fmt.Errorf("plot %s: no plots to draw", path)
+	}
+	c, err := draw.NewFormattedCanvas(vg.Length(len(rows[0]))*w, vg.Length(len(rows))*h, strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), "."))
+	if err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	canvases := plot.Align(rows, tiles(rows), draw.New(c))
+	for r, row := range rows {
+		for i, p := range row {
+			p.Draw(canvases[r][i])
+		}
+	}
+	return WriteCanvas(path, c)
+}
+
+// tiles is the grid SaveFigure and SaveGrid align rows of plots in: room between the plots for
+// their axes' labels.
+func tiles(rows [][]*plot.Plot) draw.Tiles {
+	return draw.Tiles{Rows: len(rows), Cols: len(rows[0]), PadX: vg.Points(20), PadY: vg.Points(15),
+		PadTop: vg.Points(5), PadBottom: vg.Points(5), PadLeft: vg.Points(5), PadRight: vg.Points(10)}
 }
 
 // WriteCanvas writes a drawn canvas to path, leaving no partial file behind when it fails.

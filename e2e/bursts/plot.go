@@ -9,9 +9,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -60,15 +58,11 @@ func FrontierPlot(path, title string, points []Point) error {
 		return err
 	}
 	zoom.Legend = plot.NewLegend() // the left panel's legend serves both
-	return saveTiles(path, 2*chart.Width, chart.Height, all, zoom)
+	return chart.SaveGrid(path, chart.Width, chart.Height, [][]*plot.Plot{{all, zoom}})
 }
 
 func frontierPanel(title string, points []Point, yMin float64) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "idle warm-pod-seconds (Ready sandboxes nobody held, over the trace)"
-	p.Y.Label.Text = "warm hits (% of claims)"
-	p.Add(plotter.NewGrid())
+	p := chart.New(title, "idle warm-pod-seconds (Ready sandboxes nobody held, over the trace)", "warm hits (% of claims)")
 	p.Legend.Top, p.Legend.Left = false, false
 
 	var fixed, auto, arrivals plotter.XYs
@@ -95,11 +89,10 @@ func frontierPanel(title string, points []Point, yMin float64) (*plot.Plot, erro
 		p.Add(l)
 		p.Legend.Add("fixed pools' frontier", l)
 	}
-	target, err := plotter.NewLine(plotter.XYs{{X: 0, Y: GoalShare}, {X: max(maxIdle, 1) * 1.15, Y: GoalShare}})
+	target, err := chart.TargetLine(GoalShare, 0, max(maxIdle, 1)*1.15)
 	if err != nil {
 		return nil, err
 	}
-	target.Color, target.Dashes = chart.Target, []vg.Length{vg.Points(4), vg.Points(3)}
 	p.Add(target)
 	p.Legend.Add(fmt.Sprintf("%.0f%% warm hits", GoalShare), target)
 
@@ -155,26 +148,12 @@ type Timeline struct {
 }
 
 // DemandSteps is the trace's claims alive as a step function, one step per
-// create and per delete.
+// create and per delete (replay's HeldSteps, as Steps).
 func DemandSteps(tr *replay.Trace) []Step {
-	type ev struct {
-		at time.Duration
-		d  int
-	}
-	var evs []ev
-	for _, a := range tr.Arrivals {
-		evs = append(evs, ev{a.At, +1}, ev{a.At + a.Lifetime, -1})
-	}
-	sort.SliceStable(evs, func(i, j int) bool { return evs[i].at < evs[j].at })
-	steps := []Step{{At: 0, Value: 0}}
-	n := 0
-	for _, e := range evs {
-		n += e.d
-		if last := &steps[len(steps)-1]; last.At == e.at {
-			last.Value = float64(n)
-		} else {
-			steps = append(steps, Step{At: e.at, Value: float64(n)})
-		}
+	held := tr.HeldSteps()
+	steps := make([]Step, len(held))
+	for i, h := range held {
+		steps[i] = Step{At: h.At, Value: float64(h.Claims)}
 	}
 	return steps
 }
@@ -185,11 +164,7 @@ func TimelinePlot(path, title string, tl Timeline) error {
 	if len(tl.Demand) == 0 && len(tl.Spec) == 0 && len(tl.Ready) == 0 {
 		return errors.New("timeline plot: no series to plot")
 	}
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "minutes into the trace"
-	p.Y.Label.Text = "count"
-	p.Add(plotter.NewGrid())
+	p := chart.New(title, "minutes into the trace", "count")
 	p.Legend.Top, p.Legend.Left = true, true
 	end := time.Duration(0)
 	for _, s := range [][]Step{tl.Demand, tl.Spec, tl.Ready} {
@@ -210,18 +185,10 @@ func TimelinePlot(path, title string, tl Timeline) error {
 		if len(series.steps) == 0 {
 			continue
 		}
-		xys := make(plotter.XYs, 0, len(series.steps)+1)
-		for _, s := range series.steps {
-			xys = append(xys, plotter.XY{X: s.At.Minutes(), Y: s.Value})
-		}
-		// Hold the last value to the end of the plot.
-		xys = append(xys, plotter.XY{X: end.Minutes(), Y: series.steps[len(series.steps)-1].Value})
-		l, err := plotter.NewLine(xys)
+		l, err := chart.Steps(minuteXYs(series.steps), end.Minutes(), series.c, series.width)
 		if err != nil {
 			return err
 		}
-		l.StepStyle = plotter.PostStep
-		l.Color, l.Width = series.c, series.width
 		p.Add(l)
 		p.Legend.Add(series.name, l)
 	}
@@ -229,26 +196,13 @@ func TimelinePlot(path, title string, tl Timeline) error {
 	return chart.Save(p, path)
 }
 
-// saveTiles draws plots side by side, aligned, into one picture.
-func saveTiles(path string, w, h vg.Length, plots ...*plot.Plot) error {
-	return saveGrid(path, w, h, [][]*plot.Plot{plots})
-}
-
-// saveGrid draws rows of plots, aligned, into one picture.
-func saveGrid(path string, w, h vg.Length, rows [][]*plot.Plot) error {
-	c, err := draw.NewFormattedCanvas(w, h, strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), "."))
-	if err != nil {
-		return fmt.Errorf("plot %s: %w", path, err)
+// minuteXYs are steps as points, in minutes from the trace's start.
+func minuteXYs(steps []Step) plotter.XYs {
+	xys := make(plotter.XYs, len(steps))
+	for i, s := range steps {
+		xys[i] = plotter.XY{X: s.At.Minutes(), Y: s.Value}
 	}
-	tiles := draw.Tiles{Rows: len(rows), Cols: len(rows[0]), PadX: vg.Points(20), PadY: vg.Points(15),
-		PadTop: vg.Points(5), PadBottom: vg.Points(5), PadLeft: vg.Points(5), PadRight: vg.Points(10)}
-	canvases := plot.Align(rows, tiles, draw.New(c))
-	for r, row := range rows {
-		for i, p := range row {
-			p.Draw(canvases[r][i])
-		}
-	}
-	return chart.WriteCanvas(path, c)
+	return xys
 }
 
 // WindowSeries is one policy's points across scale-down windows: warm hits against idle over the
@@ -279,11 +233,7 @@ func WindowPlot(path string, traces []string, series map[string][]WindowSeries) 
 	}
 	var panels []*plot.Plot
 	for _, tr := range traces {
-		p := plot.New()
-		p.Title.Text = tr + " trace: scale-down window (s) per policy, model, mean over seeds"
-		p.X.Label.Text = "idle / cheapest fixed pool reaching 99% warm hits"
-		p.Y.Label.Text = "warm hits (% of claims)"
-		p.Add(plotter.NewGrid())
+		p := chart.New(tr+" trace: scale-down window (s) per policy, model, mean over seeds", "idle / cheapest fixed pool reaching 99% warm hits", "warm hits (% of claims)")
 		p.Legend.Top, p.Legend.Left = false, false
 		if len(series[tr]) == 0 {
 			return fmt.Errorf("window plot: no series for the %s trace", tr)
@@ -317,7 +267,7 @@ func WindowPlot(path string, traces []string, series map[string][]WindowSeries) 
 		if err != nil {
 			return err
 		}
-		one.Color, one.Dashes = chart.Fixed, []vg.Length{vg.Points(4), vg.Points(3)}
+		one.Color, one.Dashes = chart.Fixed, chart.Dashes()
 		p.Add(one)
 		p.Legend.Add("the cheapest fixed pool reaching 99%", one)
 		panels = append(panels, p)
@@ -325,7 +275,7 @@ func WindowPlot(path string, traces []string, series map[string][]WindowSeries) 
 	for _, p := range panels[1:] {
 		p.Legend = plot.NewLegend() // the first panel's legend serves all
 	}
-	return saveTiles(path, vg.Length(len(panels))*chart.Width, chart.Height, panels...)
+	return chart.SaveGrid(path, chart.Width, chart.Height, [][]*plot.Plot{panels})
 }
 
 // NodePlotLeavesOut are the policies BenchmarkNodes still tabulates that NodePlot does not draw:
@@ -373,7 +323,7 @@ func NodePlot(path string, traces []string, planes map[string][]Point) error {
 	key.Add("fixed pools' frontier", frontier)
 	key.Add("fixed pool (labelled with its size)", thumb(chart.Fixed, draw.CircleGlyph{}))
 	key.Add(fmt.Sprintf("%.0f%% warm hits", GoalShare), &plotter.Line{LineStyle: draw.LineStyle{Color: chart.Target, Width: vg.Points(1),
-		Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}})
+		Dashes: chart.Dashes()}})
 	for _, l := range letters {
 		c, shape := nodePolicyStyle(l.name)
 		key.Add(l.letter+"  "+l.name, thumb(c, shape))
@@ -444,11 +394,7 @@ func nodePanel(title string, points []Point, letters []policyLetter) (*plot.Plot
 	}
 	span := max(hiX-loX, 1)
 
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "node-seconds (mean over seeds; launching nodes included)"
-	p.Y.Label.Text = "warm hits (% of claims)"
-	p.Add(plotter.NewGrid())
+	p := chart.New(title, "node-seconds (mean over seeds; launching nodes included)", "warm hits (% of claims)")
 	xMin, xMax := loX-0.06*span, hiX+0.06*span
 
 	if l, err := frontierPlotLine(points); err != nil {
@@ -456,11 +402,10 @@ func nodePanel(title string, points []Point, letters []policyLetter) (*plot.Plot
 	} else if l != nil {
 		p.Add(l)
 	}
-	target, err := plotter.NewLine(plotter.XYs{{X: xMin, Y: GoalShare}, {X: xMax, Y: GoalShare}})
+	target, err := chart.TargetLine(GoalShare, xMin, xMax)
 	if err != nil {
 		return nil, err
 	}
-	target.Color, target.Dashes = chart.Target, []vg.Length{vg.Points(4), vg.Points(3)}
 	p.Add(target)
 
 	const radius = 4
@@ -527,24 +472,14 @@ func LiveDayPlot(path, title string, s LiveDaySeries) error {
 		dash  []vg.Length
 	}
 	panel := func(title, ylabel string, lines []line) (*plot.Plot, error) {
-		p := plot.New()
-		p.Title.Text = title
-		p.X.Label.Text = "minutes into the day"
-		p.Y.Label.Text = ylabel
-		p.Add(plotter.NewGrid())
+		p := chart.New(title, "minutes into the day", ylabel)
 		p.Legend.Top, p.Legend.Left = true, true
 		for _, l := range lines {
-			xys := make(plotter.XYs, 0, len(l.steps)+1)
-			for _, st := range l.steps {
-				xys = append(xys, plotter.XY{X: st.At.Minutes(), Y: st.Value})
-			}
-			xys = append(xys, plotter.XY{X: end.Minutes(), Y: l.steps[len(l.steps)-1].Value})
-			pl, err := plotter.NewLine(xys)
+			pl, err := chart.Steps(minuteXYs(l.steps), end.Minutes(), l.c, l.width)
 			if err != nil {
 				return nil, err
 			}
-			pl.StepStyle = plotter.PostStep
-			pl.Color, pl.Width, pl.Dashes = l.c, l.width, l.dash
+			pl.Dashes = l.dash
 			p.Add(pl)
 			p.Legend.Add(l.name, pl)
 		}
@@ -573,7 +508,7 @@ func LiveDayPlot(path, title string, s LiveDaySeries) error {
 	if err != nil {
 		return err
 	}
-	return saveGrid(path, chart.Width, chart.Height*3/2, [][]*plot.Plot{{top}, {bottom}})
+	return chart.SaveGrid(path, chart.Width, chart.Height*3/4, [][]*plot.Plot{{top}, {bottom}})
 }
 
 // frontierPlotLine is the fixed pools' frontier as a line (nil when it has fewer than two points).
