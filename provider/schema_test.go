@@ -272,7 +272,7 @@ func TestSchemaDescribesTheComponent(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		wp, err := program.NewAutoscaledWarmPool(ctx, "team", map[string]string{"kedaMode": "adopt", "agentSandboxMode": "adopt"}, pulumi.Providers(caller))
+		wp, err := program.NewAutoscaledWarmPool(ctx, "team", map[string]string{"kedaMode": "adopt", "agentSandboxMode": "adopt"}, nil, pulumi.Providers(caller))
 		if err != nil {
 			return err
 		}
