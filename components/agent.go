@@ -1,6 +1,7 @@
 package components
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -18,6 +19,9 @@ type Agent struct {
 	Args       []string
 	WorkingDir string
 	Env        map[string]string
+	// SecretEnv names the Env values that are secrets (a component's secret inputs): they are
+	// rendered as secret values, so the engine keeps them encrypted in the state.
+	SecretEnv []string
 	// Requests and Limits map a resource name (cpu, memory, ephemeral-storage) to a quantity.
 	// A VM-isolated sandbox reserves its memory request when it boots: it decides cost and packing.
 	Requests map[string]string
@@ -64,7 +68,11 @@ func (a Agent) podSpec(runtimeClassName string) pulumi.Map {
 		sort.Strings(names) // a stable order: no diff on every run
 		env := pulumi.Array{}
 		for _, n := range names {
-			env = append(env, pulumi.Map{"name": pulumi.String(n), "value": pulumi.String(a.Env[n])})
+			var value pulumi.Input = pulumi.String(a.Env[n])
+			if slices.Contains(a.SecretEnv, n) {
+				value = pulumi.ToSecret(value)
+			}
+			env = append(env, pulumi.Map{"name": pulumi.String(n), "value": value})
 		}
 		container["env"] = env
 	}

@@ -20,12 +20,13 @@ type AutoscaledWarmPool struct {
 }
 
 // NewAutoscaledWarmPool takes the program's config keys less ClusterKeys as inputs, in the form
-// the CLI hands config over (scalars as text, lists and objects as JSON). The caller's
+// the CLI hands config over (scalars as text, lists and objects as JSON), and the paths of those
+// the caller marked secret (template.env.API_KEY: kept secret; anywhere else: refused). The caller's
 // kubernetes provider comes in through opts (pulumi.Providers) and every child inherits it.
 // One per stack, as the program is one: its pools input takes several pools, and the children's
 // names (those of the program) would collide in a second one, as would the cluster-wide installs.
-func NewAutoscaledWarmPool(ctx *pulumi.Context, name string, inputs map[string]string, opts ...pulumi.ResourceOption) (*AutoscaledWarmPool, error) {
-	cfg, err := LoadComponentConfig(ctx.Project(), ctx.Stack(), name, inputs)
+func NewAutoscaledWarmPool(ctx *pulumi.Context, name string, inputs map[string]string, secrets []string, opts ...pulumi.ResourceOption) (*AutoscaledWarmPool, error) {
+	cfg, err := LoadComponentConfig(ctx.Project(), ctx.Stack(), name, inputs, secrets...)
 	if err != nil {
 		return nil, err
 	}

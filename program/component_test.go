@@ -20,6 +20,12 @@ import (
 // "caller" under mocks, and returns what was registered and the component's outputs.
 func runComponent(t *testing.T, inputs map[string]string, prepare ...func(*mockgraph.Recorder)) (*mockgraph.Recorder, map[string]any, error) {
 	t.Helper()
+	return runComponentWithSecrets(t, inputs, nil, prepare...)
+}
+
+// runComponentWithSecrets is runComponent with the paths of the inputs the caller marked secret.
+func runComponentWithSecrets(t *testing.T, inputs map[string]string, secrets []string, prepare ...func(*mockgraph.Recorder)) (*mockgraph.Recorder, map[string]any, error) {
+	t.Helper()
 	t.Setenv("PULUMI_CONFIG", "{}")
 	rec := mockgraph.New()
 	t.Cleanup(rec.Close)
@@ -32,7 +38,7 @@ func runComponent(t *testing.T, inputs map[string]string, prepare ...func(*mockg
 		if err != nil {
 			return err
 		}
-		c, err := NewAutoscaledWarmPool(ctx, "team", inputs, pulumi.Providers(caller))
+		c, err := NewAutoscaledWarmPool(ctx, "team", inputs, secrets, pulumi.Providers(caller))
 		if err != nil {
 			return err
 		}

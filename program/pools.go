@@ -104,6 +104,9 @@ type configObject struct {
 	m    map[string]any
 	errs *[]string
 	used map[string]bool
+	// reads, when set, records each field read as its path and how it was read (inputshapes_test.go
+	// holds the readers to InputShapes with it); nested objects share it.
+	reads map[string]string
 }
 
 func decodeObject(raw, at string, errs *[]string) (configObject, bool) {
@@ -117,6 +120,14 @@ func decodeObject(raw, at string, errs *[]string) (configObject, bool) {
 	return o, true
 }
 
+// read marks field k read, how.
+func (o configObject) read(k, how string) {
+	o.used[k] = true
+	if o.reads != nil {
+		o.reads[o.at+k] = how
+	}
+}
+
 func (o configObject) fail(format string, args ...any) {
 	*o.errs = append(*o.errs, fmt.Sprintf(format, args...))
 }
@@ -124,7 +135,7 @@ func (o configObject) fail(format string, args ...any) {
 // str reads a string field; numbers and booleans are taken as written (`pulumi config set
 // --path` stores "1" as a number).
 func (o configObject) str(k, def string) string {
-	o.used[k] = true
+	o.read(k, "str")
 	v, ok := o.m[k]
 	if !ok || v == nil {
 		return def
@@ -142,7 +153,7 @@ func (o configObject) str(k, def string) string {
 }
 
 func (o configObject) integer(k string, def int) int {
-	o.used[k] = true
+	o.read(k, "integer")
 	v, ok := o.m[k]
 	if !ok || v == nil {
 		return def
@@ -157,7 +168,7 @@ func (o configObject) integer(k string, def int) int {
 }
 
 func (o configObject) boolean(k string, def bool) bool {
-	o.used[k] = true
+	o.read(k, "boolean")
 	v, ok := o.m[k]
 	if !ok || v == nil {
 		return def
@@ -175,7 +186,7 @@ func (o configObject) boolean(k string, def bool) bool {
 }
 
 func (o configObject) strings(k string) []string {
-	o.used[k] = true
+	o.read(k, "strings")
 	v, ok := o.m[k]
 	if !ok || v == nil {
 		return nil
@@ -200,7 +211,7 @@ func (o configObject) strings(k string) []string {
 }
 
 func (o configObject) stringMap(k string) map[string]string {
-	o.used[k] = true
+	o.read(k, "stringMap")
 	v, ok := o.m[k]
 	if !ok || v == nil {
 		return nil
@@ -228,18 +239,20 @@ func (o configObject) stringMap(k string) map[string]string {
 
 // object reads a nested object field.
 func (o configObject) object(k string) (configObject, bool) {
-	o.used[k] = true
+	o.read(k, "object")
 	v, ok := o.m[k]
 	if !ok || v == nil {
 		return configObject{}, false
 	}
 	b, _ := json.Marshal(v)
-	return decodeObject(string(b), o.at+k+".", o.errs)
+	child, ok := decodeObject(string(b), o.at+k+".", o.errs)
+	child.reads = o.reads
+	return child, ok
 }
 
 // objects reads a list of objects, each with its keys checked and named by its index.
 func (o configObject) objects(k string) []configObject {
-	o.used[k] = true
+	o.read(k, "objects")
 	v, ok := o.m[k]
 	if !ok || v == nil {
 		return nil
@@ -253,6 +266,7 @@ func (o configObject) objects(k string) []configObject {
 	for i, e := range list {
 		b, _ := json.Marshal(e)
 		if e, ok := decodeObject(string(b), fmt.Sprintf("%s%s[%d].", o.at, k, i), o.errs); ok {
+			e.reads = o.reads
 			out = append(out, e)
 		}
 	}
@@ -377,45 +391,50 @@ func (c *Config) readPools(raw string, errs *[]string) {
 		if !ok {
 			continue
 		}
-		name := o.str("name", "")
-		p := &Pool{
-			Name: name, prefix: o.at,
-			Namespace:             o.str("namespace", c.Namespace+"-"+name),
-			TemplateName:          o.str("templateName", name+"-agent"),
-			ScaledObjectName:      name,
-			MinReplicas:           o.integer("minReplicas", c.MinReplicas),
-			MaxReplicas:           o.integer("maxReplicas", c.MaxReplicas),
-			TargetValue:           o.str("targetValue", c.TargetValue),
-			ActivationTargetValue: o.str("activationTargetValue", ""),
-			LoadCap:               o.integer("loadCap", c.LoadCap),
-			PollingInterval:       o.integer("pollingInterval", c.PollingInterval),
-			FallbackReplicas:      o.integer("fallbackReplicas", c.FallbackReplicas),
-			Headroom:              o.integer("headroom", 0),
-			ClaimSelector:         o.str("claimSelector", ""),
-			ExporterURL:           o.str("exporterUrl", ""),
-			Agent:                 components.DefaultAgent(),
-			Sizing:                components.DefaultSizing(),
-			ScaleUp:               c.ScaleUp,
-			ScaleDown:             c.ScaleDown,
-		}
-		if t, ok := o.object("template"); ok {
-			p.Agent = readAgent(t)
-		}
-		if s, ok := o.object("sizing"); ok {
-			p.Sizing = readSizing(s)
-		}
-		if s, ok := o.object(scaleUpDirection.key); ok {
-			p.ScaleUp, p.ownScaleUp = readScalingRules(s, c.ScaleUp, scaleUpDirection), true
-		}
-		if s, ok := o.object(scaleDownDirection.key); ok {
-			p.ScaleDown, p.ownScaleDown = readScalingRules(s, c.ScaleDown, scaleDownDirection), true
-		}
-		o.done(o.keysRead())
-		c.PoolList = append(c.PoolList, p)
+		c.PoolList = append(c.PoolList, c.readPool(o))
 	}
 	if len(entries) == 0 {
 		*errs = append(*errs, "pools is an empty list; remove it (`pulumi config rm pools`) for the one pool the top-level keys describe, or add a pool")
 	}
+}
+
+// readPool reads one entry of the `pools` list.
+func (c *Config) readPool(o configObject) *Pool {
+	name := o.str("name", "")
+	p := &Pool{
+		Name: name, prefix: o.at,
+		Namespace:             o.str("namespace", c.Namespace+"-"+name),
+		TemplateName:          o.str("templateName", name+"-agent"),
+		ScaledObjectName:      name,
+		MinReplicas:           o.integer("minReplicas", c.MinReplicas),
+		MaxReplicas:           o.integer("maxReplicas", c.MaxReplicas),
+		TargetValue:           o.str("targetValue", c.TargetValue),
+		ActivationTargetValue: o.str("activationTargetValue", ""),
+		LoadCap:               o.integer("loadCap", c.LoadCap),
+		PollingInterval:       o.integer("pollingInterval", c.PollingInterval),
+		FallbackReplicas:      o.integer("fallbackReplicas", c.FallbackReplicas),
+		Headroom:              o.integer("headroom", 0),
+		ClaimSelector:         o.str("claimSelector", ""),
+		ExporterURL:           o.str("exporterUrl", ""),
+		Agent:                 components.DefaultAgent(),
+		Sizing:                components.DefaultSizing(),
+		ScaleUp:               c.ScaleUp,
+		ScaleDown:             c.ScaleDown,
+	}
+	if t, ok := o.object("template"); ok {
+		p.Agent = readAgent(t)
+	}
+	if s, ok := o.object("sizing"); ok {
+		p.Sizing = readSizing(s)
+	}
+	if s, ok := o.object(scaleUpDirection.key); ok {
+		p.ScaleUp, p.ownScaleUp = readScalingRules(s, c.ScaleUp, scaleUpDirection), true
+	}
+	if s, ok := o.object(scaleDownDirection.key); ok {
+		p.ScaleDown, p.ownScaleDown = readScalingRules(s, c.ScaleDown, scaleDownDirection), true
+	}
+	o.done(o.keysRead())
+	return p
 }
 
 // validatePool checks one pool's keys; every message starts with the key, prefixed with the

@@ -3,21 +3,24 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 )
 
 // configValues turns a component's inputs into what the program's config reader reads, the
-// form the CLI hands stack config over in: scalars as text, lists and objects as JSON. An
-// input that is not known yet is refused, naming it: the component reads its inputs at once,
-// as the program reads its config, so they must be values, not outputs of resources still to come.
-func configValues(props resource.PropertyMap) (map[string]string, error) {
+// form the CLI hands stack config over in: scalars as text, lists and objects as JSON, and the
+// paths of the values the caller marked secret (pools[0].template.env.API_KEY), which the
+// component keeps secret or refuses. An input that is not known yet is refused, naming it: the
+// component reads its inputs at once, as the program reads its config, so they must be values,
+// not outputs of resources still to come.
+func configValues(props resource.PropertyMap) (map[string]string, []string, error) {
 	values := map[string]string{}
-	var errs []string
+	var errs, secrets []string
 	for _, k := range props.StableKeys() {
 		key := string(k)
-		v, err := plain(props[k], key)
+		v, err := plain(props[k], key, &secrets)
 		switch {
 		case err != nil:
 			errs = append(errs, err.Error())
@@ -36,23 +39,28 @@ func configValues(props resource.PropertyMap) (map[string]string, error) {
 		}
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("%s", strings.Join(errs, "; "))
+		return nil, nil, fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
-	return values, nil
+	slices.Sort(secrets)
+	return values, secrets, nil
 }
 
 // plain is a property value as plain Go values; configValues writes all but text as JSON
-// (2 as "2", true as "true"), as the CLI does.
-func plain(v resource.PropertyValue, path string) (any, error) {
+// (2 as "2", true as "true"), as the CLI does. The path of each secret goes into secrets.
+func plain(v resource.PropertyValue, path string, secrets *[]string) (any, error) {
 	switch {
 	case v.IsSecret():
-		return plain(v.SecretValue().Element, path)
+		*secrets = append(*secrets, path)
+		return plain(v.SecretValue().Element, path, secrets)
 	case v.IsOutput():
 		o := v.OutputValue()
 		if !o.Known {
 			return nil, unknown(path)
 		}
-		return plain(o.Element, path)
+		if o.Secret {
+			*secrets = append(*secrets, path)
+		}
+		return plain(o.Element, path, secrets)
 	case v.IsComputed():
 		return nil, unknown(path)
 	case v.IsNull():
@@ -66,7 +74,7 @@ func plain(v resource.PropertyValue, path string) (any, error) {
 	case v.IsArray():
 		out := []any{}
 		for i, e := range v.ArrayValue() {
-			p, err := plain(e, fmt.Sprintf("%s[%d]", path, i))
+			p, err := plain(e, fmt.Sprintf("%s[%d]", path, i), secrets)
 			if err != nil {
 				return nil, err
 			}
@@ -76,7 +84,7 @@ func plain(v resource.PropertyValue, path string) (any, error) {
 	case v.IsObject():
 		out := map[string]any{}
 		for k, e := range v.ObjectValue() {
-			p, err := plain(e, path+"."+string(k))
+			p, err := plain(e, path+"."+string(k), secrets)
 			if err != nil {
 				return nil, err
 			}

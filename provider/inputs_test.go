@@ -27,8 +27,9 @@ func TestInputsBecomeConfigValuesAsTheCLIHandsThemOver(t *testing.T) {
 	props["exporterImage"] = resource.MakeSecret(resource.NewProperty("registry.example/exporter:v1"))
 	props["isolation"] = resource.NewProperty(resource.Output{Element: resource.NewProperty("gvisor"), Known: true})
 
-	got, err := configValues(props)
+	got, secrets, err := configValues(props)
 	require.NoError(t, err)
+	assert.Equal(t, []string{"exporterImage"}, secrets)
 	assert.Equal(t, map[string]string{
 		"namespace":     "sandboxes",
 		"minReplicas":   "2",
@@ -51,7 +52,7 @@ func TestInputsNotKnownYetAreRefusedNamingThem(t *testing.T) {
 		})},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := configValues(props)
+			_, _, err := configValues(props)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "is not known yet")
 			if name == "inside a list" {
@@ -61,7 +62,31 @@ func TestInputsNotKnownYetAreRefusedNamingThem(t *testing.T) {
 			}
 		})
 	}
-	_, err := configValues(resource.PropertyMap{"template": resource.NewAssetProperty(&asset.Asset{Text: "x"})})
+	_, _, err := configValues(resource.PropertyMap{"template": resource.NewAssetProperty(&asset.Asset{Text: "x"})})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "input template is a")
+}
+
+// A secret keeps its path, wherever it sits (a secret value, or a known secret output), so the
+// component keeps it secret or refuses it, never hands it on as plain text unmarked.
+func TestSecretInputsAreNamedByTheirPaths(t *testing.T) {
+	props := resource.PropertyMap{
+		"template": resource.NewProperty(resource.PropertyMap{
+			"image": resource.NewProperty("registry.example/agent:1"),
+			"env": resource.NewProperty(resource.PropertyMap{
+				"API_KEY":   resource.MakeSecret(resource.NewProperty("s3cr3t")),
+				"LOG_LEVEL": resource.NewProperty("info"),
+			}),
+		}),
+		"pools": resource.NewProperty([]resource.PropertyValue{resource.NewProperty(resource.PropertyMap{
+			"name": resource.NewProperty("a"),
+			"template": resource.NewProperty(resource.PropertyMap{"env": resource.NewProperty(resource.PropertyMap{
+				"TOKEN": resource.NewProperty(resource.Output{Element: resource.NewProperty("t0k3n"), Known: true, Secret: true}),
+			})}),
+		})}),
+	}
+	values, secrets, err := configValues(props)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"pools[0].template.env.TOKEN", "template.env.API_KEY"}, secrets)
+	assert.Contains(t, values["template"], `"API_KEY":"s3cr3t"`, "the reader gets the value; the path says it is secret")
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
@@ -22,7 +23,9 @@ import (
 )
 
 // The schema is generated from Pulumi.yaml (the inputs: the program's keys less its cluster's,
-// with their types and descriptions) and from componentOutputs below. After changing either:
+// with their types, defaults and descriptions), from the shapes and enums of the structured and
+// closed keys (program/inputshapes.go: the types) and from componentOutputs below. After
+// changing any of them:
 //
 //	go test ./provider -run TestSchemaIsGeneratedFromPulumiYaml -update
 var update = flag.Bool("update", false, "write schema.json from Pulumi.yaml instead of comparing")
@@ -47,27 +50,112 @@ var componentOutputs = map[string]struct{ typ, description string }{
 	"isolation":              {"string", "The isolation verify holds the sandboxes to: vm or gvisor."},
 }
 
-// anyObject is an object of any values: the structured keys, whose shape the program's reader checks.
+// anyObject is an object of any values: the outputs' pools.
 func anyObject() map[string]any {
 	return map[string]any{"type": "object", "additionalProperties": map[string]any{"$ref": "pulumi.json#/Any"}}
 }
 
-// propertyType is a Pulumi.yaml config type as a schema type.
-func propertyType(c workspace.ProjectConfigType) (map[string]any, error) {
+// typeRef is a reference to one of the package's own types.
+func typeRef(name string) map[string]any {
+	return map[string]any{"$ref": "#/types/" + Name + ":index:" + name}
+}
+
+// propertyType is an input's schema type: its shape or enum (program.StructuredInputs,
+// program.EnumInputs) where it has one, else its Pulumi.yaml config type.
+func propertyType(key string, c workspace.ProjectConfigType) (map[string]any, error) {
+	if shape, ok := program.StructuredInputs[key]; ok {
+		switch c.TypeName() {
+		case "object":
+			return typeRef(shape), nil
+		case "array":
+			return map[string]any{"type": "array", "items": typeRef(shape)}, nil
+		}
+		return nil, fmt.Errorf("Pulumi.yaml types %s %s, but its shape %s is an object or a list of them", key, c.TypeName(), shape)
+	}
+	if enum, ok := program.EnumInputs[key]; ok {
+		if c.TypeName() != "string" {
+			return nil, fmt.Errorf("Pulumi.yaml types %s %s, but its enum %s is text", key, c.TypeName(), enum)
+		}
+		return typeRef(enum), nil
+	}
 	switch name := c.TypeName(); name {
 	case "string", "integer", "boolean":
-		return map[string]any{"type": name}, nil
-	case "object":
-		return anyObject(), nil
-	case "array":
-		items := map[string]any{"type": "string"}
-		if c.Items != nil && c.Items.Type == "object" {
-			items = anyObject()
+		p := map[string]any{"type": name}
+		// The default the program's CLI hands over; an empty text is no default (unset is empty).
+		if c.Default != nil && c.Default != "" {
+			p["default"] = c.Default
 		}
-		return map[string]any{"type": "array", "items": items}, nil
+		return p, nil
+	case "array":
+		if c.Items != nil && c.Items.Type != "string" {
+			return nil, fmt.Errorf("config list %s holds %s; only lists of text or of a shape have a schema type here", key, c.Items.Type)
+		}
+		return map[string]any{"type": "array", "items": map[string]any{"type": "string"}}, nil
 	default:
-		return nil, fmt.Errorf("config type %q has no schema type here", name)
+		return nil, fmt.Errorf("config type %q of %s has no schema type here: give it a shape (program.StructuredInputs)", name, key)
 	}
+}
+
+// fieldType is a shape's field as a schema property.
+func fieldType(f program.Field) map[string]any {
+	var p map[string]any
+	switch {
+	case f.Enum != "":
+		p = typeRef(f.Enum)
+	case f.Type == program.FieldStrings:
+		p = map[string]any{"type": "array", "items": map[string]any{"type": "string"}}
+	case f.Type == program.FieldStringMap:
+		p = map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}}
+	case f.Type == program.FieldObject:
+		p = typeRef(f.Of)
+	case f.Type == program.FieldObjects:
+		p = map[string]any{"type": "array", "items": typeRef(f.Of)}
+	default:
+		p = map[string]any{"type": string(f.Type)}
+	}
+	p["description"] = f.Description
+	if f.Default != "" {
+		// In the description only: the reader applies it, and some fields refuse being set where
+		// they would do nothing (monitoring's with monitoring off), so an SDK must not send it.
+		p["description"] = f.Description + " Default: " + f.Default + "."
+	}
+	return p
+}
+
+// enumName is a value as an identifier for the SDKs: linux/arm64 -> LinuxArm64.
+func enumName(v string) string {
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
+}
+
+// shapeTypes are the shapes and enums as the schema's types.
+func shapeTypes() map[string]any {
+	types := map[string]any{}
+	for name, s := range program.InputShapes() {
+		props, required := map[string]any{}, []string{}
+		for _, f := range s.Fields {
+			props[f.Name] = fieldType(f)
+			if f.Required {
+				required = append(required, f.Name)
+			}
+		}
+		t := map[string]any{"type": "object", "description": s.Description, "properties": props}
+		if len(required) > 0 {
+			t["required"] = required
+		}
+		types[Name+":index:"+name] = t
+	}
+	for name, e := range program.InputEnums() {
+		var values []any
+		for _, v := range e.Values {
+			values = append(values, map[string]any{"name": enumName(v.Value), "value": v.Value, "description": v.Description})
+		}
+		types[Name+":index:"+name] = map[string]any{"type": "string", "description": e.Description, "enum": values}
+	}
+	return types
 }
 
 // plainAllTheWayDown marks a type and the types inside it plain: the component reads every value
@@ -81,8 +169,9 @@ func plainAllTheWayDown(p map[string]any) {
 	}
 }
 
-// generateSchema is the package schema: the component's inputs from Pulumi.yaml, each plain
-// (the component reads them at once, as the program reads stack config), and its outputs.
+// generateSchema is the package schema: the component's inputs from Pulumi.yaml and the shapes of
+// its structured ones (program.InputShapes), each plain (the component reads them at once, as
+// the program reads stack config), and its outputs.
 func generateSchema(t *testing.T) []byte {
 	t.Helper()
 	proj, err := workspace.LoadProject("../Pulumi.yaml")
@@ -91,7 +180,7 @@ func generateSchema(t *testing.T) []byte {
 	for _, key := range program.ComponentInputKeys() {
 		c, ok := proj.Config[key]
 		require.Truef(t, ok, "the program reads %s, which Pulumi.yaml does not declare", key)
-		p, err := propertyType(c)
+		p, err := propertyType(key, c)
 		require.NoErrorf(t, err, "input %s", key)
 		plainAllTheWayDown(p)
 		p["description"] = c.Description
@@ -111,6 +200,7 @@ func generateSchema(t *testing.T) []byte {
 		"version":     Version,
 		"description": "A warm pool of pre-booted, VM-isolated agent sandboxes (kubernetes-sigs/agent-sandbox) whose size follows SandboxClaim demand through KEDA, on a cluster you already have.",
 		"keywords":    []string{"kubernetes", "keda", "agent-sandbox", "category/cloud", "kind/component"},
+		"types":       shapeTypes(),
 		"resources": map[string]any{
 			program.AutoscaledWarmPoolType: map[string]any{
 				"isComponent":     true,
@@ -182,7 +272,7 @@ func TestSchemaDescribesTheComponent(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		wp, err := program.NewAutoscaledWarmPool(ctx, "team", map[string]string{"kedaMode": "adopt", "agentSandboxMode": "adopt"}, pulumi.Providers(caller))
+		wp, err := program.NewAutoscaledWarmPool(ctx, "team", map[string]string{"kedaMode": "adopt", "agentSandboxMode": "adopt"}, nil, pulumi.Providers(caller))
 		if err != nil {
 			return err
 		}
@@ -190,4 +280,43 @@ func TestSchemaDescribesTheComponent(t *testing.T) {
 		return nil
 	}, rec.Options("consumer", "dev")))
 	assert.Equal(t, returned, slices.Sorted(maps.Keys(c.Properties)), "the schema's outputs are the component's")
+}
+
+// The SDKs send an input's schema default when the caller leaves it unset; the component must
+// then build what it builds with the input left out: the same config, with one pool and with
+// a list of pools (where the shorthand's keys must not count as set).
+func TestSchemaDefaultsGiveWhatUnsetInputsGive(t *testing.T) {
+	var spec struct {
+		Resources map[string]struct {
+			InputProperties map[string]struct{ Default any }
+		}
+	}
+	require.NoError(t, json.Unmarshal(schema, &spec))
+	defaults := map[string]string{}
+	for key, p := range spec.Resources[program.AutoscaledWarmPoolType].InputProperties {
+		switch d := p.Default.(type) {
+		case nil:
+		case string:
+			defaults[key] = d
+		default:
+			b, err := json.Marshal(d)
+			require.NoError(t, err)
+			defaults[key] = string(b)
+		}
+	}
+	require.NotEmpty(t, defaults, "the schema gives defaults")
+	for name, given := range map[string]map[string]string{
+		"one pool":      {},
+		"several pools": {"pools": `[{"name": "code"}, {"name": "browser", "maxReplicas": 5}]`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			unset, err := program.LoadComponentConfig("team", "dev", "sandboxes", given)
+			require.NoError(t, err)
+			withDefaults := maps.Clone(defaults)
+			maps.Copy(withDefaults, given)
+			set, err := program.LoadComponentConfig("team", "dev", "sandboxes", withDefaults)
+			require.NoError(t, err, "every schema default sent")
+			assert.Equal(t, unset, set, "the config with every schema default sent is the config without them")
+		})
+	}
 }

@@ -81,12 +81,12 @@ func (s *server) Construct(ctx context.Context, req *pulumirpc.ConstructRequest)
 	if err != nil {
 		return nil, fmt.Errorf("reading the inputs of %s %q: %w", program.AutoscaledWarmPoolType, req.GetName(), err)
 	}
-	inputs, err := configValues(props)
+	inputs, secrets, err := configValues(props)
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: %w", program.AutoscaledWarmPoolType, req.GetName(), err)
 	}
 	return pprovider.Construct(ctx, req, s.host.EngineConn(), func(pctx *pulumi.Context, _, name string, _ pprovider.ConstructInputs, opts pulumi.ResourceOption) (*pprovider.ConstructResult, error) {
-		c, err := program.NewAutoscaledWarmPool(pctx, name, inputs, opts)
+		c, err := program.NewAutoscaledWarmPool(pctx, name, inputs, secrets, opts)
 		if err != nil {
 			return nil, err
 		}

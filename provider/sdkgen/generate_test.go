@@ -78,8 +78,14 @@ func TestTheCommittedGoSDKIsWhatTheSchemaGenerates(t *testing.T) {
 // or Python stack, from this schema with the same generators (typecheck_test.go compiles them).
 func TestTheTypeScriptAndPythonSDKsGenerate(t *testing.T) {
 	for lang, want := range map[string]map[string][]string{
-		"nodejs": {"autoscaledWarmPool.ts": {"export class AutoscaledWarmPool extends pulumi.ComponentResource", "warmpool:index:AutoscaledWarmPool", "minReplicas?: number", "pools?: {[key: string]: any}[];"}},
-		"python": {"pulumi_warmpool/autoscaled_warm_pool.py": {"class AutoscaledWarmPool(pulumi.ComponentResource)", "warmpool:index:AutoscaledWarmPool", "min_replicas: Optional[_builtins.int] = None"}},
+		"nodejs": {
+			"autoscaledWarmPool.ts": {"export class AutoscaledWarmPool extends pulumi.ComponentResource", "warmpool:index:AutoscaledWarmPool", "minReplicas?: number", "pools?: inputs.PoolArgs[];", "sizing?: inputs.SizingArgs;", "kedaMode?: enums.KedaMode;"},
+			"types/input.ts":        {"export interface SizingArgs {", "policy?: pulumi.Input<enums.SizingPolicy"},
+		},
+		"python": {
+			"pulumi_warmpool/autoscaled_warm_pool.py": {"class AutoscaledWarmPool(pulumi.ComponentResource)", "warmpool:index:AutoscaledWarmPool", "min_replicas: Optional[_builtins.int] = None", "sizing: Optional['SizingArgs'] = None"},
+			"pulumi_warmpool/_inputs.py":              {"class SizingArgs:", "class PoolArgs:"},
+		},
 	} {
 		files, err := Generate(schemaJSON(t), lang)
 		if err != nil {

@@ -2,7 +2,10 @@ module warmpool.local/warm-pool-autoscaling-keda/provider/sdkgen
 
 go 1.26.6
 
-require github.com/pulumi/pulumi/pkg/v3 v3.274.1
+require (
+	github.com/pulumi/pulumi/pkg/v3 v3.274.1
+	github.com/pulumi/pulumi/sdk/v3 v3.274.1
+)
 
 require (
 	github.com/BurntSushi/toml v1.6.0 // indirect
@@ -75,7 +78,6 @@ require (
 	github.com/pulumi/appdash v0.0.0-20231130102222-75f619a67231 // indirect
 	github.com/pulumi/inflector v0.1.1 // indirect
 	github.com/pulumi/pulumi-cloud-sdk/go v1.20261104.0 // indirect
-	github.com/pulumi/pulumi/sdk/v3 v3.274.1 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/rogpeppe/go-internal v1.14.1 // indirect
 	github.com/sabhiram/go-gitignore v0.0.0-20210923224102-525f6e181f06 // indirect

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
 )
 
 // npmPackages are what the TypeScript checks install from npm, exact versions: the compiler, the
@@ -52,75 +57,169 @@ func nodeModules(t *testing.T) string {
 	return modules
 }
 
-// tsc type-checks the project in dir (its tsconfig.json) with the cached node_modules.
-func tsc(t *testing.T, dir, modules string) error {
+// runTSC runs the compiler on the project in dir (its tsconfig.json) with the given flags.
+func runTSC(t *testing.T, dir, modules string, flags ...string) error {
 	t.Helper()
-	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(filepath.Join(modules, ".bin", "tsc"), "--noEmit", "-p", dir).CombinedOutput()
+	out, err := exec.Command(filepath.Join(modules, ".bin", "tsc"), append(flags, "-p", dir)...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%v\n%s", err, out)
 	}
 	return nil
 }
 
-// TestTheTypeScriptSDKAndTheExampleTypeCheck: the SDK `pulumi package add` generates for a
-// TypeScript stack compiles under its own tsconfig, and examples/typescript/index.ts type-checks
-// against it (its inputs' names and types), as the SDK sits in sdks/warmpool.
+// typescriptExample lays examples/typescript out as `pulumi install` and `npm install` leave it:
+// its files, the generated SDK in sdks/warmpool (type-checked under its own tsconfig), and
+// node_modules with the pinned packages and @warmpool/warmpool linked to sdks/warmpool, as
+// package.json's file: dependency links it (the SDK's package.json names no build output, so
+// tsc reads its sources). index.ts is written by the caller.
+func typescriptExample(t *testing.T, files map[string][]byte, modules string) string {
+	t.Helper()
+	project := t.TempDir()
+	for _, name := range []string{"package.json", "tsconfig.json"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "typescript", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(project, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nm := filepath.Join(project, "node_modules")
+	if err := os.MkdirAll(filepath.Join(nm, "@warmpool"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(modules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if err := os.Symlink(filepath.Join(modules, e.Name()), filepath.Join(nm, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join("..", "..", "sdks", "warmpool"), filepath.Join(nm, "@warmpool", "warmpool")); err != nil {
+		t.Fatal(err)
+	}
+	sdk := filepath.Join(project, "sdks", "warmpool")
+	if err := Write(sdk, files); err != nil {
+		t.Fatal(err)
+	}
+	if err := runTSC(t, sdk, modules, "--noEmit"); err != nil {
+		t.Fatalf("the generated TypeScript SDK does not type-check: %v", err)
+	}
+	return project
+}
+
+// typescriptMistakes are mistakes a team could make in examples/typescript/index.ts, each made
+// once: tsc must refuse every one, naming it, or the SDK's types check nothing.
+var typescriptMistakes = []struct{ name, from, to, says string }{
+	{"a misspelled nested key", "policy: warmpool.SizingPolicy.Arrivals", "polcy: warmpool.SizingPolicy.Arrivals", "'polcy' does not exist in type"},
+	{"a misspelled key two levels down", "requests: {", "requestz: {", "'requestz' does not exist in type"},
+	{"text for a number", "bootSeconds: 8", `bootSeconds: "8"`, "Type 'string' is not assignable to type 'Input<number"},
+	{"a value outside an enum", "isolation: warmpool.Isolation.Vm", `isolation: "kvm"`, `Type '"kvm"' is not assignable`},
+	{"a misspelled input", "minReplicas: 1,", "minReplica: 1,", "'minReplica' does not exist in type"},
+}
+
+// TestTheTypeScriptSDKAndTheExampleTypeCheck: the SDK `pulumi install` generates for a
+// TypeScript stack builds under its own tsconfig, examples/typescript type-checks against it
+// under the example's own tsconfig and package.json, and each of typescriptMistakes fails it.
 func TestTheTypeScriptSDKAndTheExampleTypeCheck(t *testing.T) {
 	files, err := Generate(schemaJSON(t), "nodejs")
 	if err != nil {
 		t.Fatal(err)
 	}
 	modules := nodeModules(t)
-	project := t.TempDir()
-	sdk := filepath.Join(project, "sdks", "warmpool")
-	if err := Write(sdk, files); err != nil {
-		t.Fatal(err)
-	}
-	if err := tsc(t, sdk, modules); err != nil {
-		t.Fatalf("the generated TypeScript SDK does not type-check: %v", err)
-	}
+	project := typescriptExample(t, files, modules)
 	example, err := os.ReadFile(filepath.Join("..", "..", "examples", "typescript", "index.ts"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(project, "index.ts"), example, 0o644); err != nil {
+	index := filepath.Join(project, "index.ts")
+	if err := os.WriteFile(index, example, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tsconfig := `{"compilerOptions": {"target": "ES2022", "module": "commonjs", "moduleResolution": "node", "strict": true,
-  "skipLibCheck": true, "types": ["node"], "paths": {"@warmpool/warmpool": ["./sdks/warmpool/index.ts"]}}, "files": ["index.ts"]}`
-	if err := os.WriteFile(filepath.Join(project, "tsconfig.json"), []byte(tsconfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := tsc(t, project, modules); err != nil {
+	if err := runTSC(t, project, modules, "--noEmit"); err != nil {
 		t.Fatalf("examples/typescript/index.ts does not type-check against the generated SDK: %v", err)
+	}
+	// One compile a mistake: tsc reports one excess property of an object literal, so mistakes
+	// made together would hide each other.
+	for _, m := range typescriptMistakes {
+		t.Run(m.name, func(t *testing.T) {
+			broken := strings.Replace(string(example), m.from, m.to, 1)
+			if broken == string(example) {
+				t.Fatalf("examples/typescript/index.ts has no %q to break", m.from)
+			}
+			if err := os.WriteFile(index, []byte(broken), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err := runTSC(t, project, modules, "--noEmit")
+			if err == nil {
+				t.Fatalf("tsc accepts the example with %s (%q for %q)", m.name, m.to, m.from)
+			}
+			if !strings.Contains(err.Error(), m.says) {
+				t.Fatalf("tsc refuses the example with %s, but does not say %q: %v", m.name, m.says, err)
+			}
+		})
 	}
 }
 
-// pythonKeywords fails unless every keyword the example passes to AutoscaledWarmPool(...) is a
-// parameter of the generated class's __init__ (ast only: no Python package index here, so the
-// Pulumi Python SDK cannot be installed to import it).
+// TestTheTypeScriptExampleInstallsWhatTheTestsCheck: examples/typescript/package.json asks for
+// the versions the type checks install (npmPackages) and links the SDK `pulumi install`
+// generates, so `npm install` there gives what passed here.
+func TestTheTypeScriptExampleInstallsWhatTheTestsCheck(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "typescript", "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct{ Dependencies, DevDependencies map[string]string }
+	if err := json.Unmarshal(b, &pkg); err != nil {
+		t.Fatalf("examples/typescript/package.json: %v", err)
+	}
+	want := map[string]string{"@warmpool/warmpool": "file:sdks/warmpool"}
+	for _, p := range npmPackages {
+		at := strings.LastIndex(p, "@")
+		want[p[:at]] = p[at+1:]
+	}
+	got := map[string]string{}
+	maps.Copy(got, pkg.Dependencies)
+	maps.Copy(got, pkg.DevDependencies)
+	if !maps.Equal(got, want) {
+		t.Fatalf("examples/typescript/package.json asks for %v; the type checks install %v", got, want)
+	}
+}
+
+// pythonKeywords fails unless every keyword the example passes to a class of the SDK, imported
+// as warmpool (warmpool.AutoscaledWarmPool(...), warmpool.SizingArgs(...)), is a parameter of that class's
+// __init__, and at least one class is called with one (ast only: no Python package index here,
+// so the Pulumi Python SDK cannot be installed to import it).
 const pythonKeywords = `
-import ast, sys
-sdk, example = sys.argv[1], sys.argv[2]
-params = set()
-for node in ast.walk(ast.parse(open(sdk).read())):
-    if isinstance(node, ast.ClassDef) and node.name == "AutoscaledWarmPool":
-        for f in node.body:
-            if isinstance(f, ast.FunctionDef) and f.name == "__init__":
-                params |= {a.arg for a in f.args.args + f.args.kwonlyargs}
+import ast, pathlib, sys
+sdk, example = pathlib.Path(sys.argv[1]), sys.argv[2]
+params = {}
+for f in sdk.rglob("*.py"):
+    for node in ast.walk(ast.parse(f.read_text())):
+        if isinstance(node, ast.ClassDef):
+            for fn in node.body:
+                if isinstance(fn, ast.FunctionDef) and fn.name == "__init__":
+                    params.setdefault(node.name, set()).update(a.arg for a in fn.args.args + fn.args.kwonlyargs)
 calls = [n for n in ast.walk(ast.parse(open(example).read()))
-         if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "AutoscaledWarmPool"]
-unknown = [k.arg for c in calls for k in c.keywords if k.arg not in params]
-if not calls or not params or unknown:
-    sys.exit("calls %d, parameters %d, unknown keywords %s" % (len(calls), len(params), unknown))
-print("%d keywords, each a parameter of AutoscaledWarmPool" % sum(len(c.keywords) for c in calls))
+         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+         and n.func.value.id == "warmpool" and n.func.attr in params]
+unknown = ["%s(%s=...)" % (c.func.attr, k.arg) for c in calls for k in c.keywords if k.arg not in params[c.func.attr]]
+if "AutoscaledWarmPool" not in {c.func.attr for c in calls} or unknown:
+    sys.exit("calls of the SDK's classes %s; keywords none of them takes: %s" % (sorted({c.func.attr for c in calls}), unknown))
+print("%d keywords in %d calls, each a parameter of its class" % (sum(len(c.keywords) for c in calls), len(calls)))
 `
 
+// pythonMistakes are mistakes in examples/python/__main__.py that the keyword check must refuse.
+var pythonMistakes = []struct{ name, from, to string }{
+	{"a misspelled nested keyword", "boot_seconds=", "boot_secnds="},
+	{"a misspelled input", "min_replicas=", "min_replica="},
+}
+
 // TestThePythonSDKAndTheExampleCompile: the generated Python SDK compiles, and
-// examples/python/__main__.py compiles and passes only inputs its AutoscaledWarmPool takes.
+// examples/python/__main__.py compiles and passes only keywords its classes take (a misspelled
+// one, nested or not, fails: pythonMistakes).
 func TestThePythonSDKAndTheExampleCompile(t *testing.T) {
 	files, err := Generate(schemaJSON(t), "python")
 	if err != nil {
@@ -148,9 +247,76 @@ func TestThePythonSDKAndTheExampleCompile(t *testing.T) {
 	if out, err := exec.Command(python, "-c", "import sys; compile(open(sys.argv[1]).read(), sys.argv[1], 'exec')", example).CombinedOutput(); err != nil {
 		t.Fatalf("examples/python/__main__.py does not compile: %v\n%s", err, out)
 	}
-	out, err := exec.Command(python, "-c", pythonKeywords, filepath.Join(dir, "pulumi_warmpool", "autoscaled_warm_pool.py"), example).CombinedOutput()
+	sdk := filepath.Join(dir, "pulumi_warmpool")
+	out, err := exec.Command(python, "-c", pythonKeywords, sdk, example).CombinedOutput()
 	if err != nil {
 		t.Fatalf("examples/python/__main__.py against the generated SDK: %v\n%s", err, out)
 	}
 	t.Logf("examples/python: %s", out)
+	good, err := os.ReadFile(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range pythonMistakes {
+		broken := strings.Replace(string(good), m.from, m.to, 1)
+		if broken == string(good) {
+			t.Fatalf("examples/python/__main__.py has no %q to break", m.from)
+		}
+		mistaken := filepath.Join(t.TempDir(), "__main__.py")
+		if err := os.WriteFile(mistaken, []byte(broken), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(python, "-c", pythonKeywords, sdk, mistaken).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), strings.TrimSuffix(m.to, "=")) {
+			t.Errorf("the keyword check does not refuse %s (%q): %v\n%s", m.name, m.to, err, out)
+		}
+	}
+}
+
+// TestThePythonExampleInstallsTheGeneratedSDK: examples/python/requirements.txt installs the SDK
+// `pulumi install` generates into sdks/warmpool, and the Pulumi SDK that SDK asks for.
+func TestThePythonExampleInstallsTheGeneratedSDK(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "python", "requirements.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]bool{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			lines[l] = true
+		}
+	}
+	var spec struct {
+		Language struct {
+			Python struct{ Requires map[string]string }
+		}
+	}
+	if err := json.Unmarshal(schemaJSON(t), &spec); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"./sdks/warmpool", "pulumi" + spec.Language.Python.Requires["pulumi"]} {
+		if !lines[want] {
+			t.Errorf("examples/python/requirements.txt has no line %q (it has %v)", want, slices.Sorted(maps.Keys(lines)))
+		}
+	}
+}
+
+// TestTheExamplesNameThePackage: each example run by the CLI names the package in Pulumi.yaml's
+// packages, from this checkout's provider/, so `pulumi install` builds its plugin and SDK.
+func TestTheExamplesNameThePackage(t *testing.T) {
+	for _, lang := range []string{"yaml", "typescript", "python"} {
+		dir := filepath.Join("..", "..", "examples", lang)
+		proj, err := workspace.LoadProject(filepath.Join(dir, "Pulumi.yaml"))
+		if err != nil {
+			t.Fatalf("examples/%s/Pulumi.yaml: %v", lang, err)
+		}
+		pkg, ok := proj.GetPackageSpecs()["warmpool"]
+		if !ok {
+			t.Errorf("examples/%s/Pulumi.yaml has no packages entry warmpool", lang)
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, pkg.Source, "PulumiPlugin.yaml")); err != nil {
+			t.Errorf("examples/%s/Pulumi.yaml's packages.warmpool is %q, which is not the package's folder: %v", lang, pkg.Source, err)
+		}
+	}
 }

@@ -21,24 +21,30 @@ func Run(ctx *pulumi.Context) error {
 	if err != nil {
 		return err
 	}
-	orDefault := func(key, def string) *string {
+	orDefault := func(key, def string) string {
 		if v := cfg.Get(key); v != "" {
-			return pulumi.StringRef(v)
+			return v
 		}
-		return pulumi.StringRef(def)
+		return def
 	}
+	// The modes and the isolation are enums of the SDK; config gives their values as text.
+	kedaMode := warmpool.KedaMode(orDefault("kedaMode", string(warmpool.KedaModeInstall)))
+	agentSandboxMode := warmpool.AgentSandboxMode(orDefault("agentSandboxMode", string(warmpool.AgentSandboxModeInstall)))
+	isolation := warmpool.Isolation(orDefault("isolation", string(warmpool.IsolationVm)))
 	sandboxes, err := warmpool.NewAutoscaledWarmPool(ctx, "sandboxes", &warmpool.AutoscaledWarmPoolArgs{
 		// The program's config keys less the cluster's, with the same defaults and checks.
 		Namespace:   pulumi.StringRef(Namespace),
 		MinReplicas: pulumi.IntRef(1),
 		MaxReplicas: pulumi.IntRef(3),
 		// install: this stack installs KEDA and agent-sandbox; adopt: the cluster has them.
-		KedaMode:         orDefault("kedaMode", "install"),
-		AgentSandboxMode: orDefault("agentSandboxMode", "install"),
+		KedaMode:         &kedaMode,
+		AgentSandboxMode: &agentSandboxMode,
 		// vm on EKS Auto Mode (Nitro Sandboxes); gvisor where the RuntimeClass runs gVisor.
-		Isolation: orDefault("isolation", "vm"),
+		Isolation: &isolation,
 		// The claim exporter's image in your registry; empty runs it from source in a Go image.
-		ExporterImage: orDefault("exporterImage", ""),
+		ExporterImage: pulumi.StringRef(orDefault("exporterImage", "")),
+		// The structured inputs are typed: a misspelled field does not compile.
+		ScaleDown: &warmpool.ScalingRulesArgs{StabilizationWindowSeconds: pulumi.Int(30)},
 	}, pulumi.Providers(cluster))
 	if err != nil {
 		return err

@@ -54,6 +54,58 @@ func NewAutoscaledWarmPool(ctx *pulumi.Context,
 		args = &AutoscaledWarmPoolArgs{}
 	}
 
+	if args.AgentSandboxVersion == nil {
+		agentSandboxVersion_ := "v1.0.10"
+		args.AgentSandboxVersion = &agentSandboxVersion_
+	}
+	if args.ExporterReplicas == nil {
+		exporterReplicas_ := 2
+		args.ExporterReplicas = &exporterReplicas_
+	}
+	if args.FallbackReplicas == nil {
+		fallbackReplicas_ := 0
+		args.FallbackReplicas = &fallbackReplicas_
+	}
+	if args.Headroom == nil {
+		headroom_ := 0
+		args.Headroom = &headroom_
+	}
+	if args.KedaChartVersion == nil {
+		kedaChartVersion_ := "2.21.0"
+		args.KedaChartVersion = &kedaChartVersion_
+	}
+	if args.LoadCap == nil {
+		loadCap_ := 3
+		args.LoadCap = &loadCap_
+	}
+	if args.MaxReplicas == nil {
+		maxReplicas_ := 3
+		args.MaxReplicas = &maxReplicas_
+	}
+	if args.MinReplicas == nil {
+		minReplicas_ := 1
+		args.MinReplicas = &minReplicas_
+	}
+	if args.Namespace == nil {
+		namespace_ := "warm-pool-autoscaling-keda"
+		args.Namespace = &namespace_
+	}
+	if args.PollingInterval == nil {
+		pollingInterval_ := 15
+		args.PollingInterval = &pollingInterval_
+	}
+	if args.PoolName == nil {
+		poolName_ := "warm-pool"
+		args.PoolName = &poolName_
+	}
+	if args.TargetValue == nil {
+		targetValue_ := "1"
+		args.TargetValue = &targetValue_
+	}
+	if args.TemplateName == nil {
+		templateName_ := "warm-pool-agent"
+		args.TemplateName = &templateName_
+	}
 	opts = internal.PkgResourceDefaultOpts(opts)
 	var resource AutoscaledWarmPool
 	err := ctx.RegisterRemoteComponentResource("warmpool:index:AutoscaledWarmPool", name, args, &resource, opts...)
@@ -67,7 +119,7 @@ type autoscaledWarmPoolArgs struct {
 	// metrics-api activationTargetValue, only with minReplicas 0 (rejected otherwise: it does nothing): the pool wakes when claims exceed it. Empty: KEDA's default (0).
 	ActivationTargetValue *string `pulumi:"activationTargetValue"`
 	// install: apply the pinned agent-sandbox release manifest. adopt: only check its CRDs exist and serve v1beta1; never change or delete them.
-	AgentSandboxMode *string `pulumi:"agentSandboxMode"`
+	AgentSandboxMode *AgentSandboxMode `pulumi:"agentSandboxMode"`
 	// Exact release tag (vMAJOR.MINOR.PATCH) of kubernetes-sigs/agent-sandbox whose sandbox-with-extensions.yaml install mode applies.
 	AgentSandboxVersion *string `pulumi:"agentSandboxVersion"`
 	// Kubernetes label selector (kubectl -l grammar) for the claims the exporter counts. Empty counts every claim in the namespace (cheapest path).
@@ -75,7 +127,7 @@ type autoscaledWarmPoolArgs struct {
 	// A prebuilt exporter image, [registry/]repository[:tag][@digest] (checked against the image reference grammar). Empty: the stack builds the image (exporterImageRepository, or in create mode an ECR repository of its own); an existing cluster with neither runs the exporter's embedded source with `go run` in a pinned golang image, for the demo and local use.
 	ExporterImage *string `pulumi:"exporterImage"`
 	// The platform of the image the stack builds: linux/amd64 (empty) or linux/arm64; the exporter's pods are kept to nodes of it.
-	ExporterImagePlatform *string `pulumi:"exporterImagePlatform"`
+	ExporterImagePlatform *ExporterImagePlatform `pulumi:"exporterImagePlatform"`
 	// Where the stack publishes the exporter's image it builds (ko-style: one static binary on an empty base, the same source gives the same digest), <registry>/<path> with neither tag nor digest; pods pull it by digest. Pushed with the credentials of the machine running up (its docker config and credential helpers); a preview builds and pushes nothing. Empty in create mode: an ECR repository the stack creates (<cluster name>/claim-exporter: scan on push, immutable tags, a lifecycle rule).
 	ExporterImageRepository *string `pulumi:"exporterImageRepository"`
 	// Exporter pods behind its Service (1..5), spread over nodes and zones where it can, with a PodDisruptionBudget from 2 up so a drain or rollout always leaves one serving. 1 saves a pod and leaves KEDA on its fallback while that pod restarts.
@@ -87,13 +139,13 @@ type autoscaledWarmPoolArgs struct {
 	// Warm sandboxes kept above demand: desired = ceil(claims / targetValue) + headroom, within [minReplicas, maxReplicas]. 0 is one warm sandbox per targetValue claims; 0..maxReplicas-1, and minReplicas >= 1 when set. See the README's burst benchmark for the trade-off.
 	Headroom *int `pulumi:"headroom"`
 	// The isolation the sandbox runtime gives, exported for verify: vm (EKS Nitro Sandboxes) or gvisor (the local control plane's stand-in).
-	Isolation *string `pulumi:"isolation"`
+	Isolation *Isolation `pulumi:"isolation"`
 	// KEDA's install values (kedaMode=install only; refused with adopt): operatorReplicas (2) and metricsServerReplicas (2), 1..5, each with a PodDisruptionBudget of minAvailable 1 from 2; resources.operator / resources.metricServer .requests/.limits (cpu, memory; unset: the chart's 100m/100Mi, 1/1000Mi); serviceMonitor (false: true exposes both pods' metrics with a ServiceMonitor each, and needs the Prometheus Operator's CRDs).
-	Keda map[string]interface{} `pulumi:"keda"`
+	Keda *Keda `pulumi:"keda"`
 	// Exact kedacore/keda chart version (MAJOR.MINOR.PATCH, no ranges) for install mode.
 	KedaChartVersion *string `pulumi:"kedaChartVersion"`
 	// install: Helm chart kedacore/keda in namespace keda. adopt: only check scaledobjects.keda.sh exists and serves v1alpha1; never upgrade, re-value or move it.
-	KedaMode *string `pulumi:"kedaMode"`
+	KedaMode *KedaMode `pulumi:"kedaMode"`
 	// The most claims verify may create; between 1 and maxReplicas.
 	LoadCap *int `pulumi:"loadCap"`
 	// ScaledObject maxReplicaCount: the most warm sandboxes the pool will hold.
@@ -101,7 +153,7 @@ type autoscaledWarmPoolArgs struct {
 	// ScaledObject minReplicaCount and the pool's floor at creation; 0 allows scale-to-zero (see activationTargetValue).
 	MinReplicas *int `pulumi:"minReplicas"`
 	// The exporter's ServiceMonitor and the stack's alerting rules (a PrometheusRule), both off; preview fails unless the Prometheus Operator's CRDs serve v1. serviceMonitor (false), rules (false; needs serviceMonitor), scrapeInterval (30s), labels (on both, for the Prometheus' selectors), namespaceLabel (exported_namespace: where KEDA's and agent-sandbox's namespace lands after the scrape), frozenFor (2m), readFailureRatio (0.5), coldLaunchRatio (0.25), coldLaunchWindow (30m), coldLaunchMinClaims (20), coldLaunchFor (5m), exporterDownFor (2m), refusedPoolsFor (5m), pinnedAtMaxFor (5m), unschedulableFor (5m), controllerDownFor (2m), runbookURL (docs/runbook.md). With kedaMode install, rules need keda.serviceMonitor. See docs/configuration.md.
-	Monitoring map[string]interface{} `pulumi:"monitoring"`
+	Monitoring *Monitoring `pulumi:"monitoring"`
 	// Namespace the stack creates and owns (managed-by and stack labels, Pod Security restricted); never default, kube-*, keda or agent-sandbox-system.
 	Namespace *string `pulumi:"namespace"`
 	// ScaledObject pollingInterval in seconds.
@@ -109,21 +161,21 @@ type autoscaledWarmPoolArgs struct {
 	// Name of the SandboxWarmPool (and the ScaledObject's target).
 	PoolName *string `pulumi:"poolName"`
 	// Several pools in one stack, each in its own namespace (default <namespace>-<name>) with its own ScaledObject: name (required), namespace, templateName, template, sizing, scaleUp, scaleDown, minReplicas, maxReplicas, targetValue, activationTargetValue, headroom, fallbackReplicas, pollingInterval, loadCap, claimSelector, exporterUrl. Unset top-level bounds are each entry's defaults; the exporter stays one Deployment in namespace. Unset: one pool from the top-level keys.
-	Pools []map[string]interface{} `pulumi:"pools"`
+	Pools []Pool `pulumi:"pools"`
 	// runtimeClassMode=create: the CRI handler that runs sandboxes on your nodes.
 	RuntimeClassHandler *string `pulumi:"runtimeClassHandler"`
 	// require: read RuntimeClass isolated-sandbox and stop if it is absent (EKS Auto Mode has it). create: make it with runtimeClassHandler.
-	RuntimeClassMode *string `pulumi:"runtimeClassMode"`
+	RuntimeClassMode *RuntimeClassMode `pulumi:"runtimeClassMode"`
 	// How the HPA lets each pool shrink (a pool's default; pools[i].scaleDown overrides): stabilizationWindowSeconds (30, 0..3600: the pool keeps the highest size recommended within it), policy (Pods or Percent) with value (at most that many, or that percent, per periodSeconds; unset: any drop at once) and periodSeconds (15, 1..1800).
-	ScaleDown map[string]interface{} `pulumi:"scaleDown"`
+	ScaleDown *ScalingRules `pulumi:"scaleDown"`
 	// How the HPA lets each pool grow (a pool's default; pools[i].scaleUp overrides): stabilizationWindowSeconds (0, 0..3600: the pool keeps the lowest size recommended within it), policy (Pods or Percent) with value (at most that many, or that percent, per periodSeconds; unset: any rise in one HPA sync, up to maxReplicas) and periodSeconds (15, 1..1800). Unset is not Kubernetes' default (4 pods or 100 % per 15 s), which takes a burst several syncs.
-	ScaleUp map[string]interface{} `pulumi:"scaleUp"`
+	ScaleUp *ScalingRules `pulumi:"scaleUp"`
 	// The one pool's sizing policy: policy (claims: ceil(claims/targetValue)+headroom; arrivals: the Poisson quantile of the claims that arrive within bootSeconds, one refill), bootSeconds (6), hpaSyncSeconds (15, the shortest shortWindowSeconds), warmHitTarget (0.99), shortWindowSeconds (30), longWindowSeconds (180), nodeLaunchSeconds (0: a node launch joins the refill), sandboxesPerNode (1: K>1 rounds the pool to whole nodes), schedule (time-of-day floors: start, end (cron), timezone (UTC), warm). See docs/configuration.md.
-	Sizing map[string]interface{} `pulumi:"sizing"`
+	Sizing *Sizing `pulumi:"sizing"`
 	// Claims per warm sandbox (metrics-api targetValue, AverageValue): desired = ceil(claims / targetValue). A decimal above 0 with at most 3 decimals.
 	TargetValue *string `pulumi:"targetValue"`
 	// The one pool's agent container (the shorthand; each entry of pools has its own): image (pinned tag or digest), command, args, workingDir, env (name: value), resources.requests/limits (cpu, memory, ephemeral-storage), runAsUser (non-root), readOnlyRootFilesystem, scratch.mountPath/sizeLimit (a writable emptyDir). Unset: the blueprint's busybox placeholder. The RuntimeClass, no network, no token and the restricted security settings are the program's and cannot be set.
-	Template map[string]interface{} `pulumi:"template"`
+	Template *Template `pulumi:"template"`
 	// Name of the SandboxTemplate.
 	TemplateName *string `pulumi:"templateName"`
 }
@@ -133,7 +185,7 @@ type AutoscaledWarmPoolArgs struct {
 	// metrics-api activationTargetValue, only with minReplicas 0 (rejected otherwise: it does nothing): the pool wakes when claims exceed it. Empty: KEDA's default (0).
 	ActivationTargetValue *string
 	// install: apply the pinned agent-sandbox release manifest. adopt: only check its CRDs exist and serve v1beta1; never change or delete them.
-	AgentSandboxMode *string
+	AgentSandboxMode *AgentSandboxMode
 	// Exact release tag (vMAJOR.MINOR.PATCH) of kubernetes-sigs/agent-sandbox whose sandbox-with-extensions.yaml install mode applies.
 	AgentSandboxVersion *string
 	// Kubernetes label selector (kubectl -l grammar) for the claims the exporter counts. Empty counts every claim in the namespace (cheapest path).
@@ -141,7 +193,7 @@ type AutoscaledWarmPoolArgs struct {
 	// A prebuilt exporter image, [registry/]repository[:tag][@digest] (checked against the image reference grammar). Empty: the stack builds the image (exporterImageRepository, or in create mode an ECR repository of its own); an existing cluster with neither runs the exporter's embedded source with `go run` in a pinned golang image, for the demo and local use.
 	ExporterImage *string
 	// The platform of the image the stack builds: linux/amd64 (empty) or linux/arm64; the exporter's pods are kept to nodes of it.
-	ExporterImagePlatform *string
+	ExporterImagePlatform *ExporterImagePlatform
 	// Where the stack publishes the exporter's image it builds (ko-style: one static binary on an empty base, the same source gives the same digest), <registry>/<path> with neither tag nor digest; pods pull it by digest. Pushed with the credentials of the machine running up (its docker config and credential helpers); a preview builds and pushes nothing. Empty in create mode: an ECR repository the stack creates (<cluster name>/claim-exporter: scan on push, immutable tags, a lifecycle rule).
 	ExporterImageRepository *string
 	// Exporter pods behind its Service (1..5), spread over nodes and zones where it can, with a PodDisruptionBudget from 2 up so a drain or rollout always leaves one serving. 1 saves a pod and leaves KEDA on its fallback while that pod restarts.
@@ -153,13 +205,13 @@ type AutoscaledWarmPoolArgs struct {
 	// Warm sandboxes kept above demand: desired = ceil(claims / targetValue) + headroom, within [minReplicas, maxReplicas]. 0 is one warm sandbox per targetValue claims; 0..maxReplicas-1, and minReplicas >= 1 when set. See the README's burst benchmark for the trade-off.
 	Headroom *int
 	// The isolation the sandbox runtime gives, exported for verify: vm (EKS Nitro Sandboxes) or gvisor (the local control plane's stand-in).
-	Isolation *string
+	Isolation *Isolation
 	// KEDA's install values (kedaMode=install only; refused with adopt): operatorReplicas (2) and metricsServerReplicas (2), 1..5, each with a PodDisruptionBudget of minAvailable 1 from 2; resources.operator / resources.metricServer .requests/.limits (cpu, memory; unset: the chart's 100m/100Mi, 1/1000Mi); serviceMonitor (false: true exposes both pods' metrics with a ServiceMonitor each, and needs the Prometheus Operator's CRDs).
-	Keda map[string]interface{}
+	Keda *KedaArgs
 	// Exact kedacore/keda chart version (MAJOR.MINOR.PATCH, no ranges) for install mode.
 	KedaChartVersion *string
 	// install: Helm chart kedacore/keda in namespace keda. adopt: only check scaledobjects.keda.sh exists and serves v1alpha1; never upgrade, re-value or move it.
-	KedaMode *string
+	KedaMode *KedaMode
 	// The most claims verify may create; between 1 and maxReplicas.
 	LoadCap *int
 	// ScaledObject maxReplicaCount: the most warm sandboxes the pool will hold.
@@ -167,7 +219,7 @@ type AutoscaledWarmPoolArgs struct {
 	// ScaledObject minReplicaCount and the pool's floor at creation; 0 allows scale-to-zero (see activationTargetValue).
 	MinReplicas *int
 	// The exporter's ServiceMonitor and the stack's alerting rules (a PrometheusRule), both off; preview fails unless the Prometheus Operator's CRDs serve v1. serviceMonitor (false), rules (false; needs serviceMonitor), scrapeInterval (30s), labels (on both, for the Prometheus' selectors), namespaceLabel (exported_namespace: where KEDA's and agent-sandbox's namespace lands after the scrape), frozenFor (2m), readFailureRatio (0.5), coldLaunchRatio (0.25), coldLaunchWindow (30m), coldLaunchMinClaims (20), coldLaunchFor (5m), exporterDownFor (2m), refusedPoolsFor (5m), pinnedAtMaxFor (5m), unschedulableFor (5m), controllerDownFor (2m), runbookURL (docs/runbook.md). With kedaMode install, rules need keda.serviceMonitor. See docs/configuration.md.
-	Monitoring map[string]interface{}
+	Monitoring *MonitoringArgs
 	// Namespace the stack creates and owns (managed-by and stack labels, Pod Security restricted); never default, kube-*, keda or agent-sandbox-system.
 	Namespace *string
 	// ScaledObject pollingInterval in seconds.
@@ -175,21 +227,21 @@ type AutoscaledWarmPoolArgs struct {
 	// Name of the SandboxWarmPool (and the ScaledObject's target).
 	PoolName *string
 	// Several pools in one stack, each in its own namespace (default <namespace>-<name>) with its own ScaledObject: name (required), namespace, templateName, template, sizing, scaleUp, scaleDown, minReplicas, maxReplicas, targetValue, activationTargetValue, headroom, fallbackReplicas, pollingInterval, loadCap, claimSelector, exporterUrl. Unset top-level bounds are each entry's defaults; the exporter stays one Deployment in namespace. Unset: one pool from the top-level keys.
-	Pools []map[string]interface{}
+	Pools []PoolArgs
 	// runtimeClassMode=create: the CRI handler that runs sandboxes on your nodes.
 	RuntimeClassHandler *string
 	// require: read RuntimeClass isolated-sandbox and stop if it is absent (EKS Auto Mode has it). create: make it with runtimeClassHandler.
-	RuntimeClassMode *string
+	RuntimeClassMode *RuntimeClassMode
 	// How the HPA lets each pool shrink (a pool's default; pools[i].scaleDown overrides): stabilizationWindowSeconds (30, 0..3600: the pool keeps the highest size recommended within it), policy (Pods or Percent) with value (at most that many, or that percent, per periodSeconds; unset: any drop at once) and periodSeconds (15, 1..1800).
-	ScaleDown map[string]interface{}
+	ScaleDown *ScalingRulesArgs
 	// How the HPA lets each pool grow (a pool's default; pools[i].scaleUp overrides): stabilizationWindowSeconds (0, 0..3600: the pool keeps the lowest size recommended within it), policy (Pods or Percent) with value (at most that many, or that percent, per periodSeconds; unset: any rise in one HPA sync, up to maxReplicas) and periodSeconds (15, 1..1800). Unset is not Kubernetes' default (4 pods or 100 % per 15 s), which takes a burst several syncs.
-	ScaleUp map[string]interface{}
+	ScaleUp *ScalingRulesArgs
 	// The one pool's sizing policy: policy (claims: ceil(claims/targetValue)+headroom; arrivals: the Poisson quantile of the claims that arrive within bootSeconds, one refill), bootSeconds (6), hpaSyncSeconds (15, the shortest shortWindowSeconds), warmHitTarget (0.99), shortWindowSeconds (30), longWindowSeconds (180), nodeLaunchSeconds (0: a node launch joins the refill), sandboxesPerNode (1: K>1 rounds the pool to whole nodes), schedule (time-of-day floors: start, end (cron), timezone (UTC), warm). See docs/configuration.md.
-	Sizing map[string]interface{}
+	Sizing *SizingArgs
 	// Claims per warm sandbox (metrics-api targetValue, AverageValue): desired = ceil(claims / targetValue). A decimal above 0 with at most 3 decimals.
 	TargetValue *string
 	// The one pool's agent container (the shorthand; each entry of pools has its own): image (pinned tag or digest), command, args, workingDir, env (name: value), resources.requests/limits (cpu, memory, ephemeral-storage), runAsUser (non-root), readOnlyRootFilesystem, scratch.mountPath/sizeLimit (a writable emptyDir). Unset: the blueprint's busybox placeholder. The RuntimeClass, no network, no token and the restricted security settings are the program's and cannot be set.
-	Template map[string]interface{}
+	Template *TemplateArgs
 	// Name of the SandboxTemplate.
 	TemplateName *string
 }
