@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"warmpool.local/warm-pool-autoscaling-keda/components/mockgraph"
+	"warmpool.local/warm-pool-autoscaling-keda/mockgraph"
 )
 
 // scaledObjectSpec renders the Autoscaler under mocks and returns its ScaledObject's spec.

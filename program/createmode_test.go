@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"warmpool.local/warm-pool-autoscaling-keda/components"
-	"warmpool.local/warm-pool-autoscaling-keda/components/mockgraph"
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/mockgraph"
 )
 
 // Create mode as a platform team runs it: who may reach the cluster, where the nodes go, and the

@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"warmpool.local/warm-pool-autoscaling-keda/components/mockgraph"
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/mockgraph"
 )
 
 // destroyRuns is how many times the destroy-order tests run the program: the namespace's

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"warmpool.local/warm-pool-autoscaling-keda/components"
-	"warmpool.local/warm-pool-autoscaling-keda/components/mockgraph"
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/mockgraph"
 )
 
 // Create mode's defaults: both endpoints, the public one open as EKS opens it, the stack's tag on

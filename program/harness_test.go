@@ -1,6 +1,6 @@
 package program
 
-// The program's tests run it whole under Pulumi mocks (components/mockgraph) and read the
+// The program's tests run it whole under Pulumi mocks (mockgraph) and read the
 // resource graph it registered; these are the helpers they share.
 
 import (
@@ -12,7 +12,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/stretchr/testify/require"
 
-	"warmpool.local/warm-pool-autoscaling-keda/components/mockgraph"
+	"warmpool.local/warm-pool-autoscaling-keda/mockgraph"
 )
 
 const (

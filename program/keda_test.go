@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"warmpool.local/warm-pool-autoscaling-keda/components"
-	"warmpool.local/warm-pool-autoscaling-keda/components/mockgraph"
+	"warmpool.local/warm-pool-autoscaling-keda/mockgraph"
 )
 
 // installConfig is an existing cluster on which the stack installs KEDA.

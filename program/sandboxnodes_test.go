@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"warmpool.local/warm-pool-autoscaling-keda/components/mockgraph"
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/mockgraph"
 )
 
 // Create mode's sandboxes run on a NodeClass and NodePool of the stack's own: the nodes carry the

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"warmpool.local/warm-pool-autoscaling-keda/components"
-	"warmpool.local/warm-pool-autoscaling-keda/components/mockgraph"
+	"warmpool.local/warm-pool-autoscaling-keda/mockgraph"
 )
 
 func scaleDownOf(t *testing.T, rec *mockgraph.Recorder, scaledObject string) map[string]any {

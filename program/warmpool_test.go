@@ -13,8 +13,8 @@ import (
 
 	"warmpool.local/warm-pool-autoscaling-keda/components"
 
-	"warmpool.local/warm-pool-autoscaling-keda/components/mockgraph"
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/mockgraph"
 )
 
 func TestWarmPodsAreIsolatedSandboxes(t *testing.T) {

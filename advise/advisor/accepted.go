@@ -7,8 +7,8 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
-	"warmpool.local/warm-pool-autoscaling-keda/components/mockgraph"
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/mockgraph"
 	"warmpool.local/warm-pool-autoscaling-keda/program"
 )
 
