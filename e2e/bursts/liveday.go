@@ -273,10 +273,8 @@ func scheduled(o adviceOutcome) bool {
 // its create request's time from start and deleted at its delete request's. A claim the harness
 // created but never deleted is refused: the model would hold it forever.
 func LiveTrace(name string, duration time.Duration, claims []ClaimResult, start time.Time) (*replay.Trace, error) {
-	sorted := append([]ClaimResult(nil), claims...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Created.Before(sorted[j].Created) })
 	tr := &replay.Trace{Name: name, Duration: duration}
-	for _, c := range sorted {
+	for _, c := range byCreation(claims) {
 		if c.Deleted.IsZero() {
 			return nil, fmt.Errorf("claim %s was created at %s and never deleted: the trace has no end for it", c.Name, c.Created.Format(time.RFC3339Nano))
 		}
@@ -293,10 +291,16 @@ type ClaimOutcome struct {
 	Wait  time.Duration `json:"wait"`
 }
 
-// LiveOutcomes are the claims' outcomes in LiveTrace's order (by creation).
-func LiveOutcomes(claims []ClaimResult) []ClaimOutcome {
+// byCreation is a copy of claims in the order they were created (LiveTrace's).
+func byCreation(claims []ClaimResult) []ClaimResult {
 	sorted := append([]ClaimResult(nil), claims...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Created.Before(sorted[j].Created) })
+	return sorted
+}
+
+// LiveOutcomes are the claims' outcomes in LiveTrace's order (by creation).
+func LiveOutcomes(claims []ClaimResult) []ClaimOutcome {
+	sorted := byCreation(claims)
 	out := make([]ClaimOutcome, len(sorted))
 	for i, c := range sorted {
 		out[i] = ClaimOutcome{Warm: c.LaunchType == "warm", Wait: c.Deleted.Sub(c.Created)}
@@ -320,21 +324,20 @@ type LiveFigures struct {
 // Ready waited its whole life (the model's convention).
 func LiveClaimFigures(claims []ClaimResult) LiveFigures {
 	var f LiveFigures
-	waits := make([]time.Duration, 0, len(claims))
+	outcomes := LiveOutcomes(claims)
+	waits := make([]time.Duration, len(outcomes))
 	warm := 0
-	for _, c := range claims {
-		if c.LaunchType == "warm" {
+	for i, o := range outcomes {
+		if o.Warm {
 			warm++
 		}
-		if l, ok := c.Latency(); ok {
-			waits = append(waits, l)
-			continue
+		if !o.Ready {
+			f.NeverReady++
 		}
-		f.NeverReady++
-		waits = append(waits, c.Deleted.Sub(c.Created))
+		waits[i] = o.Wait
 	}
-	if len(claims) > 0 {
-		f.Warm = 100 * float64(warm) / float64(len(claims))
+	if len(outcomes) > 0 {
+		f.Warm = 100 * float64(warm) / float64(len(outcomes))
 	}
 	f.WaitP95 = replay.Percentile(waits, 95)
 	return f

@@ -43,12 +43,12 @@ type RecordedRow struct {
 	InitialScale int `json:"initialScale"`
 	// Live is what the cluster counted; LiveSpec and LiveNodes the pool's spec.replicas and the
 	// NodePool's nodes over the day.
-	Live LiveFigures `json:"live"`
+	Live      LiveFigures `json:"live"`
+	LiveSpec  []Step      `json:"liveSpec"`
+	LiveNodes []Step      `json:"liveNodes"`
 	// Outcomes are the live claims one by one, in Claims' order (none in a record older than
 	// them).
-	Outcomes  []ClaimOutcome `json:"outcomes,omitempty"`
-	LiveSpec  []Step         `json:"liveSpec"`
-	LiveNodes []Step         `json:"liveNodes"`
+	Outcomes []ClaimOutcome `json:"outcomes,omitempty"`
 }
 
 // trace is the row's claims as a trace the model replays.
