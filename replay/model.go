@@ -96,6 +96,8 @@ type Result struct {
 	// deleted before its sandbox was Ready waited its whole lifetime; NeverReady counts those.
 	Waits      []time.Duration
 	NeverReady int
+	// Warm is whether each claim found a warm sandbox, in arrival order.
+	Warm []bool
 	// NodeSeconds integrates the nodes that exist, launching ones included (what EKS bills);
 	// IdleNodeSeconds those beyond the ceil(held/K) nodes the claims held need. Both 0 when
 	// nodes are unbounded (Nodes.SlotsPerNode 0).
@@ -150,7 +152,7 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 	for _, n := range cluster.initial(replicas) {
 		ready = append(ready, warmSandbox{node: n})
 	}
-	res := Result{Sizes: []SizeAt{{0, replicas}}, Waits: make([]time.Duration, len(tr.Arrivals))}
+	res := Result{Sizes: []SizeAt{{0, replicas}}, Waits: make([]time.Duration, len(tr.Arrivals)), Warm: make([]bool, len(tr.Arrivals))}
 	var booting []bootingSandbox // each unclaimed booting sandbox, by ready-at ascending
 	next := 0
 	var deletes deletionHeap // the arrived claims' deletions, soonest first
@@ -243,11 +245,13 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 				claims[c].node = ready[i].node
 				ready = append(ready[:i], ready[i+1:]...)
 				res.WarmHits++
+				res.Warm[c] = true
 			case len(booting) > 0 && booting[0].at <= a.At+loop.AdoptGrace:
 				claims[c].node = booting[0].node
 				res.Waits[c] = max(booting[0].at-a.At, 0)
 				booting = booting[1:]
 				res.WarmHits++
+				res.Warm[c] = true
 			default:
 				if n, ok := cluster.place(t); ok {
 					claims[c].node = n

@@ -27,16 +27,18 @@ func TestModelFixedPoolRefillsInABoot(t *testing.T) {
 	r := Simulate(handTrace(60*time.Second, 10*time.Second, 10*time.Second, 13*time.Second), Policy{Fixed: 2}, loop, 1)
 	assert.Equal(t, 3, r.Claims)
 	assert.Equal(t, 2, r.WarmHits)
+	assert.Equal(t, []bool{true, true, false}, r.Warm, "which claims were warm, in arrival order")
 	// A claim 17 s in finds the refilled pool: warm.
 	r = Simulate(handTrace(60*time.Second, 10*time.Second, 10*time.Second, 17*time.Second), Policy{Fixed: 2}, loop, 1)
 	assert.Equal(t, 3, r.WarmHits)
 	// The grace: a claim 4.5 s after the first takes the replacement that is
 	// Ready within 2 s of it; with no grace it starts cold.
 	two := handTrace(60*time.Second, 10*time.Second, 14500*time.Millisecond)
-	assert.Equal(t, 2, Simulate(two, Policy{Fixed: 1}, loop, 1).WarmHits)
+	assert.Equal(t, []bool{true, true}, Simulate(two, Policy{Fixed: 1}, loop, 1).Warm, "the second within the grace")
 	noGrace := loop
 	noGrace.AdoptGrace = 0
 	assert.Equal(t, 1, Simulate(two, Policy{Fixed: 1}, noGrace, 1).WarmHits)
+	assert.Equal(t, []bool{true, false}, Simulate(two, Policy{Fixed: 1}, noGrace, 1).Warm)
 }
 
 // Idle cost integrates the Ready sandboxes no claim holds: a pool of 3 over

@@ -200,3 +200,29 @@ func ReadLiveDayRecord(path string) (LiveDayRecord, error) {
 	}
 	return rec, nil
 }
+
+// ClaimApart is one claim that found a warm sandbox on one side only: live or in the model.
+type ClaimApart struct {
+	// Index is the claim's place in the row's Claims (by creation); At its creation.
+	Index int
+	At    time.Duration
+	Live  ClaimOutcome
+	// ModelWarm and ModelWait are the model's outcome for the same claim.
+	ModelWarm bool
+	ModelWait time.Duration
+}
+
+// ClaimsApart are the row's claims that were warm live and cold in the model's replay res, or
+// the other way round (none for a record without Outcomes).
+func (r RecordedRow) ClaimsApart(res replay.Result) []ClaimApart {
+	if len(r.Outcomes) != len(r.Claims) || len(res.Warm) != len(r.Claims) {
+		return nil
+	}
+	var out []ClaimApart
+	for i, o := range r.Outcomes {
+		if o.Warm != res.Warm[i] {
+			out = append(out, ClaimApart{Index: i, At: r.Claims[i].At, Live: o, ModelWarm: res.Warm[i], ModelWait: res.Waits[i]})
+		}
+	}
+	return out
+}

@@ -102,3 +102,17 @@ func TestHPASyncsAreReadFromTheSpecChanges(t *testing.T) {
 	}
 	assert.Empty(t, RecordedRow{LiveSpec: []Step{{0, 1}}}.HPASyncs(), "no change, no clock")
 }
+
+// The claims apart are those warm on one side only, named by their place and creation; a record
+// without outcomes has none to compare.
+func TestClaimsApartAreTheClaimsWarmOnOneSideOnly(t *testing.T) {
+	row := RecordedRow{Claims: []replay.Arrival{{At: time.Second}, {At: 2 * time.Second}, {At: 3 * time.Second}},
+		Outcomes: []ClaimOutcome{{Warm: true, Ready: true, Wait: time.Second}, {Warm: true, Ready: true, Wait: time.Second}, {Ready: true, Wait: 9 * time.Second}}}
+	res := replay.Result{Warm: []bool{true, false, true}, Waits: []time.Duration{time.Second, 8 * time.Second, time.Second}}
+	assert.Equal(t, []ClaimApart{
+		{Index: 1, At: 2 * time.Second, Live: row.Outcomes[1], ModelWarm: false, ModelWait: 8 * time.Second},
+		{Index: 2, At: 3 * time.Second, Live: row.Outcomes[2], ModelWarm: true, ModelWait: time.Second},
+	}, row.ClaimsApart(res))
+	row.Outcomes = nil
+	assert.Empty(t, row.ClaimsApart(res))
+}
