@@ -11,10 +11,14 @@ import (
 )
 
 // BootDelay makes KWOK report a sandbox pod Running and Ready only Boot after
-// it was created: the cold start of a VM-isolated sandbox. The deadline is
-// anchored at the pod's creationTimestamp (whole seconds), not at KWOK's last
+// it was bound to its node: the cold start of a VM-isolated sandbox, which
+// begins when the node's runtime starts the VM, not when the pod object is
+// created (a sandbox that waited for a node launch still boots in full once
+// the node takes it, as on EKS). The deadline is anchored at the pod's
+// PodScheduled condition (the API server sets it True at the binding, whole
+// seconds), or its creationTimestamp if that is missing, not at KWOK's last
 // look at the pod: KWOK restarts a stage's delay whenever the pod changes, and
-// controllers touch a booting pod. Since the real creation falls uniformly
+// controllers touch a booting pod. Since the real binding falls uniformly
 // within its second, the boot comes out uniform in (Boot-1s, Boot].
 // The pod gets its IP in the same step, as with a VM runtime (the pod sandbox
 // is the VM, so its IP is known only once it has booted); agent-sandbox
@@ -80,12 +84,13 @@ func (d BootDelay) Stages(defaults []byte) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// Expression is the jq expression KWOK evaluates on the pod: its Ready time.
+// Expression is the jq expression KWOK evaluates on the pod: its Ready time, Boot after the
+// binding (the PodScheduled condition's True transition) or, without one, after the creation.
 func (d BootDelay) Expression() string {
-	return fmt.Sprintf(".metadata.creationTimestamp | fromdateiso8601 + %d | todateiso8601", int(d.Boot/time.Second))
+	return fmt.Sprintf(`[.status.conditions[]? | select(.type == "PodScheduled" and .status == "True") | .lastTransitionTime][0] // .metadata.creationTimestamp | fromdateiso8601 + %d | todateiso8601`, int(d.Boot/time.Second))
 }
 
-// Range is the boot time the stage gives, measured from the real creation.
+// Range is the boot time the stage gives, measured from the real binding.
 func (d BootDelay) Range() (lo, hi time.Duration) { return d.Boot - time.Second, d.Boot }
 
 func addRuntimeClassRequirement(stage map[string]any, op, class string) error {

@@ -297,7 +297,7 @@ func report(b *testing.B, cfg *benchConfig, run *traceRun) {
 	fmt.Printf("\n## %s trace\n\nTrace: %s.\n", tr.Name, tr.Summary())
 	fmt.Printf("Parameters: %+v\n", tr.Params)
 	lo, hi := bootDelay.Range()
-	fmt.Printf("Pools bounded by [1, %d]; HPA sync %s; simulated boot uniform in (%s, %s] from creation, observed (first seen -> Ready) over %d sandboxes: p50 %s, p95 %s, max %s.\n\n",
+	fmt.Printf("Pools bounded by [1, %d]; HPA sync %s; simulated boot uniform in (%s, %s] from the binding to a node, observed (first seen -> Ready) over %d sandboxes: p50 %s, p95 %s, max %s.\n\n",
 		run.bound, replay.HPASyncPeriod, lo, hi, len(run.boots), secs(replay.Percentile(run.boots, 50)), secs(replay.Percentile(run.boots, 95)), secs(replay.Percentile(run.boots, 100)))
 	fmt.Print(Table(run.results))
 	for _, s := range run.skipped {
