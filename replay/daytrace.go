@@ -150,10 +150,6 @@ func generateDay(p DayParams, name string, stream uint64) (*Trace, error) {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(p.Seed, p.Seed^stream))
-	lifetime := func() time.Duration {
-		d := time.Duration(float64(p.LifetimeMedian) * math.Exp(p.LifetimeSigma*rng.NormFloat64()))
-		return min(max(d, p.LifetimeMin), p.LifetimeMax).Round(time.Millisecond)
-	}
 	t := &Trace{Name: name, Seed: p.Seed, Duration: p.Duration, Params: p}
 	// Draw in one pass over time, both processes interleaved through their
 	// own candidate clocks, so every random number's use is fixed by the seed.
@@ -167,7 +163,7 @@ func generateDay(p DayParams, name string, stream uint64) (*Trace, error) {
 		if nextSingle <= nextBurst {
 			at := nextSingle
 			if rng.Float64()*singleMax < p.SingleRate(at) {
-				t.Arrivals = append(t.Arrivals, Arrival{At: at.Round(time.Millisecond), Lifetime: lifetime()})
+				t.Arrivals = append(t.Arrivals, Arrival{At: at.Round(time.Millisecond), Lifetime: p.lifetime(rng)})
 			}
 			nextSingle = next(at, singleMax)
 			continue
@@ -175,16 +171,7 @@ func generateDay(p DayParams, name string, stream uint64) (*Trace, error) {
 		at := nextBurst
 		if rng.Float64()*burstMax < p.BurstRate(at) {
 			burst++
-			n := p.BurstMin + rng.IntN(p.BurstMaxAt(at)-p.BurstMin+1)
-			for i := 0; i < n; i++ {
-				offset := time.Duration(0)
-				if i > 0 {
-					offset = time.Duration(rng.Int64N(int64(p.BurstSpread)))
-				}
-				if a := (at + offset).Round(time.Millisecond); a < p.Duration {
-					t.Arrivals = append(t.Arrivals, Arrival{At: a, Lifetime: lifetime(), Burst: burst})
-				}
-			}
+			t.Arrivals = append(t.Arrivals, p.burstArrivals(rng, at, burst, p.BurstMaxAt(at))...)
 		}
 		nextBurst = next(at, burstMax)
 	}

@@ -93,6 +93,30 @@ func paramsError(what string, errs []string) error {
 	return errors.New(what + ": " + strings.Join(errs, "; "))
 }
 
+// lifetime draws a claim's lifetime: log-normal, clipped, to the millisecond.
+func (p ArrivalParams) lifetime(rng *rand.Rand) time.Duration {
+	d := time.Duration(float64(p.LifetimeMedian) * math.Exp(p.LifetimeSigma*rng.NormFloat64()))
+	return min(max(d, p.LifetimeMin), p.LifetimeMax).Round(time.Millisecond)
+}
+
+// burstArrivals draws the claims of burst number, opening at at: BurstMin..largest of them
+// (uniform), the first at at, the rest within BurstSpread of it. A claim past the trace's end is
+// dropped before its lifetime is drawn, as the traces always have (the seed's draws stay put).
+func (p ArrivalParams) burstArrivals(rng *rand.Rand, at time.Duration, number, largest int) []Arrival {
+	var out []Arrival
+	n := p.BurstMin + rng.IntN(largest-p.BurstMin+1)
+	for i := 0; i < n; i++ {
+		offset := time.Duration(0)
+		if i > 0 {
+			offset = time.Duration(rng.Int64N(int64(p.BurstSpread)))
+		}
+		if a := (at + offset).Round(time.Millisecond); a < p.Duration {
+			out = append(out, Arrival{At: a, Lifetime: p.lifetime(rng), Burst: number})
+		}
+	}
+	return out
+}
+
 // TraceParams describe a Markov-modulated arrival process: quiet periods
 // with sporadic single claims alternate with busy periods in which claims
 // come in bursts, several within a second. Every claim lives for a drawn
@@ -189,10 +213,6 @@ func GenerateTrace(p TraceParams) (*Trace, error) {
 	exp := func(mean time.Duration) time.Duration {
 		return time.Duration(rng.ExpFloat64() * float64(mean))
 	}
-	lifetime := func() time.Duration {
-		d := time.Duration(float64(p.LifetimeMedian) * math.Exp(p.LifetimeSigma*rng.NormFloat64()))
-		return min(max(d, p.LifetimeMin), p.LifetimeMax).Round(time.Millisecond)
-	}
 	t := &Trace{Name: TraceBurst, Seed: p.Seed, Duration: p.Duration, Params: p}
 	burst := 0
 	busy := false
@@ -210,21 +230,11 @@ func GenerateTrace(p TraceParams) (*Trace, error) {
 		if busy {
 			for at := start + exp(p.BurstGapMean); at < end; at += exp(p.BurstGapMean) {
 				burst++
-				n := p.BurstMin + rng.IntN(p.BurstMax-p.BurstMin+1)
-				for i := 0; i < n; i++ {
-					// The first claim opens the burst; the rest follow within the spread.
-					offset := time.Duration(0)
-					if i > 0 {
-						offset = time.Duration(rng.Int64N(int64(p.BurstSpread)))
-					}
-					if a := (at + offset).Round(time.Millisecond); a < p.Duration {
-						t.Arrivals = append(t.Arrivals, Arrival{At: a, Lifetime: lifetime(), Burst: burst})
-					}
-				}
+				t.Arrivals = append(t.Arrivals, p.burstArrivals(rng, at, burst, p.BurstMax)...)
 			}
 		} else {
 			for at := start + exp(p.QuietGapMean); at < end; at += exp(p.QuietGapMean) {
-				t.Arrivals = append(t.Arrivals, Arrival{At: at.Round(time.Millisecond), Lifetime: lifetime()})
+				t.Arrivals = append(t.Arrivals, Arrival{At: at.Round(time.Millisecond), Lifetime: p.lifetime(rng)})
 			}
 		}
 		start = end
