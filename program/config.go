@@ -80,16 +80,9 @@ type Config struct {
 	PoolName     string
 	TemplateName string
 
-	MinReplicas           int
-	MaxReplicas           int
-	TargetValue           string
-	ActivationTargetValue string
-	LoadCap               int
-	PollingInterval       int
-	FallbackReplicas      int
-	// Headroom is how many warm sandboxes the pool keeps above demand:
-	// desired = ceil(claims / targetValue) + Headroom (0: the blueprint's mapping).
-	Headroom int
+	// PoolSettings are the one-pool shorthand's agent, bounds and sizing (minReplicas, maxReplicas,
+	// targetValue, template, sizing, ...); a listed pool's defaults come from some of them.
+	PoolSettings
 
 	ExporterImage string
 	// ExporterImageRepository is where the stack publishes the exporter's image it builds
@@ -99,19 +92,10 @@ type Config struct {
 	ExporterImagePlatform   string
 	// ExporterReplicas: exporter pods behind the Service, spread over nodes and zones.
 	ExporterReplicas int
-	ExporterURL      string
-	ClaimSelector    string
 
 	// Isolation is what verify's readings must show: contract.IsolationVM or contract.IsolationGVisor.
 	Isolation string
 
-	// Agent is the shorthand pool's container (the `template` key); zero: the placeholder.
-	Agent components.Agent
-	// Sizing is the shorthand pool's sizing policy (the `sizing` key); zero: claims.
-	Sizing components.Sizing
-	// ScaleUp and ScaleDown are the HPA's behaviour (the `scaleUp` and `scaleDown` keys): the
-	// shorthand pool's, and each listed pool's default.
-	ScaleUp, ScaleDown components.ScalingRules
 	// Keda is KEDA's install values (the `keda` key, install mode); kedaSet: the key was set.
 	Keda    components.KedaValues
 	kedaSet bool
@@ -182,21 +166,23 @@ func (r *configReader) read(project, stack string) *Config {
 		Namespace:                 r.str("namespace", contract.DefaultNamespace),
 		PoolName:                  r.str("poolName", contract.DefaultPoolName),
 		TemplateName:              r.str("templateName", contract.DefaultTemplateName),
-		MinReplicas:               r.int("minReplicas", contract.DefaultMinReplicas),
-		MaxReplicas:               r.int("maxReplicas", contract.DefaultMaxReplicas),
-		TargetValue:               r.str("targetValue", contract.DefaultTargetValue),
-		ActivationTargetValue:     r.str("activationTargetValue", ""),
-		LoadCap:                   r.int("loadCap", contract.DefaultLoadCap),
-		PollingInterval:           r.int("pollingInterval", contract.DefaultPollingInterval),
-		FallbackReplicas:          r.int("fallbackReplicas", contract.DefaultFallbackReplicas),
-		Headroom:                  r.int("headroom", contract.DefaultHeadroom),
-		ExporterImage:             r.str("exporterImage", ""),
-		ExporterImageRepository:   strings.TrimSpace(r.str("exporterImageRepository", "")),
-		ExporterImagePlatform:     r.str("exporterImagePlatform", ""),
-		ExporterReplicas:          r.int("exporterReplicas", contract.DefaultExporterReplicas),
-		ExporterURL:               r.str("exporterUrl", ""),
-		ClaimSelector:             r.str("claimSelector", ""),
-		Isolation:                 r.str("isolation", contract.IsolationVM),
+		PoolSettings: PoolSettings{
+			MinReplicas:           r.int("minReplicas", contract.DefaultMinReplicas),
+			MaxReplicas:           r.int("maxReplicas", contract.DefaultMaxReplicas),
+			TargetValue:           r.str("targetValue", contract.DefaultTargetValue),
+			ActivationTargetValue: r.str("activationTargetValue", ""),
+			LoadCap:               r.int("loadCap", contract.DefaultLoadCap),
+			PollingInterval:       r.int("pollingInterval", contract.DefaultPollingInterval),
+			FallbackReplicas:      r.int("fallbackReplicas", contract.DefaultFallbackReplicas),
+			Headroom:              r.int("headroom", contract.DefaultHeadroom),
+			ExporterURL:           r.str("exporterUrl", ""),
+			ClaimSelector:         r.str("claimSelector", ""),
+		},
+		ExporterImage:           r.str("exporterImage", ""),
+		ExporterImageRepository: strings.TrimSpace(r.str("exporterImageRepository", "")),
+		ExporterImagePlatform:   r.str("exporterImagePlatform", ""),
+		ExporterReplicas:        r.int("exporterReplicas", contract.DefaultExporterReplicas),
+		Isolation:               r.str("isolation", contract.IsolationVM),
 	}
 	c.readStructured(r)
 	c.createModeKeysSet = createModeKeysSet(r)

@@ -72,8 +72,8 @@ func TestValidateReportsEveryProblemAtOnce(t *testing.T) {
 		ClusterMode: components.ModeExisting, Kubeconfig: twoContexts, RuntimeClassMode: components.ModeRequire,
 		AgentSandboxMode: components.ModeAdopt, AgentSandboxVersion: contract.AgentSandboxRelease, KedaMode: components.ModeAdopt,
 		KedaChartVersion: contract.KedaChartVersion, Namespace: contract.DefaultNamespace, PoolName: contract.DefaultPoolName,
-		TemplateName: contract.DefaultTemplateName, MinReplicas: 1, MaxReplicas: 3, TargetValue: "1", LoadCap: 3,
-		PollingInterval: 15, Isolation: contract.IsolationVM, ExporterReplicas: 2,
+		TemplateName: contract.DefaultTemplateName, Isolation: contract.IsolationVM, ExporterReplicas: 2,
+		PoolSettings: PoolSettings{MinReplicas: 1, MaxReplicas: 3, TargetValue: "1", LoadCap: 3, PollingInterval: 15},
 	}
 	require.NoError(t, c.Validate())
 	c.Isolation = contract.IsolationGVisor
@@ -96,8 +96,8 @@ func validConfig() Config {
 		ClusterMode: components.ModeExisting, Kubeconfig: twoContexts, RuntimeClassMode: components.ModeRequire,
 		AgentSandboxMode: components.ModeInstall, AgentSandboxVersion: contract.AgentSandboxRelease, KedaMode: components.ModeInstall,
 		KedaChartVersion: contract.KedaChartVersion, Namespace: contract.DefaultNamespace, PoolName: contract.DefaultPoolName,
-		TemplateName: contract.DefaultTemplateName, MinReplicas: 1, MaxReplicas: 3, TargetValue: "1", LoadCap: 3,
-		PollingInterval: 15, Isolation: contract.IsolationVM, ExporterReplicas: 2,
+		TemplateName: contract.DefaultTemplateName, Isolation: contract.IsolationVM, ExporterReplicas: 2,
+		PoolSettings: PoolSettings{MinReplicas: 1, MaxReplicas: 3, TargetValue: "1", LoadCap: 3, PollingInterval: 15},
 		// Create mode's endpoint and upgrade policy as LoadConfig's defaults give them.
 		EndpointPrivateAccess: true, EndpointPublicAccess: true, UpgradePolicy: components.UpgradePolicyStandard,
 		SandboxNodePool: defaultSandboxNodePool, SandboxNodeCPU: defaultSandboxNodeCPU,

@@ -19,14 +19,12 @@ import (
 	"warmpool.local/warm-pool-autoscaling-keda/schedule"
 )
 
-// Pool is one warm pool as the program deploys it: its names, its agent, its bounds and its
-// sizing. The top-level keys are the one-pool shorthand; the `pools` list gives several.
-type Pool struct {
-	Name             string
-	Namespace        string
-	TemplateName     string
-	ScaledObjectName string
-	Agent            components.Agent
+// PoolSettings are a pool's agent, bounds and sizing: each Pool's, and in the Config the top-level
+// keys of the one-pool shorthand, which its pool takes whole.
+type PoolSettings struct {
+	// Agent is the pool's container (the `template` key); the Config's is zero without one: the
+	// placeholder.
+	Agent components.Agent
 
 	MinReplicas           int
 	MaxReplicas           int
@@ -35,14 +33,28 @@ type Pool struct {
 	LoadCap               int
 	PollingInterval       int
 	FallbackReplicas      int
-	Headroom              int
-	ClaimSelector         string
+	// Headroom is how many warm sandboxes the pool keeps above demand:
+	// desired = ceil(claims / targetValue) + Headroom (0: the blueprint's mapping).
+	Headroom      int
+	ClaimSelector string
 	// ExporterURL overrides the URL KEDA reads for this pool (empty: the exporter's Service).
 	ExporterURL string
-	Sizing      components.Sizing
-	// ScaleUp and ScaleDown are how the HPA lets the pool grow and shrink (the top-level keys'
-	// unless set).
+	// Sizing is the pool's sizing policy (the `sizing` key); the Config's is zero without one:
+	// claims.
+	Sizing components.Sizing
+	// ScaleUp and ScaleDown are how the HPA lets the pool grow and shrink (the `scaleUp` and
+	// `scaleDown` keys); the Config's are also each listed pool's unless it sets its own.
 	ScaleUp, ScaleDown components.ScalingRules
+}
+
+// Pool is one warm pool as the program deploys it: its names, its agent, its bounds and its
+// sizing. The top-level keys are the one-pool shorthand; the `pools` list gives several.
+type Pool struct {
+	Name             string
+	Namespace        string
+	TemplateName     string
+	ScaledObjectName string
+	PoolSettings
 	// ownScaleUp and ownScaleDown: a listed pool set its own object; otherwise the top-level key's
 	// rules are checked once, where the stack set them, not once per pool.
 	ownScaleUp, ownScaleDown bool
@@ -80,21 +92,17 @@ func (c *Config) Pools() []*Pool {
 
 // shorthandPool is the pool the top-level keys describe, in the stack's namespace.
 func (c *Config) shorthandPool() *Pool {
-	agent := c.Agent
-	if agent.Image == "" {
-		agent = components.DefaultAgent()
-	}
-	sizing := c.Sizing
-	if sizing.Policy == "" {
-		sizing = components.DefaultSizing()
-	}
-	return &Pool{
+	p := &Pool{
 		Name: c.PoolName, Namespace: c.Namespace, TemplateName: c.TemplateName, ScaledObjectName: contract.ScaledObjectName,
-		Agent: agent, MinReplicas: c.MinReplicas, MaxReplicas: c.MaxReplicas, TargetValue: c.TargetValue,
-		ActivationTargetValue: c.ActivationTargetValue, LoadCap: c.LoadCap, PollingInterval: c.PollingInterval,
-		FallbackReplicas: c.FallbackReplicas, Headroom: c.Headroom, ClaimSelector: c.ClaimSelector,
-		ExporterURL: c.ExporterURL, Sizing: sizing, ScaleUp: c.ScaleUp, ScaleDown: c.ScaleDown,
+		PoolSettings: c.PoolSettings,
 	}
+	if p.Agent.Image == "" {
+		p.Agent = components.DefaultAgent()
+	}
+	if p.Sizing.Policy == "" {
+		p.Sizing = components.DefaultSizing()
+	}
+	return p
 }
 
 // configObject is a decoded structured config value whose keys are checked: an unknown key (a
@@ -403,23 +411,25 @@ func (c *Config) readPool(o configObject) *Pool {
 	name := o.str("name", "")
 	p := &Pool{
 		Name: name, prefix: o.at,
-		Namespace:             o.str("namespace", c.Namespace+"-"+name),
-		TemplateName:          o.str("templateName", name+"-agent"),
-		ScaledObjectName:      name,
-		MinReplicas:           o.integer("minReplicas", c.MinReplicas),
-		MaxReplicas:           o.integer("maxReplicas", c.MaxReplicas),
-		TargetValue:           o.str("targetValue", c.TargetValue),
-		ActivationTargetValue: o.str("activationTargetValue", ""),
-		LoadCap:               o.integer("loadCap", c.LoadCap),
-		PollingInterval:       o.integer("pollingInterval", c.PollingInterval),
-		FallbackReplicas:      o.integer("fallbackReplicas", c.FallbackReplicas),
-		Headroom:              o.integer("headroom", 0),
-		ClaimSelector:         o.str("claimSelector", ""),
-		ExporterURL:           o.str("exporterUrl", ""),
-		Agent:                 components.DefaultAgent(),
-		Sizing:                components.DefaultSizing(),
-		ScaleUp:               c.ScaleUp,
-		ScaleDown:             c.ScaleDown,
+		Namespace:        o.str("namespace", c.Namespace+"-"+name),
+		TemplateName:     o.str("templateName", name+"-agent"),
+		ScaledObjectName: name,
+		PoolSettings: PoolSettings{
+			MinReplicas:           o.integer("minReplicas", c.MinReplicas),
+			MaxReplicas:           o.integer("maxReplicas", c.MaxReplicas),
+			TargetValue:           o.str("targetValue", c.TargetValue),
+			ActivationTargetValue: o.str("activationTargetValue", ""),
+			LoadCap:               o.integer("loadCap", c.LoadCap),
+			PollingInterval:       o.integer("pollingInterval", c.PollingInterval),
+			FallbackReplicas:      o.integer("fallbackReplicas", c.FallbackReplicas),
+			Headroom:              o.integer("headroom", 0),
+			ClaimSelector:         o.str("claimSelector", ""),
+			ExporterURL:           o.str("exporterUrl", ""),
+			Agent:                 components.DefaultAgent(),
+			Sizing:                components.DefaultSizing(),
+			ScaleUp:               c.ScaleUp,
+			ScaleDown:             c.ScaleDown,
+		},
 	}
 	if t, ok := o.object("template"); ok {
 		p.Agent = readAgent(t)

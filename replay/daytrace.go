@@ -1,12 +1,10 @@
 package replay
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
-	"strings"
 	"time"
 )
 
@@ -17,8 +15,7 @@ import (
 // moves slowly compared with a pool's refill time. The same params (seed
 // included) always give the same trace.
 type DayParams struct {
-	Seed     uint64
-	Duration time.Duration // arrivals happen in [0, Duration)
+	ArrivalParams
 
 	// NightFraction of the duration is night (the trough), half of it at
 	// each end; the day between rises and falls as a raised cosine, peaking
@@ -29,19 +26,10 @@ type DayParams struct {
 	TroughGapMean, PeakGapMean time.Duration
 	// Bursts: mean gap between bursts at the trough and at the peak.
 	TroughBurstGapMean, PeakBurstGapMean time.Duration
-	// BurstMin..BurstMax claims per burst (uniform), all created within
-	// BurstSpread of the burst's start.
-	BurstMin, BurstMax int
-	BurstSpread        time.Duration
 	// PeakBurstMax > 0 makes the burst size grow with the day: a burst's
 	// maximum is BurstMax at the trough and rises with Shape to PeakBurstMax
 	// at the peak (the load-scaled day, loadday.go); 0 keeps BurstMax all day.
 	PeakBurstMax int
-
-	// Lifetimes as in TraceParams: log-normal, clipped.
-	LifetimeMedian           time.Duration
-	LifetimeSigma            float64
-	LifetimeMin, LifetimeMax time.Duration
 }
 
 // DefaultDayParams is the day trace docs/bursts.md was measured on: 20
@@ -54,38 +42,21 @@ type DayParams struct {
 // autoscaler can follow where a fixed pool must be sized for the peak all day.
 func DefaultDayParams() DayParams {
 	return DayParams{
-		Seed:               20260513,
-		Duration:           20 * time.Minute,
+		ArrivalParams:      defaultArrivalParams(20 * time.Minute),
 		NightFraction:      0.5,
 		TroughGapMean:      90 * time.Second,
 		PeakGapMean:        2 * time.Second,
 		TroughBurstGapMean: 5 * time.Minute,
 		PeakBurstGapMean:   30 * time.Second,
-		BurstMin:           2,
-		BurstMax:           6,
-		BurstSpread:        time.Second,
-		LifetimeMedian:     30 * time.Second,
-		LifetimeSigma:      0.6,
-		LifetimeMin:        15 * time.Second,
-		LifetimeMax:        3 * time.Minute,
 	}
 }
 
-// Validate says what is wrong with p, every problem at once.
+// Validate says what is wrong with p, every problem at once: the shared parameters', then the
+// day's own.
 func (p DayParams) Validate() error {
-	var errs []string
+	errs := p.problems(namedDuration{"TroughGapMean", p.TroughGapMean}, namedDuration{"PeakGapMean", p.PeakGapMean},
+		namedDuration{"TroughBurstGapMean", p.TroughBurstGapMean}, namedDuration{"PeakBurstGapMean", p.PeakBurstGapMean})
 	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"Duration", p.Duration}, {"TroughGapMean", p.TroughGapMean}, {"PeakGapMean", p.PeakGapMean},
-		{"TroughBurstGapMean", p.TroughBurstGapMean}, {"PeakBurstGapMean", p.PeakBurstGapMean},
-		{"BurstSpread", p.BurstSpread}, {"LifetimeMedian", p.LifetimeMedian},
-		{"LifetimeMin", p.LifetimeMin}, {"LifetimeMax", p.LifetimeMax}} {
-		if d.v <= 0 {
-			add("%s is %s; it must be greater than 0", d.name, d.v)
-		}
-	}
 	if !(p.NightFraction >= 0 && p.NightFraction < 1) {
 		add("NightFraction is %v; it must lie in [0, 1) (some of the day must be day)", p.NightFraction)
 	}
@@ -96,22 +67,10 @@ func (p DayParams) Validate() error {
 	if p.PeakBurstGapMean > 0 && p.TroughBurstGapMean > 0 && p.PeakBurstGapMean > p.TroughBurstGapMean {
 		add("PeakBurstGapMean %s is longer than TroughBurstGapMean %s: bursts must not be rarer at the peak than at the trough", p.PeakBurstGapMean, p.TroughBurstGapMean)
 	}
-	if p.BurstMin < 1 || p.BurstMax < p.BurstMin {
-		add("burst size %d..%d; it needs 1 <= BurstMin <= BurstMax", p.BurstMin, p.BurstMax)
-	}
 	if p.PeakBurstMax != 0 && p.PeakBurstMax < p.BurstMax {
 		add("PeakBurstMax %d is below BurstMax %d: bursts must not shrink at the peak (0: BurstMax all day)", p.PeakBurstMax, p.BurstMax)
 	}
-	if p.LifetimeMin > p.LifetimeMax || p.LifetimeMedian < p.LifetimeMin || p.LifetimeMedian > p.LifetimeMax {
-		add("lifetimes: median %s must lie in [LifetimeMin %s, LifetimeMax %s]", p.LifetimeMedian, p.LifetimeMin, p.LifetimeMax)
-	}
-	if p.LifetimeSigma < 0 || math.IsNaN(p.LifetimeSigma) || math.IsInf(p.LifetimeSigma, 0) {
-		add("LifetimeSigma is %v; it must be a finite number >= 0", p.LifetimeSigma)
-	}
-	if len(errs) > 0 {
-		return errors.New("day trace parameters: " + strings.Join(errs, "; "))
-	}
-	return nil
+	return paramsError("day trace parameters", errs)
 }
 
 // Shape is the day's level at d, from 0 (night, the trough) to 1 (the peak,
@@ -191,10 +150,6 @@ func generateDay(p DayParams, name string, stream uint64) (*Trace, error) {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(p.Seed, p.Seed^stream))
-	lifetime := func() time.Duration {
-		d := time.Duration(float64(p.LifetimeMedian) * math.Exp(p.LifetimeSigma*rng.NormFloat64()))
-		return min(max(d, p.LifetimeMin), p.LifetimeMax).Round(time.Millisecond)
-	}
 	t := &Trace{Name: name, Seed: p.Seed, Duration: p.Duration, Params: p}
 	// Draw in one pass over time, both processes interleaved through their
 	// own candidate clocks, so every random number's use is fixed by the seed.
@@ -208,7 +163,7 @@ func generateDay(p DayParams, name string, stream uint64) (*Trace, error) {
 		if nextSingle <= nextBurst {
 			at := nextSingle
 			if rng.Float64()*singleMax < p.SingleRate(at) {
-				t.Arrivals = append(t.Arrivals, Arrival{At: at.Round(time.Millisecond), Lifetime: lifetime()})
+				t.Arrivals = append(t.Arrivals, Arrival{At: at.Round(time.Millisecond), Lifetime: p.lifetime(rng)})
 			}
 			nextSingle = next(at, singleMax)
 			continue
@@ -216,16 +171,7 @@ func generateDay(p DayParams, name string, stream uint64) (*Trace, error) {
 		at := nextBurst
 		if rng.Float64()*burstMax < p.BurstRate(at) {
 			burst++
-			n := p.BurstMin + rng.IntN(p.BurstMaxAt(at)-p.BurstMin+1)
-			for i := 0; i < n; i++ {
-				offset := time.Duration(0)
-				if i > 0 {
-					offset = time.Duration(rng.Int64N(int64(p.BurstSpread)))
-				}
-				if a := (at + offset).Round(time.Millisecond); a < p.Duration {
-					t.Arrivals = append(t.Arrivals, Arrival{At: a, Lifetime: lifetime(), Burst: burst})
-				}
-			}
+			t.Arrivals = append(t.Arrivals, p.burstArrivals(rng, at, burst, p.BurstMaxAt(at))...)
 		}
 		nextBurst = next(at, burstMax)
 	}

@@ -19,21 +19,12 @@ import (
 	"time"
 )
 
-// TraceParams describe a Markov-modulated arrival process: quiet periods
-// with sporadic single claims alternate with busy periods in which claims
-// come in bursts, several within a second. Every claim lives for a drawn
-// lifetime. The same params (seed included) always give the same trace.
-type TraceParams struct {
+// ArrivalParams are what the burst trace (TraceParams) and the day trace (DayParams) share: the
+// seed, the span, the bursts' size and spread, and the claims' lifetimes.
+type ArrivalParams struct {
 	Seed     uint64
 	Duration time.Duration // arrivals happen in [0, Duration)
 
-	QuietMean time.Duration // mean length of a quiet period (exponential)
-	BusyMean  time.Duration // mean length of a busy period (exponential)
-	// QuietGapMean is the mean gap between single claims in a quiet period
-	// (Poisson arrivals).
-	QuietGapMean time.Duration
-	// BurstGapMean is the mean gap between bursts in a busy period.
-	BurstGapMean time.Duration
 	// BurstMin..BurstMax claims per burst (uniform), all created within
 	// BurstSpread of the burst's start.
 	BurstMin, BurstMax int
@@ -46,15 +37,12 @@ type TraceParams struct {
 	LifetimeMin, LifetimeMax time.Duration
 }
 
-// DefaultTraceParams is the trace the README's table was measured on.
-func DefaultTraceParams() TraceParams {
-	return TraceParams{
+// defaultArrivalParams are both traces' defaults, over the span each trace sets: the seed the
+// measurements were made with, bursts of 2 to 6 within a second, sessions of about 30 s.
+func defaultArrivalParams(duration time.Duration) ArrivalParams {
+	return ArrivalParams{
 		Seed:           20260513,
-		Duration:       15 * time.Minute,
-		QuietMean:      100 * time.Second,
-		BusyMean:       80 * time.Second,
-		QuietGapMean:   60 * time.Second,
-		BurstGapMean:   10 * time.Second,
+		Duration:       duration,
 		BurstMin:       2,
 		BurstMax:       6,
 		BurstSpread:    time.Second,
@@ -65,16 +53,22 @@ func DefaultTraceParams() TraceParams {
 	}
 }
 
-// Validate says what is wrong with p, every problem at once.
-func (p TraceParams) Validate() error {
+// namedDuration is a duration parameter as a message names it.
+type namedDuration struct {
+	name string
+	v    time.Duration
+}
+
+// problems is what is wrong with p, every problem at once. own are the trace's own durations,
+// which must be greater than 0 like the shared ones; they are checked after Duration, so a
+// trace's messages keep the order of its fields.
+func (p ArrivalParams) problems(own ...namedDuration) []string {
 	var errs []string
 	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"Duration", p.Duration}, {"QuietMean", p.QuietMean}, {"BusyMean", p.BusyMean}, {"QuietGapMean", p.QuietGapMean},
-		{"BurstGapMean", p.BurstGapMean}, {"BurstSpread", p.BurstSpread}, {"LifetimeMedian", p.LifetimeMedian},
-		{"LifetimeMin", p.LifetimeMin}, {"LifetimeMax", p.LifetimeMax}} {
+	durations := append(append([]namedDuration{{"Duration", p.Duration}}, own...),
+		namedDuration{"BurstSpread", p.BurstSpread}, namedDuration{"LifetimeMedian", p.LifetimeMedian},
+		namedDuration{"LifetimeMin", p.LifetimeMin}, namedDuration{"LifetimeMax", p.LifetimeMax})
+	for _, d := range durations {
 		if d.v <= 0 {
 			add("%s is %s; it must be greater than 0", d.name, d.v)
 		}
@@ -88,10 +82,73 @@ func (p TraceParams) Validate() error {
 	if p.LifetimeSigma < 0 || math.IsNaN(p.LifetimeSigma) || math.IsInf(p.LifetimeSigma, 0) {
 		add("LifetimeSigma is %v; it must be a finite number >= 0", p.LifetimeSigma)
 	}
-	if len(errs) > 0 {
-		return errors.New("trace parameters: " + strings.Join(errs, "; "))
+	return errs
+}
+
+// paramsError is the error of a trace's parameters, named what, with every problem; nil without.
+func paramsError(what string, errs []string) error {
+	if len(errs) == 0 {
+		return nil
 	}
-	return nil
+	return errors.New(what + ": " + strings.Join(errs, "; "))
+}
+
+// lifetime draws a claim's lifetime: log-normal, clipped, to the millisecond.
+func (p ArrivalParams) lifetime(rng *rand.Rand) time.Duration {
+	d := time.Duration(float64(p.LifetimeMedian) * math.Exp(p.LifetimeSigma*rng.NormFloat64()))
+	return min(max(d, p.LifetimeMin), p.LifetimeMax).Round(time.Millisecond)
+}
+
+// burstArrivals draws the claims of burst number, opening at at: BurstMin..largest of them
+// (uniform), the first at at, the rest within BurstSpread of it. A claim past the trace's end is
+// dropped before its lifetime is drawn, as the traces always have (the seed's draws stay put).
+func (p ArrivalParams) burstArrivals(rng *rand.Rand, at time.Duration, number, largest int) []Arrival {
+	var out []Arrival
+	n := p.BurstMin + rng.IntN(largest-p.BurstMin+1)
+	for i := 0; i < n; i++ {
+		offset := time.Duration(0)
+		if i > 0 {
+			offset = time.Duration(rng.Int64N(int64(p.BurstSpread)))
+		}
+		if a := (at + offset).Round(time.Millisecond); a < p.Duration {
+			out = append(out, Arrival{At: a, Lifetime: p.lifetime(rng), Burst: number})
+		}
+	}
+	return out
+}
+
+// TraceParams describe a Markov-modulated arrival process: quiet periods
+// with sporadic single claims alternate with busy periods in which claims
+// come in bursts, several within a second. Every claim lives for a drawn
+// lifetime. The same params (seed included) always give the same trace.
+type TraceParams struct {
+	ArrivalParams
+
+	QuietMean time.Duration // mean length of a quiet period (exponential)
+	BusyMean  time.Duration // mean length of a busy period (exponential)
+	// QuietGapMean is the mean gap between single claims in a quiet period
+	// (Poisson arrivals).
+	QuietGapMean time.Duration
+	// BurstGapMean is the mean gap between bursts in a busy period.
+	BurstGapMean time.Duration
+}
+
+// DefaultTraceParams is the trace the README's table was measured on.
+func DefaultTraceParams() TraceParams {
+	return TraceParams{
+		ArrivalParams: defaultArrivalParams(15 * time.Minute),
+		QuietMean:     100 * time.Second,
+		BusyMean:      80 * time.Second,
+		QuietGapMean:  60 * time.Second,
+		BurstGapMean:  10 * time.Second,
+	}
+}
+
+// Validate says what is wrong with p, every problem at once.
+func (p TraceParams) Validate() error {
+	return paramsError("trace parameters", p.problems(
+		namedDuration{"QuietMean", p.QuietMean}, namedDuration{"BusyMean", p.BusyMean},
+		namedDuration{"QuietGapMean", p.QuietGapMean}, namedDuration{"BurstGapMean", p.BurstGapMean}))
 }
 
 // Arrival is one claim of the trace: created At after the trace starts,
@@ -156,10 +213,6 @@ func GenerateTrace(p TraceParams) (*Trace, error) {
 	exp := func(mean time.Duration) time.Duration {
 		return time.Duration(rng.ExpFloat64() * float64(mean))
 	}
-	lifetime := func() time.Duration {
-		d := time.Duration(float64(p.LifetimeMedian) * math.Exp(p.LifetimeSigma*rng.NormFloat64()))
-		return min(max(d, p.LifetimeMin), p.LifetimeMax).Round(time.Millisecond)
-	}
 	t := &Trace{Name: TraceBurst, Seed: p.Seed, Duration: p.Duration, Params: p}
 	burst := 0
 	busy := false
@@ -177,21 +230,11 @@ func GenerateTrace(p TraceParams) (*Trace, error) {
 		if busy {
 			for at := start + exp(p.BurstGapMean); at < end; at += exp(p.BurstGapMean) {
 				burst++
-				n := p.BurstMin + rng.IntN(p.BurstMax-p.BurstMin+1)
-				for i := 0; i < n; i++ {
-					// The first claim opens the burst; the rest follow within the spread.
-					offset := time.Duration(0)
-					if i > 0 {
-						offset = time.Duration(rng.Int64N(int64(p.BurstSpread)))
-					}
-					if a := (at + offset).Round(time.Millisecond); a < p.Duration {
-						t.Arrivals = append(t.Arrivals, Arrival{At: a, Lifetime: lifetime(), Burst: burst})
-					}
-				}
+				t.Arrivals = append(t.Arrivals, p.burstArrivals(rng, at, burst, p.BurstMax)...)
 			}
 		} else {
 			for at := start + exp(p.QuietGapMean); at < end; at += exp(p.QuietGapMean) {
-				t.Arrivals = append(t.Arrivals, Arrival{At: at.Round(time.Millisecond), Lifetime: lifetime()})
+				t.Arrivals = append(t.Arrivals, Arrival{At: at.Round(time.Millisecond), Lifetime: p.lifetime(rng)})
 			}
 		}
 		start = end

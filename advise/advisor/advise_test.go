@@ -224,11 +224,11 @@ const sampleHistory = "../sample-history.csv"
 func sampleDays() []*replay.Trace {
 	var out []*replay.Trace
 	for seed := uint64(101); seed <= 114; seed++ {
-		p := replay.DayParams{Seed: seed, Duration: 24 * time.Hour, NightFraction: 0.5,
-			TroughGapMean: 10 * time.Minute, PeakGapMean: 20 * time.Second,
-			TroughBurstGapMean: time.Hour, PeakBurstGapMean: 4 * time.Minute,
-			BurstMin: 2, BurstMax: 2, PeakBurstMax: 10, BurstSpread: time.Second,
-			LifetimeMedian: 90 * time.Second, LifetimeSigma: 0.7, LifetimeMin: 20 * time.Second, LifetimeMax: 20 * time.Minute}
+		p := replay.DayParams{ArrivalParams: replay.ArrivalParams{Seed: seed, Duration: 24 * time.Hour,
+			BurstMin: 2, BurstMax: 2, BurstSpread: time.Second,
+			LifetimeMedian: 90 * time.Second, LifetimeSigma: 0.7, LifetimeMin: 20 * time.Second, LifetimeMax: 20 * time.Minute},
+			NightFraction: 0.5, TroughGapMean: 10 * time.Minute, PeakGapMean: 20 * time.Second,
+			TroughBurstGapMean: time.Hour, PeakBurstGapMean: 4 * time.Minute, PeakBurstMax: 10}
 		tr, err := replay.GenerateLoadDay(p)
 		if err != nil {
 			panic(err)

@@ -65,9 +65,10 @@ func longSessionDay(seed uint64) replay.DayParams {
 // minutes of long quiet spells with a claim every 20 s, broken by short spells of bursts of up to
 // 10 within 2 s, sessions of 10 s to 5 min.
 func hotspots(seed uint64) replay.TraceParams {
-	return replay.TraceParams{Seed: seed, Duration: 25 * time.Minute, QuietMean: 4 * time.Minute, BusyMean: 45 * time.Second,
-		QuietGapMean: 20 * time.Second, BurstGapMean: 6 * time.Second, BurstMin: 1, BurstMax: 10, BurstSpread: 2 * time.Second,
-		LifetimeMedian: 45 * time.Second, LifetimeSigma: 0.9, LifetimeMin: 10 * time.Second, LifetimeMax: 5 * time.Minute}
+	return replay.TraceParams{ArrivalParams: replay.ArrivalParams{Seed: seed, Duration: 25 * time.Minute,
+		BurstMin: 1, BurstMax: 10, BurstSpread: 2 * time.Second,
+		LifetimeMedian: 45 * time.Second, LifetimeSigma: 0.9, LifetimeMin: 10 * time.Second, LifetimeMax: 5 * time.Minute},
+		QuietMean: 4 * time.Minute, BusyMean: 45 * time.Second, QuietGapMean: 20 * time.Second, BurstGapMean: 6 * time.Second}
 }
 
 func daysOf(f family, first uint64, n int) []*replay.Trace {
