@@ -274,9 +274,10 @@ func runLiveDay(tb testing.TB, ctx context.Context, work string, itype localclus
 	exporters := process.NewSet(work, false)
 	defer exporters.Stop(5 * time.Second)
 	var all []Policy
+	taps := map[string]*DemandTap{}
 	for _, run := range runs {
 		for _, p := range run.policies {
-			createLiveDayPolicy(tb, ctx, c, exporters, work, exporterBin, p)
+			taps[p.Namespace()] = createLiveDayPolicy(tb, ctx, c, exporters, work, exporterBin, p)
 			all = append(all, p)
 		}
 	}
@@ -341,6 +342,9 @@ func runLiveDay(tb testing.TB, ctx context.Context, work string, itype localclus
 				Claims: live.Arrivals, Live: LiveClaimFigures(res.Claims), Outcomes: LiveOutcomes(res.Claims), LiveSpec: tl.Spec, LiveNodes: nodeSteps(nodes, start, start.Add(end))}
 			if len(tl.Spec) > 0 {
 				row.InitialScale = int(tl.Spec[0].Value)
+			}
+			if tap := taps[p.Namespace()]; tap != nil {
+				row.Reads = tap.Reads(start, start.Add(end))
 			}
 			row.Live.NodeSeconds = nodeSecondsWithin(nodes, start, start.Add(end))
 			rec.Rows = append(rec.Rows, row)
@@ -467,8 +471,9 @@ func liveDayPolicy(s LiveSetting, day string) (Policy, error) {
 }
 
 // createLiveDayPolicy gives the policy a NodePool of its own (the control plane's, renamed, with
-// a label its sandboxes select), renders and creates its objects, and starts its exporter.
-func createLiveDayPolicy(b testing.TB, ctx context.Context, c *localcluster.Cluster, procs *process.Set, work, exporterBin string, p Policy) {
+// a label its sandboxes select), renders and creates its objects, and starts its exporter, which
+// KEDA reads through a tap that records each read (nil for a fixed pool).
+func createLiveDayPolicy(b testing.TB, ctx context.Context, c *localcluster.Cluster, procs *process.Set, work, exporterBin string, p Policy) *DemandTap {
 	ns := p.Namespace()
 	np, err := c.Dynamic.Resource(localcluster.NodePoolGVR).Get(ctx, localcluster.KarpenterNodePool, metav1.GetOptions{})
 	if err != nil {
@@ -483,9 +488,14 @@ func createLiveDayPolicy(b testing.TB, ctx context.Context, c *localcluster.Clus
 		b.Fatalf("%s: creating its NodePool: %v", ns, err)
 	}
 	addr, url := "", ""
+	var tap *DemandTap
 	if p.Autoscaled() {
 		addr = freeAddr(b)
-		url = "http://" + addr + contract.DemandPath
+		if tap, err = StartDemandTap("http://" + addr + contract.DemandPath); err != nil {
+			b.Fatalf("%s: the tap in front of its exporter: %v", ns, err)
+		}
+		b.Cleanup(func() { _ = tap.Close() })
+		url = tap.URL
 	}
 	shared := map[string]string{
 		"clusterMode": "existing", "kubeconfig": c.Kubeconfig, "runtimeClassMode": "require",
@@ -515,6 +525,7 @@ func createLiveDayPolicy(b testing.TB, ctx context.Context, c *localcluster.Clus
 		}
 		startExporter(b, ctx, c, procs, work, exporterBin, p, pools, addr)
 	}
+	return tap
 }
 
 // runNodePoolLedgers reads every NodeClaim and Node each interval and gives each ledger those of

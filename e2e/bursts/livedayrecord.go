@@ -49,6 +49,9 @@ type RecordedRow struct {
 	// Outcomes are the live claims one by one, in Claims' order (none in a record older than
 	// them).
 	Outcomes []ClaimOutcome `json:"outcomes,omitempty"`
+	// Reads are KEDA's reads of the pool's exporter, as its tap recorded them (none for a fixed
+	// pool, or in a record older than the tap): the HPA's syncs are among them.
+	Reads []DemandRead `json:"reads,omitempty"`
 }
 
 // trace is the row's claims as a trace the model replays.
@@ -94,18 +97,67 @@ func (rec LiveDayRecord) Loop() replay.Loop {
 	return loop
 }
 
+// evaluationGap bounds the time between the reads of one KEDA evaluation (one per trigger,
+// asked one after the other); readsBeforeChange how long before the harness saw spec.replicas
+// change the HPA's read may have come (the adapter's answer, the HPA's write, the pool's, the
+// watch); evaluationSnap how far from a sync's spread time a read is taken as that sync's.
+const (
+	evaluationGap     = 300 * time.Millisecond
+	readsBeforeChange = 3 * time.Second
+	evaluationSnap    = time.Second
+)
+
+// Evaluations are when KEDA evaluated the row's ScaledObject, each at its first read of the
+// exporter (the tap's reads gathered: one per trigger, within evaluationGap); none for a record
+// without reads. The HPA's syncs are among them, and so are the reads of KEDA's own polling loop.
+func (r RecordedRow) Evaluations() []time.Duration {
+	var out []time.Duration
+	last := time.Duration(-1)
+	for _, rd := range r.Reads {
+		if last < 0 || rd.At-last > evaluationGap {
+			out = append(out, rd.At)
+		}
+		last = rd.At
+	}
+	return out
+}
+
 // HPASyncs are when the row's HPA synced, up to its last change of spec.replicas: each change
-// is one of its syncs, read specReadLead before it was seen; between two changes the syncs are
-// spread evenly, as many as fit at the row's period; before the first they run back from it at
-// that period. The period is the median of the short gaps between changes over the syncs each
-// spans: the HPA controller requeues an HPA its period after a sync ends, so each sync's own
-// time (more on a loaded machine) slows the clock. None with no change.
+// is one of its syncs, read at KEDA's last evaluation before the change was seen (within
+// readsBeforeChange) or, in a record without reads, specReadLead before it; between two changes
+// the syncs are spread evenly, as many as fit at the row's period; before the first they run back
+// from it at that period; a spread sync is moved to the evaluation within evaluationSnap of it,
+// if there is one. The period is the median of the short gaps between changes over the syncs
+// each spans: the HPA controller requeues an HPA its period after a sync ends, so each sync's
+// own time (more on a loaded machine) slows the clock. None with no change.
 func (r RecordedRow) HPASyncs() []time.Duration {
+	evals := r.Evaluations()
+	// nearest is the evaluation closest to at within [at-before, at+after]; ok false: none.
+	nearest := func(at, before, after time.Duration) (time.Duration, bool) {
+		best, ok := time.Duration(0), false
+		for _, e := range evals {
+			if e >= at-before && e <= at+after && (!ok || absDuration(e-at) < absDuration(best-at)) {
+				best, ok = e, true
+			}
+		}
+		return best, ok
+	}
 	var changes []time.Duration
 	for _, s := range r.LiveSpec {
-		if s.At > 0 {
-			changes = append(changes, s.At-specReadLead)
+		if s.At <= 0 {
+			continue
 		}
+		read := s.At - specReadLead
+		if e, ok := nearest(s.At, readsBeforeChange, 0); ok {
+			read = e
+		}
+		changes = append(changes, read)
+	}
+	snap := func(at time.Duration) time.Duration {
+		if e, ok := nearest(at, evaluationSnap, evaluationSnap); ok {
+			return e
+		}
+		return at
 	}
 	if len(changes) == 0 {
 		return nil
@@ -125,7 +177,7 @@ func (r RecordedRow) HPASyncs() []time.Duration {
 	}
 	var syncs []time.Duration
 	for at := changes[0] - period; at > 0; at -= period {
-		syncs = append(syncs, at)
+		syncs = append(syncs, snap(at))
 	}
 	slices.Reverse(syncs)
 	syncs = append(syncs, changes[0])
@@ -133,11 +185,18 @@ func (r RecordedRow) HPASyncs() []time.Duration {
 		gap := changes[i] - changes[i-1]
 		n := max(math.Round(float64(gap)/float64(period)), 1)
 		for k := 1.0; k < n; k++ {
-			syncs = append(syncs, changes[i-1]+time.Duration(k*float64(gap)/n))
+			syncs = append(syncs, snap(changes[i-1]+time.Duration(k*float64(gap)/n)))
 		}
 		syncs = append(syncs, changes[i])
 	}
 	return syncs
+}
+
+func absDuration(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
 }
 
 // Judged holds the model to every row: each row live beside the model's replay of it, and the
@@ -225,4 +284,47 @@ func (r RecordedRow) ClaimsApart(res replay.Result) []ClaimApart {
 		}
 	}
 	return out
+}
+
+// PoolSizeApart is how far the model's pool size parts from the live one over [0, end): the
+// integral of |model spec.replicas - live spec.replicas| over the integral of the live one.
+// 0: the same size throughout.
+func (r RecordedRow) PoolSizeApart(res replay.Result, end time.Duration) float64 {
+	// The two step functions' change points, merged; between two points both are constant.
+	live, model := r.LiveSpec, res.Sizes
+	valueAt := func(t time.Duration) (l, m float64) {
+		for _, s := range live {
+			if s.At <= t {
+				l = s.Value
+			}
+		}
+		for _, s := range model {
+			if s.At <= t {
+				m = float64(s.Replicas)
+			}
+		}
+		return l, m
+	}
+	points := []time.Duration{0, end}
+	for _, s := range live {
+		points = append(points, s.At)
+	}
+	for _, s := range model {
+		points = append(points, s.At)
+	}
+	slices.Sort(points)
+	var apart, total float64
+	for i := 0; i+1 < len(points) && points[i] < end; i++ {
+		from, to := max(points[i], 0), min(points[i+1], end)
+		if to <= from {
+			continue
+		}
+		l, m := valueAt(from)
+		apart += math.Abs(m-l) * (to - from).Seconds()
+		total += l * (to - from).Seconds()
+	}
+	if total == 0 {
+		return 0
+	}
+	return apart / total
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -103,6 +104,37 @@ func TestHPASyncsAreReadFromTheSpecChanges(t *testing.T) {
 	assert.Empty(t, RecordedRow{LiveSpec: []Step{{0, 1}}}.HPASyncs(), "no change, no clock")
 }
 
+// With the tap's reads, the HPA's syncs are KEDA's evaluations: each change at the last
+// evaluation before it was seen (however long the write took), and the syncs between changes at
+// the evaluations where the clock puts them, not at KEDA's polling loop's, which run at a phase
+// of their own.
+func TestHPASyncsAreTheEvaluationsTheTapRecorded(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	// The HPA evaluates at 4.1 s and every 15.1 s; KEDA's loop at 11.0 s and every 15 s; each
+	// evaluation reads the exporter three times, 2 ms apart.
+	var hpa, reads []time.Duration
+	for i := 0; i < 6; i++ {
+		hpa = append(hpa, ms(4100+15100*i))
+	}
+	for i := 0; i < 6; i++ {
+		for _, e := range []time.Duration{hpa[i], ms(11000 + 15000*i)} {
+			for k := 0; k < 3; k++ {
+				reads = append(reads, e+ms(2*k))
+			}
+		}
+	}
+	slices.Sort(reads)
+	row := RecordedRow{LiveSpec: []Step{{0, 1}, {hpa[1] + ms(900), 5}, {hpa[5] + ms(200), 3}}}
+	for _, at := range reads {
+		row.Reads = append(row.Reads, DemandRead{At: at})
+	}
+	require.Len(t, row.Evaluations(), 12, "one per evaluation, not per read")
+	assert.Equal(t, hpa, row.HPASyncs())
+	// Without the reads the changes are read specReadLead before they were seen.
+	row.Reads = nil
+	assert.Equal(t, hpa[1]+ms(900)-specReadLead, row.HPASyncs()[1])
+}
+
 // The claims apart are those warm on one side only, named by their place and creation; a record
 // without outcomes has none to compare.
 func TestClaimsApartAreTheClaimsWarmOnOneSideOnly(t *testing.T) {
@@ -115,4 +147,16 @@ func TestClaimsApartAreTheClaimsWarmOnOneSideOnly(t *testing.T) {
 	}, row.ClaimsApart(res))
 	row.Outcomes = nil
 	assert.Empty(t, row.ClaimsApart(res))
+}
+
+// The pool's size apart integrates the gap between the two sizes over the live size's integral.
+func TestPoolSizeApartIntegratesTheGap(t *testing.T) {
+	row := RecordedRow{LiveSpec: []Step{{0, 4}, {10 * time.Second, 8}}}
+	same := replay.Result{Sizes: []replay.SizeAt{{At: 0, Replicas: 4}, {At: 10 * time.Second, Replicas: 8}}}
+	assert.Zero(t, row.PoolSizeApart(same, 20*time.Second))
+	// The model grows 5 s late: 4 pods apart for 5 s, of 4*10 + 8*10 pod-seconds.
+	late := replay.Result{Sizes: []replay.SizeAt{{At: 0, Replicas: 4}, {At: 15 * time.Second, Replicas: 8}}}
+	assert.InDelta(t, 20.0/120, row.PoolSizeApart(late, 20*time.Second), 1e-9)
+	// Only the window counts: cut at 12 s, 2 s of 4 apart of 4*10 + 8*2.
+	assert.InDelta(t, 8.0/56, row.PoolSizeApart(late, 12*time.Second), 1e-9)
 }

@@ -1,14 +1,113 @@
 package bursts
 
 import (
+	"fmt"
+	"maps"
+	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"warmpool.local/warm-pool-autoscaling-keda/replay"
 )
+
+// The short day's judge (TestLiveShortDayHoldsTheModel runs it on the cluster, and
+// TestRecordedShortDayHoldsTheModel on the committed records). Its setting is the one whose
+// figures turn on every part of the loop: arrivals rounded to whole nodes, its pool on
+// nodes full to the last slot, so a taken sandbox's replacement waits for a node launch, a
+// sandbox boot and an HPA sync (on the full day the other settings' warm hits are 100 % whatever
+// the model does).
+const (
+	shortDayFamily = replay.TraceBurst
+	shortDaySeed   = 20260513
+	shortDayCut    = 5 * time.Minute
+	// shortDayWarmClaims is how many claims' warm hits live and model may part by: one claim is
+	// 2.4 points of the day's 42, so the full day's 1.5 points would ask for the same claims
+	// exactly, which one node launch a second late on a loaded machine moves.
+	shortDayWarmClaims = 2
+)
+
+// shortDaySetting is the rounded setting of the live day's burst family: arrivals, rounded to
+// the K sandboxes of a node, under the bounds advise recommends for the family.
+func shortDaySetting(k int) LiveSetting {
+	return roundedSetting(LiveSetting{Config: []AdviceSetting{{"maxReplicas", "50"}}}, k)
+}
+
+// brokenLoops are models a change could plausibly break the model into: each must part from
+// the record, or the record cannot tell the model from it and the guard would pass it.
+func brokenLoops(rec LiveDayRecord) map[string]replay.Loop {
+	loop := func(edit func(*replay.Loop)) replay.Loop {
+		l := rec.Loop()
+		edit(&l)
+		return l
+	}
+	// Every fourth of the live HPA's syncs: the replay otherwise syncs when the live HPA did.
+	var everyMinute []time.Duration
+	for i, s := range rec.Rows[0].HPASyncs() {
+		if i%4 == 3 {
+			everyMinute = append(everyMinute, s)
+		}
+	}
+	return map[string]replay.Loop{
+		"no node launch delay (a node Ready at once)":   loop(func(l *replay.Loop) { l.Nodes.LaunchDelay = 0 }),
+		"twice the node launch delay":                   loop(func(l *replay.Loop) { l.Nodes.LaunchDelay *= 2 }),
+		"an HPA that syncs every minute, not every 15s": loop(func(l *replay.Loop) { l.HPASync, l.Syncs = time.Minute, append([]time.Duration{}, everyMinute...) }),
+	}
+}
+
+// shortDayParts says where a model's figures for row part from the live ones beyond the short
+// day's tolerances (warm hits within shortDayWarmClaims claims, node-seconds within
+// LiveDayNodeShare); none: they agree.
+func shortDayParts(row RecordedRow, model LiveFigures) []string {
+	var parts []string
+	claims := float64(len(row.Claims))
+	if d := math.Abs(row.Live.Warm-model.Warm) * claims / 100; d > shortDayWarmClaims+1e-9 {
+		parts = append(parts, fmt.Sprintf("warm hits %.1f%% live, %.1f%% model (%.0f claims apart, tolerance %d)", row.Live.Warm, model.Warm, d, shortDayWarmClaims))
+	}
+	if d := math.Abs(model.NodeSeconds-row.Live.NodeSeconds) / row.Live.NodeSeconds; d > LiveDayNodeShare {
+		parts = append(parts, fmt.Sprintf("node-seconds %.0f live, %.0f model (%.1f%% apart, tolerance %.0f%%)", row.Live.NodeSeconds, model.NodeSeconds, 100*d, 100*LiveDayNodeShare))
+	}
+	return parts
+}
+
+// shortDayVerdict holds the model to the record's one row, and each broken model to it too:
+// problems are the model parting from it and any broken model agreeing with it (none: the guard
+// passes); notes say what was read.
+func shortDayVerdict(rec LiveDayRecord) (problems, notes []string, err error) {
+	if len(rec.Rows) != 1 {
+		return nil, nil, fmt.Errorf("the short day has %d rows, want 1", len(rec.Rows))
+	}
+	row := rec.Rows[0]
+	rows, _, err := rec.Judged()
+	if err != nil {
+		return nil, nil, err
+	}
+	model := rows[0].Model
+	notes = append(notes, fmt.Sprintf("%d claims; warm hits %.1f%% live, %.1f%% model; node-seconds %.0f live, %.0f model; claim wait p95 %.1f s live, %.1f s model (not judged: a handful of cold claims decide it)",
+		len(row.Claims), row.Live.Warm, model.Warm, row.Live.NodeSeconds, model.NodeSeconds, row.Live.WaitP95.Seconds(), model.WaitP95.Seconds()))
+	if parts := shortDayParts(row, model); len(parts) > 0 {
+		problems = append(problems, fmt.Sprintf("the model parts from the live loop: %s", strings.Join(parts, "; ")))
+	}
+	broken := brokenLoops(rec)
+	for _, name := range slices.Sorted(maps.Keys(broken)) {
+		res, err := row.Replayed(broken[name])
+		if err != nil {
+			return nil, nil, err
+		}
+		m := ModelFigures(res)
+		if parts := shortDayParts(row, m); len(parts) == 0 {
+			problems = append(problems, fmt.Sprintf("a model with %s agrees with the record too (warm hits %.1f%%, node-seconds %.0f): the short day cannot tell it from the model", name, m.Warm, m.NodeSeconds))
+		} else {
+			notes = append(notes, fmt.Sprintf("a model with %s parts, as it must: %s", name, strings.Join(parts, "; ")))
+		}
+	}
+	return problems, notes, nil
+}
 
 // The short day's judge on a recorded run (BenchmarkShortLiveDay's, with SHORTDAY_RECORD set):
 // on the first run the model agrees and the broken models of the nodes part, but an HPA syncing
