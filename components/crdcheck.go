@@ -23,7 +23,8 @@ type RequiredCRD struct {
 func requireCRDs(ctx *pulumi.Context, scope Scope, parent pulumi.Resource, product, howToFix string, crds ...RequiredCRD) ([]pulumi.Resource, error) {
 	reads := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(crds))
 	for _, c := range crds {
-		crd, err := apiextensionsv1.GetCustomResourceDefinition(ctx, scope.Name(c.Name), pulumi.ID(c.Name), nil, scope.Opts(c.Name, pulumi.Parent(parent))...)
+		// A read takes no alias: the engine forgets a read a stack no longer makes, touching nothing.
+		crd, err := apiextensionsv1.GetCustomResourceDefinition(ctx, scope.Name(c.Name), pulumi.ID(c.Name), nil, pulumi.Parent(parent))
 		if err != nil {
 			return nil, err
 		}

@@ -52,7 +52,7 @@ func NewSandboxRuntime(ctx *pulumi.Context, name string, args *SandboxRuntimeArg
 				return nil, err
 			}
 		}
-		rc, err := nodev1.GetRuntimeClass(ctx, args.Scope.Name(args.Name), pulumi.ID(args.Name), nil, args.Scope.Opts(args.Name, pulumi.Parent(r))...)
+		rc, err := nodev1.GetRuntimeClass(ctx, args.Scope.Name(args.Name), pulumi.ID(args.Name), nil, pulumi.Parent(r)) // a read: no alias (crdcheck.go)
 		if err != nil {
 			return nil, err
 		}
