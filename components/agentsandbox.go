@@ -11,8 +11,9 @@ import (
 
 // AgentSandboxArgs selects installing the pinned release or adopting what the cluster has.
 type AgentSandboxArgs struct {
-	Mode    string // ModeInstall or ModeAdopt
+	Mode    string // ModeInstall, ModeAdopt or ModeShared
 	Version string // release tag, e.g. v1.0.10
+	Scope   Scope
 }
 
 // AgentSandbox is the agent-sandbox controller with its extensions.
@@ -31,16 +32,16 @@ type AgentSandbox struct {
 // is a shared install, so adopt never changes it and destroy never deletes it.
 func NewAgentSandbox(ctx *pulumi.Context, name string, args *AgentSandboxArgs, opts ...pulumi.ResourceOption) (*AgentSandbox, error) {
 	a := &AgentSandbox{}
-	if err := ctx.RegisterComponentResource("warmpool:index:AgentSandbox", name, a, opts...); err != nil {
+	if err := ctx.RegisterComponentResource("warmpool:index:AgentSandbox", args.Scope.Name(name), a, args.Scope.Opts(name, opts...)...); err != nil {
 		return nil, err
 	}
 	switch args.Mode {
 	case ModeInstall:
 		url := contract.AgentSandboxManifestURL(args.Version)
 		a.ManifestURL = pulumi.String(url).ToStringOutput()
-		release, err := yamlv2.NewConfigFile(ctx, name+"-release", &yamlv2.ConfigFileArgs{
+		release, err := yamlv2.NewConfigFile(ctx, args.Scope.Name(name+"-release"), &yamlv2.ConfigFileArgs{
 			File: pulumi.String(url),
-		}, pulumi.Parent(a))
+		}, args.Scope.Opts(name+"-release", pulumi.Parent(a))...)
 		if err != nil {
 			return nil, err
 		}
@@ -52,11 +53,13 @@ func NewAgentSandbox(ctx *pulumi.Context, name string, args *AgentSandboxArgs, o
 		for _, n := range contract.AgentSandboxCRDs {
 			need = append(need, RequiredCRD{Name: n, Version: contract.AgentSandboxVersion})
 		}
-		reads, err := requireCRDs(ctx, a, "agent-sandbox", how, need...)
+		reads, err := requireCRDs(ctx, args.Scope, a, "agent-sandbox", how, need...)
 		if err != nil {
 			return nil, err
 		}
 		a.Installed = reads
+	case ModeShared:
+		a.ManifestURL = pulumi.String("").ToStringOutput()
 	default:
 		return nil, fmt.Errorf("agent-sandbox mode %q is not %s or %s", args.Mode, ModeInstall, ModeAdopt)
 	}

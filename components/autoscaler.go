@@ -43,6 +43,7 @@ type AutoscalerArgs struct {
 	// DependsOn: the pool, the exporter and KEDA, so destroy removes the ScaledObject (and with it
 	// the HPA that writes the pool) before any of them.
 	DependsOn []pulumi.Resource
+	Scope     Scope
 }
 
 // Autoscaler is the KEDA ScaledObject that sizes the pool by the claim count.
@@ -101,11 +102,11 @@ func modifiersActivation(activation, targetValue string) string {
 // the pool's ready count and compound.
 func NewAutoscaler(ctx *pulumi.Context, name string, args *AutoscalerArgs, opts ...pulumi.ResourceOption) (*Autoscaler, error) {
 	a := &Autoscaler{Name: pulumi.String(args.Name).ToStringOutput()}
-	if err := ctx.RegisterComponentResource("warmpool:index:Autoscaler", name, a, opts...); err != nil {
+	if err := ctx.RegisterComponentResource("warmpool:index:Autoscaler", args.Scope.Name(name), a, args.Scope.Opts(name, opts...)...); err != nil {
 		return nil, err
 	}
 	triggers, advanced := scaling(args)
-	so, err := apiextensions.NewCustomResource(ctx, args.Name, &apiextensions.CustomResourceArgs{
+	so, err := apiextensions.NewCustomResource(ctx, args.Scope.Name(args.Name), &apiextensions.CustomResourceArgs{
 		ApiVersion: pulumi.String(contract.KedaAPIVersion),
 		Kind:       pulumi.String(contract.ScaledObjectKind),
 		Metadata: &metav1.ObjectMetaArgs{
@@ -133,7 +134,7 @@ func NewAutoscaler(ctx *pulumi.Context, name string, args *AutoscalerArgs, opts 
 				"triggers": triggers,
 			},
 		},
-	}, pulumi.Parent(a), pulumi.DependsOn(args.DependsOn))
+	}, args.Scope.Opts(args.Name, pulumi.Parent(a), pulumi.DependsOn(args.DependsOn))...)
 	if err != nil {
 		return nil, err
 	}

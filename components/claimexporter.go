@@ -52,6 +52,7 @@ type ClaimExporterArgs struct {
 	// Pools, when set, are the pools the one exporter counts, each in a namespace of its own
 	// (Selector is then ignored). Empty: the one pool in the exporter's namespace, as always.
 	Pools []ExporterPool
+	Scope Scope
 }
 
 // ExporterPool is one pool the exporter counts claims for: what the exporter reads of it
@@ -96,13 +97,13 @@ func ConfigMapKey(path string) string { return strings.ReplaceAll(path, "/", "__
 // own namespace, a short-lived token mounted by hand, no privileges, reachable only inside the cluster.
 func NewClaimExporter(ctx *pulumi.Context, name string, args *ClaimExporterArgs, opts ...pulumi.ResourceOption) (*ClaimExporter, error) {
 	e := &ClaimExporter{}
-	if err := ctx.RegisterComponentResource("warmpool:index:ClaimExporter", name, e, opts...); err != nil {
+	if err := ctx.RegisterComponentResource("warmpool:index:ClaimExporter", args.Scope.Name(name), e, args.Scope.Opts(name, opts...)...); err != nil {
 		return nil, err
 	}
 	if args.Image == nil && len(args.Source) == 0 {
 		return nil, fmt.Errorf("the claim exporter needs either an image (exporterImage) or its source (exporter.PodSource)")
 	}
-	o := exporterObjects{namespace: args.Namespace.ToStringOutput(), child: []pulumi.ResourceOption{pulumi.Parent(e), pulumi.DependsOn(args.DependsOn)}}
+	o := exporterObjects{namespace: args.Namespace.ToStringOutput(), scope: args.Scope, child: []pulumi.ResourceOption{pulumi.Parent(e), pulumi.DependsOn(args.DependsOn)}}
 
 	sa, bindings, err := newExporterAccess(ctx, o, args.NamespaceName, args.Pools)
 	if err != nil {
@@ -148,6 +149,7 @@ func NewClaimExporter(ctx *pulumi.Context, name string, args *ClaimExporterArgs,
 // exporterObjects places the exporter's objects: its namespace, labels and resource options.
 type exporterObjects struct {
 	namespace pulumi.StringOutput
+	scope     Scope
 	child     []pulumi.ResourceOption
 }
 
@@ -166,11 +168,11 @@ func (o exporterObjects) meta(name string) *metav1.ObjectMetaArgs {
 // newExporterAccess makes the ServiceAccount and what it may do: get and list sandboxclaims in
 // the namespace of each pool it counts (its own with one pool), nothing else, no ClusterRole.
 func newExporterAccess(ctx *pulumi.Context, o exporterObjects, ownNamespace string, pools []ExporterPool) (*corev1.ServiceAccount, []pulumi.Resource, error) {
-	sa, err := corev1.NewServiceAccount(ctx, contract.ExporterName, &corev1.ServiceAccountArgs{
+	sa, err := corev1.NewServiceAccount(ctx, o.scope.Name(contract.ExporterName), &corev1.ServiceAccountArgs{
 		Metadata: o.meta(contract.ExporterName),
 		// The pod mounts a projected token itself; nothing else should get one by default.
 		AutomountServiceAccountToken: pulumi.Bool(false),
-	}, o.child...)
+	}, o.scope.Opts(contract.ExporterName, o.child...)...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -200,7 +202,7 @@ func newExporterAccess(ctx *pulumi.Context, o exporterObjects, ownNamespace stri
 // exporter's ServiceAccount (which lives in the exporter's namespace).
 func newClaimReader(ctx *pulumi.Context, name string, namespace pulumi.StringOutput, sa *corev1.ServiceAccount, o exporterObjects, opts ...pulumi.ResourceOption) (*rbacv1.RoleBinding, error) {
 	meta := &metav1.ObjectMetaArgs{Name: pulumi.String(contract.ExporterName), Namespace: namespace, Labels: exporterLabels}
-	role, err := rbacv1.NewRole(ctx, name, &rbacv1.RoleArgs{
+	role, err := rbacv1.NewRole(ctx, o.scope.Name(name), &rbacv1.RoleArgs{
 		Metadata: meta,
 		// Counting claims is all it does: no watch, no writes, nothing outside these namespaces.
 		Rules: rbacv1.PolicyRuleArray{rbacv1.PolicyRuleArgs{
@@ -208,11 +210,11 @@ func newClaimReader(ctx *pulumi.Context, name string, namespace pulumi.StringOut
 			Resources: pulumi.ToStringArray([]string{contract.SandboxClaimsResource}),
 			Verbs:     pulumi.ToStringArray([]string{"get", "list"}),
 		}},
-	}, opts...)
+	}, o.scope.Opts(name, opts...)...)
 	if err != nil {
 		return nil, err
 	}
-	return rbacv1.NewRoleBinding(ctx, name, &rbacv1.RoleBindingArgs{
+	return rbacv1.NewRoleBinding(ctx, o.scope.Name(name), &rbacv1.RoleBindingArgs{
 		Metadata: meta,
 		RoleRef: rbacv1.RoleRefArgs{
 			ApiGroup: pulumi.String("rbac.authorization.k8s.io"), Kind: pulumi.String("Role"), Name: role.Metadata.Name().Elem(),
@@ -220,7 +222,7 @@ func newClaimReader(ctx *pulumi.Context, name string, namespace pulumi.StringOut
 		Subjects: rbacv1.SubjectArray{rbacv1.SubjectArgs{
 			Kind: pulumi.String("ServiceAccount"), Name: sa.Metadata.Name().Elem(), Namespace: o.namespace,
 		}},
-	}, opts...)
+	}, o.scope.Opts(name, opts...)...)
 }
 
 // exporterPod is how the exporter's container runs: a prebuilt image's entrypoint, or its
@@ -283,9 +285,9 @@ func (p *exporterPod) runFromSource(ctx *pulumi.Context, o exporterObjects, sour
 	for path, content := range source {
 		data[ConfigMapKey(path)] = pulumi.String(content)
 	}
-	src, err := corev1.NewConfigMap(ctx, ExporterSourceConfigMap, &corev1.ConfigMapArgs{
+	src, err := corev1.NewConfigMap(ctx, o.scope.Name(ExporterSourceConfigMap), &corev1.ConfigMapArgs{
 		Metadata: o.meta(ExporterSourceConfigMap), Data: data,
-	}, o.child...)
+	}, o.scope.Opts(ExporterSourceConfigMap, o.child...)...)
 	if err != nil {
 		return err
 	}
@@ -334,7 +336,7 @@ func newExporterDeployment(ctx *pulumi.Context, o exporterObjects, sa *corev1.Se
 		HttpGet:       &corev1.HTTPGetActionArgs{Path: pulumi.String("/healthz"), Port: pulumi.String("http")},
 		PeriodSeconds: pulumi.Int(10), FailureThreshold: pulumi.Int(3),
 	}
-	return appsv1.NewDeployment(ctx, contract.ExporterName, &appsv1.DeploymentArgs{
+	return appsv1.NewDeployment(ctx, o.scope.Name(contract.ExporterName), &appsv1.DeploymentArgs{
 		Metadata: o.meta(contract.ExporterName),
 		Spec: appsv1.DeploymentSpecArgs{
 			Replicas: pulumi.Int(pod.replicas),
@@ -400,7 +402,7 @@ func newExporterDeployment(ctx *pulumi.Context, o exporterObjects, sa *corev1.Se
 				},
 			},
 		},
-	}, pulumi.Parent(parent), pulumi.DependsOn(pod.dependsOn))
+	}, o.scope.Opts(contract.ExporterName, pulumi.Parent(parent), pulumi.DependsOn(pod.dependsOn))...)
 }
 
 func spreadOver(topologyKey string) corev1.TopologySpreadConstraintArgs {
@@ -414,19 +416,19 @@ func spreadOver(topologyKey string) corev1.TopologySpreadConstraintArgs {
 // newExporterBudget lets a voluntary disruption take all exporter pods but one. Pods that are
 // not Ready may always be evicted (AlwaysAllow), so a crash-looping replica never blocks a drain.
 func newExporterBudget(ctx *pulumi.Context, o exporterObjects) (*policyv1.PodDisruptionBudget, error) {
-	return policyv1.NewPodDisruptionBudget(ctx, contract.ExporterName, &policyv1.PodDisruptionBudgetArgs{
+	return policyv1.NewPodDisruptionBudget(ctx, o.scope.Name(contract.ExporterName), &policyv1.PodDisruptionBudgetArgs{
 		Metadata: o.meta(contract.ExporterName),
 		Spec: policyv1.PodDisruptionBudgetSpecArgs{
 			MinAvailable:               pulumi.Int(1),
 			Selector:                   &metav1.LabelSelectorArgs{MatchLabels: exporterSelector},
 			UnhealthyPodEvictionPolicy: pulumi.String("AlwaysAllow"),
 		},
-	}, o.child...)
+	}, o.scope.Opts(contract.ExporterName, o.child...)...)
 }
 
 // newExporterService is the ClusterIP Service KEDA reads: nothing exposes the exporter further.
 func newExporterService(ctx *pulumi.Context, o exporterObjects) (*corev1.Service, error) {
-	return corev1.NewService(ctx, contract.ExporterName, &corev1.ServiceArgs{
+	return corev1.NewService(ctx, o.scope.Name(contract.ExporterName), &corev1.ServiceArgs{
 		Metadata: o.meta(contract.ExporterName),
 		Spec: corev1.ServiceSpecArgs{
 			Type:     pulumi.String("ClusterIP"),
@@ -435,7 +437,7 @@ func newExporterService(ctx *pulumi.Context, o exporterObjects) (*corev1.Service
 				Name: pulumi.String("http"), Port: pulumi.Int(contract.ExporterPort), TargetPort: pulumi.String("http"),
 			}},
 		},
-	}, o.child...)
+	}, o.scope.Opts(contract.ExporterName, o.child...)...)
 }
 
 // tokenVolume replaces the automatic mount with a one-hour token (the automatic one lives far

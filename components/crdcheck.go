@@ -20,10 +20,11 @@ type RequiredCRD struct {
 // requireCRDs reads each CRD (a read, never a managed resource: destroy only forgets it) and waits
 // for the answers, so adopting a missing install, or one too old or too new to serve the version
 // the stack uses, fails before anything depending on it is created. It returns the reads.
-func requireCRDs(ctx *pulumi.Context, parent pulumi.Resource, product, howToFix string, crds ...RequiredCRD) ([]pulumi.Resource, error) {
+func requireCRDs(ctx *pulumi.Context, scope Scope, parent pulumi.Resource, product, howToFix string, crds ...RequiredCRD) ([]pulumi.Resource, error) {
 	reads := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(crds))
 	for _, c := range crds {
-		crd, err := apiextensionsv1.GetCustomResourceDefinition(ctx, c.Name, pulumi.ID(c.Name), nil, pulumi.Parent(parent))
+		// A read takes no alias: the engine forgets a read a stack no longer makes, touching nothing.
+		crd, err := apiextensionsv1.GetCustomResourceDefinition(ctx, scope.Name(c.Name), pulumi.ID(c.Name), nil, pulumi.Parent(parent))
 		if err != nil {
 			return nil, err
 		}

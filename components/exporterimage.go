@@ -26,7 +26,8 @@ type ExporterImageArgs struct {
 	// Platform the image is built for (exporterimage.Platforms); the pods are kept to its nodes.
 	Platform string
 	// Tags on the ECR repository.
-	Tags map[string]string
+	Tags  map[string]string
+	Scope Scope
 }
 
 // ExporterImage is the exporter's image as pods pull it: by digest.
@@ -72,7 +73,7 @@ var ecrLifecyclePolicy = func() string {
 // nothing created) and publishes it once the repository is known, outside a preview.
 func NewExporterImage(ctx *pulumi.Context, name string, args *ExporterImageArgs, opts ...pulumi.ResourceOption) (*ExporterImage, error) {
 	e := &ExporterImage{Platform: args.Platform}
-	if err := ctx.RegisterComponentResource(ExporterImageType, name, e, opts...); err != nil {
+	if err := ctx.RegisterComponentResource(ExporterImageType, args.Scope.Name(name), e, args.Scope.Opts(name, opts...)...); err != nil {
 		return nil, err
 	}
 	built, err := exporterimage.Build(ctx.Context(), args.Platform)
@@ -97,7 +98,7 @@ func NewExporterImage(ctx *pulumi.Context, name string, args *ExporterImageArgs,
 	if !ValidECRRepositoryName(args.ECRRepositoryName) {
 		return nil, fmt.Errorf("ECR repository name %q is not one ECR accepts", args.ECRRepositoryName)
 	}
-	repo, err := ecr.NewRepository(ctx, name, &ecr.RepositoryArgs{
+	repo, err := ecr.NewRepository(ctx, args.Scope.Name(name), &ecr.RepositoryArgs{
 		Name: pulumi.String(args.ECRRepositoryName),
 		// A tag is written once: what a tag named is what it names (Publish's tags are derived
 		// from the digest, so a second up of the same source writes nothing).
@@ -106,13 +107,13 @@ func NewExporterImage(ctx *pulumi.Context, name string, args *ExporterImageArgs,
 		// destroy deletes the images the stack pushed with their repository: nothing is left.
 		ForceDelete: pulumi.Bool(true),
 		Tags:        pulumi.ToStringMap(args.Tags),
-	}, pulumi.Parent(e))
+	}, args.Scope.Opts(name, pulumi.Parent(e))...)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := ecr.NewLifecyclePolicy(ctx, name, &ecr.LifecyclePolicyArgs{
+	if _, err := ecr.NewLifecyclePolicy(ctx, args.Scope.Name(name), &ecr.LifecyclePolicyArgs{
 		Repository: repo.Name, Policy: pulumi.String(ecrLifecyclePolicy),
-	}, pulumi.Parent(e)); err != nil {
+	}, args.Scope.Opts(name, pulumi.Parent(e))...); err != nil {
 		return nil, err
 	}
 	e.Repository = repo

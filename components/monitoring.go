@@ -41,6 +41,7 @@ type MonitoringArgs struct {
 	// AgentSandboxController scrapes the agent-sandbox controller the stack installs (its
 	// metrics Service in agent-sandbox-system): the cold-launch and pinned rules read it.
 	AgentSandboxController bool
+	Scope                  Scope
 }
 
 // MonitoringTargets is what the objects watch, known once the exporter exists.
@@ -72,7 +73,7 @@ type Monitoring struct {
 // operator then fails the preview with nothing created. Create makes the objects.
 func NewMonitoring(ctx *pulumi.Context, name string, args *MonitoringArgs, opts ...pulumi.ResourceOption) (*Monitoring, error) {
 	m := &Monitoring{args: *args}
-	if err := ctx.RegisterComponentResource(MonitoringType, name, m, opts...); err != nil {
+	if err := ctx.RegisterComponentResource(MonitoringType, args.Scope.Name(name), m, args.Scope.Opts(name, opts...)...); err != nil {
 		return nil, err
 	}
 	if args.Rules && !args.ServiceMonitor {
@@ -87,7 +88,7 @@ func NewMonitoring(ctx *pulumi.Context, name string, args *MonitoringArgs, opts 
 		crds = append(crds, RequiredCRD{Name: PrometheusRuleCRD, Version: prometheusOperatorCRDV})
 	}
 	how := "install the Prometheus Operator (or kube-prometheus-stack) first, or turn monitoring.serviceMonitor and monitoring.rules off"
-	if _, err := requireCRDs(ctx, m, "the Prometheus Operator", how, crds...); err != nil {
+	if _, err := requireCRDs(ctx, args.Scope, m, "the Prometheus Operator", how, crds...); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -133,12 +134,12 @@ func (m *Monitoring) Create(ctx *pulumi.Context, t *MonitoringTargets) error {
 		if err != nil {
 			return err
 		}
-		rule, err := apiextensions.NewCustomResource(ctx, prometheusRuleName, &apiextensions.CustomResourceArgs{
+		rule, err := apiextensions.NewCustomResource(ctx, m.args.Scope.Name(prometheusRuleName), &apiextensions.CustomResourceArgs{
 			ApiVersion:  pulumi.String(prometheusOperatorAPI),
 			Kind:        pulumi.String(prometheusRuleKind),
 			Metadata:    meta(prometheusRuleName),
 			OtherFields: kubernetes.UntypedArgs{"spec": pulumi.Map{"groups": groups}},
-		}, opts...)
+		}, m.args.Scope.Opts(prometheusRuleName, opts...)...)
 		if err != nil {
 			return err
 		}
@@ -155,7 +156,7 @@ func (m *Monitoring) serviceMonitor(ctx *pulumi.Context, name string, md *metav1
 	if m.args.ScrapeInterval != "" {
 		endpoint["interval"] = pulumi.String(m.args.ScrapeInterval)
 	}
-	return apiextensions.NewCustomResource(ctx, name, &apiextensions.CustomResourceArgs{
+	return apiextensions.NewCustomResource(ctx, m.args.Scope.Name(name), &apiextensions.CustomResourceArgs{
 		ApiVersion: pulumi.String(prometheusOperatorAPI),
 		Kind:       pulumi.String(serviceMonitorKind),
 		Metadata:   md,
@@ -163,7 +164,7 @@ func (m *Monitoring) serviceMonitor(ctx *pulumi.Context, name string, md *metav1
 			"selector":  pulumi.Map{"matchLabels": matchLabels},
 			"endpoints": pulumi.Array{endpoint},
 		}},
-	}, opts...)
+	}, m.args.Scope.Opts(name, opts...)...)
 }
 
 // plainInput turns a value with JSON tags (the rule file) into a Pulumi input of the same shape,

@@ -10,7 +10,7 @@ import (
 
 // newOwnedNamespace creates a namespace the stack owns: labelled as this stack's (verify refuses
 // any other) and enforcing the restricted Pod Security level.
-func newOwnedNamespace(ctx *pulumi.Context, name, stackLabelValue string, opts ...pulumi.ResourceOption) (*corev1.Namespace, error) {
+func newOwnedNamespace(ctx *pulumi.Context, scope Scope, name, stackLabelValue string, opts ...pulumi.ResourceOption) (*corev1.Namespace, error) {
 	labels := pulumi.StringMap{
 		contract.ManagedByLabel: pulumi.String(contract.ManagedByValue),
 		contract.StackLabel:     pulumi.String(stackLabelValue),
@@ -18,9 +18,9 @@ func newOwnedNamespace(ctx *pulumi.Context, name, stackLabelValue string, opts .
 	for k, v := range PodSecurityLabels() {
 		labels[k] = pulumi.String(v)
 	}
-	return corev1.NewNamespace(ctx, name, &corev1.NamespaceArgs{
+	return corev1.NewNamespace(ctx, scope.Name(name), &corev1.NamespaceArgs{
 		Metadata: &metav1.ObjectMetaArgs{Name: pulumi.String(name), Labels: labels},
-	}, opts...)
+	}, scope.Opts(name, opts...)...)
 }
 
 // StackNamespaceArgs names the namespace that holds what the pools share (the claim exporter).
@@ -28,6 +28,7 @@ type StackNamespaceArgs struct {
 	Namespace       string
 	StackLabelValue string
 	DependsOn       []pulumi.Resource
+	Scope           Scope
 }
 
 // StackNamespace is the stack's own namespace when every pool has a namespace of its own.
@@ -42,10 +43,10 @@ type StackNamespace struct {
 // NewStackNamespace creates the namespace, labelled as this stack's and Pod Security restricted.
 func NewStackNamespace(ctx *pulumi.Context, name string, args *StackNamespaceArgs, opts ...pulumi.ResourceOption) (*StackNamespace, error) {
 	s := &StackNamespace{}
-	if err := ctx.RegisterComponentResource("warmpool:index:StackNamespace", name, s, opts...); err != nil {
+	if err := ctx.RegisterComponentResource("warmpool:index:StackNamespace", args.Scope.Name(name), s, args.Scope.Opts(name, opts...)...); err != nil {
 		return nil, err
 	}
-	ns, err := newOwnedNamespace(ctx, args.Namespace, args.StackLabelValue, pulumi.Parent(s), pulumi.DependsOn(args.DependsOn))
+	ns, err := newOwnedNamespace(ctx, args.Scope, args.Namespace, args.StackLabelValue, pulumi.Parent(s), pulumi.DependsOn(args.DependsOn))
 	if err != nil {
 		return nil, err
 	}

@@ -13,13 +13,14 @@ import (
 
 // SandboxRuntimeArgs says whether the isolated-sandbox RuntimeClass must already exist or is ours to make.
 type SandboxRuntimeArgs struct {
-	Mode    string // ModeRequire or ModeCreate
+	Mode    string // ModeRequire, ModeCreate or ModeShared
 	Name    string // the RuntimeClass name the warm pods use
 	Handler string // ModeCreate only: the CRI handler
 	// NewClusterKubeconfig is the kubeconfig of a cluster this program has just created (nil for
 	// one that was there): in require mode the RuntimeClass is first waited for on it, since Auto
 	// Mode adds it some time after the cluster answers.
 	NewClusterKubeconfig *pulumi.StringOutput
+	Scope                Scope
 }
 
 // SandboxRuntime is the RuntimeClass the warm pods run with.
@@ -41,7 +42,7 @@ type SandboxRuntime struct {
 // RuntimeClassPatience and saying so, for Auto Mode to add the RuntimeClass.
 func NewSandboxRuntime(ctx *pulumi.Context, name string, args *SandboxRuntimeArgs, opts ...pulumi.ResourceOption) (*SandboxRuntime, error) {
 	r := &SandboxRuntime{Name: pulumi.String(args.Name).ToStringOutput()}
-	if err := ctx.RegisterComponentResource("warmpool:index:SandboxRuntime", name, r, opts...); err != nil {
+	if err := ctx.RegisterComponentResource("warmpool:index:SandboxRuntime", args.Scope.Name(name), r, args.Scope.Opts(name, opts...)...); err != nil {
 		return nil, err
 	}
 	switch args.Mode {
@@ -51,7 +52,7 @@ func NewSandboxRuntime(ctx *pulumi.Context, name string, args *SandboxRuntimeArg
 				return nil, err
 			}
 		}
-		rc, err := nodev1.GetRuntimeClass(ctx, args.Name, pulumi.ID(args.Name), nil, pulumi.Parent(r))
+		rc, err := nodev1.GetRuntimeClass(ctx, args.Scope.Name(args.Name), pulumi.ID(args.Name), nil, pulumi.Parent(r)) // a read: no alias (crdcheck.go)
 		if err != nil {
 			return nil, err
 		}
@@ -66,17 +67,19 @@ func NewSandboxRuntime(ctx *pulumi.Context, name string, args *SandboxRuntimeArg
 		r.Installed = []pulumi.Resource{rc}
 		r.Overhead = rc.Overhead.PodFixed()
 	case ModeCreate:
-		rc, err := nodev1.NewRuntimeClass(ctx, args.Name, &nodev1.RuntimeClassArgs{
+		rc, err := nodev1.NewRuntimeClass(ctx, args.Scope.Name(args.Name), &nodev1.RuntimeClassArgs{
 			Metadata: &metav1.ObjectMetaArgs{
 				Name:   pulumi.String(args.Name),
 				Labels: pulumi.StringMap{contract.ManagedByLabel: pulumi.String(contract.ManagedByValue)},
 			},
 			Handler: pulumi.String(args.Handler),
-		}, pulumi.Parent(r))
+		}, args.Scope.Opts(args.Name, pulumi.Parent(r))...)
 		if err != nil {
 			return nil, err
 		}
 		r.Installed = []pulumi.Resource{rc}
+		r.Overhead = pulumi.StringMap{}.ToStringMapOutput()
+	case ModeShared:
 		r.Overhead = pulumi.StringMap{}.ToStringMapOutput()
 	default:
 		return nil, fmt.Errorf("runtime class mode %q is not %s or %s", args.Mode, ModeRequire, ModeCreate)

@@ -57,6 +57,7 @@ type WarmPoolArgs struct {
 	Nodes *SandboxPlacement
 	// DependsOn: the RuntimeClass and the agent-sandbox CRDs the template and pool need.
 	DependsOn []pulumi.Resource
+	Scope     Scope
 }
 
 // WarmPool is the stack's namespace with its SandboxTemplate and SandboxWarmPool.
@@ -81,10 +82,10 @@ func NewWarmPool(ctx *pulumi.Context, name string, args *WarmPoolArgs, opts ...p
 		return nil, fmt.Errorf("warm pool %s: Agent has settings but no Image; set Image, or leave the whole Agent zero for the placeholder %s", name, contract.WarmPodImage)
 	}
 	w := &WarmPool{}
-	if err := ctx.RegisterComponentResource(WarmPoolType, name, w, opts...); err != nil {
+	if err := ctx.RegisterComponentResource(WarmPoolType, args.Scope.Name(name), w, args.Scope.Opts(name, opts...)...); err != nil {
 		return nil, err
 	}
-	ns, err := newOwnedNamespace(ctx, args.Namespace, args.StackLabelValue, pulumi.Parent(w), pulumi.DependsOn(args.DependsOn))
+	ns, err := newOwnedNamespace(ctx, args.Scope, args.Namespace, args.StackLabelValue, pulumi.Parent(w), pulumi.DependsOn(args.DependsOn))
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +104,7 @@ func NewWarmPool(ctx *pulumi.Context, name string, args *WarmPoolArgs, opts ...p
 			podSpec[k] = v
 		}
 	}
-	template, err := apiextensions.NewCustomResource(ctx, args.TemplateName, &apiextensions.CustomResourceArgs{
+	template, err := apiextensions.NewCustomResource(ctx, args.Scope.Name(args.TemplateName), &apiextensions.CustomResourceArgs{
 		ApiVersion: pulumi.String(contract.AgentSandboxExtensionsAPIVersion),
 		Kind:       pulumi.String(contract.SandboxTemplateKind),
 		Metadata:   &metav1.ObjectMetaArgs{Name: pulumi.String(args.TemplateName), Namespace: w.NamespaceName, Labels: labels},
@@ -115,13 +116,13 @@ func NewWarmPool(ctx *pulumi.Context, name string, args *WarmPoolArgs, opts ...p
 				},
 			},
 		},
-	}, pulumi.Parent(w), pulumi.DependsOn(append(inNamespace, args.DependsOn...)))
+	}, args.Scope.Opts(args.TemplateName, pulumi.Parent(w), pulumi.DependsOn(append(inNamespace, args.DependsOn...)))...)
 	if err != nil {
 		return nil, err
 	}
 	w.Template = template
 
-	pool, err := apiextensions.NewCustomResource(ctx, args.PoolName, &apiextensions.CustomResourceArgs{
+	pool, err := apiextensions.NewCustomResource(ctx, args.Scope.Name(args.PoolName), &apiextensions.CustomResourceArgs{
 		ApiVersion: pulumi.String(contract.AgentSandboxExtensionsAPIVersion),
 		Kind:       pulumi.String(contract.SandboxWarmPoolKind),
 		Metadata:   &metav1.ObjectMetaArgs{Name: pulumi.String(args.PoolName), Namespace: w.NamespaceName, Labels: labels},
@@ -131,10 +132,10 @@ func NewWarmPool(ctx *pulumi.Context, name string, args *WarmPoolArgs, opts ...p
 				"sandboxTemplateRef": pulumi.Map{"name": pulumi.String(args.TemplateName)},
 			},
 		},
-	}, pulumi.Parent(w),
+	}, args.Scope.Opts(args.PoolName, pulumi.Parent(w),
 		// The pool goes before its template on destroy: a pool without a template cannot boot replacements.
 		pulumi.DependsOn(append([]pulumi.Resource{ns, template}, args.DependsOn...)),
-		pulumi.IgnoreChanges([]string{PoolReplicasPath}))
+		pulumi.IgnoreChanges([]string{PoolReplicasPath}))...)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/framework"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/pulumirun"
@@ -28,6 +30,9 @@ import (
 // yamlConsumerNamespace is the namespace examples/yaml gives its pool.
 const yamlConsumerNamespace = "team-sandboxes"
 
+// yamlSecondNamespace is the namespace of the second component the YAML stack gets.
+const yamlSecondNamespace = "team-sandboxes-b"
+
 // yamlPackagesEntry is examples/yaml's packages entry, which its copy here leaves out.
 const yamlPackagesEntry = "packages:\n  warmpool: ../../provider\n"
 
@@ -38,6 +43,8 @@ type yamlConsumer struct {
 	project string // the project's directory
 	home    *pulumirun.Home
 	pool    string // the poolName output, once up has run
+	// second: the stack holds a second component (secondComponent), whose namespace destroy removes.
+	second bool
 }
 
 // newYAMLConsumer installs the package's plugin and the Kubernetes provider in a home of its own,
@@ -134,6 +141,9 @@ func (y *yamlConsumer) steps(verifyBin string, adopted sharedInstall) []step {
 			checkScaleSteps(t, rep)
 			t.Logf("verify: %d checks passed on the YAML consumer's stack", passed)
 		}},
+		{"a second component in the stack: refused on the first's namespace, naming both; up in its own leaves the first as it was; verify passes on each", func(ctx context.Context, t *testing.T) {
+			y.secondComponent(ctx, t, verifyBin)
+		}},
 		{"pulumi destroy leaves nothing of the stack and the shared installs as they were", func(ctx context.Context, t *testing.T) { y.destroy(ctx, t, adopted) }},
 	}
 }
@@ -178,6 +188,12 @@ func (y *yamlConsumer) noProviderRefused(ctx context.Context, t *testing.T) {
 }
 
 func (y *yamlConsumer) up(ctx context.Context, t *testing.T) {
+	y.upOutputs(ctx, t)
+}
+
+// upOutputs runs pulumi up, checks the first component's outputs and writes them where verify
+// reads them (outputs.json), and returns the stack's outputs.
+func (y *yamlConsumer) upOutputs(ctx context.Context, t *testing.T) map[string]any {
 	y.must(ctx, t, "up", "--yes")
 	b, err := y.home.Command(ctx, y.project, "stack", "output", "--json", "--show-secrets").Output()
 	if err != nil {
@@ -186,6 +202,11 @@ func (y *yamlConsumer) up(ctx context.Context, t *testing.T) {
 	var outputs map[string]any
 	if err := json.Unmarshal(b, &outputs); err != nil {
 		t.Fatalf("pulumi stack output: %v", err)
+	}
+	first := maps.Clone(outputs)
+	delete(first, "more")
+	if b, err = json.Marshal(first); err != nil {
+		t.Fatal(err)
 	}
 	for _, k := range framework.OutputKeys {
 		if _, ok := outputs[k]; !ok {
@@ -203,11 +224,124 @@ func (y *yamlConsumer) up(ctx context.Context, t *testing.T) {
 	if _, err := y.cluster.Client.CoreV1().Namespaces().Get(ctx, yamlConsumerNamespace, metav1.GetOptions{}); err != nil {
 		t.Fatalf("namespace %s after up: %v", yamlConsumerNamespace, err)
 	}
+	return outputs
+}
+
+// withSecondComponent is the project with a second AutoscaledWarmPool, "more-sandboxes", in
+// namespace ns, adopting the cluster's installs as the first does; its outputs are the stack's
+// output "more".
+func withSecondComponent(t *testing.T, project, ns string) string {
+	resource := `  more-sandboxes:
+    type: warmpool:AutoscaledWarmPool
+    properties:
+      namespace: ` + ns + `
+      minReplicas: 1
+      maxReplicas: 3
+      kedaMode: ${kedaMode}
+      agentSandboxMode: ${agentSandboxMode}
+      isolation: ${isolation}
+      exporterImage: ${exporterImage}
+    options:
+      providers:
+        - ${cluster}
+`
+	before, after, ok := strings.Cut(project, "\noutputs:\n")
+	if !ok {
+		t.Fatal("examples/yaml has no outputs section to put a second component before")
+	}
+	outputs := "  more:\n"
+	for _, k := range append(slices.Clone(framework.OutputKeys), "isolation") {
+		if k != "kubeconfig" && k != "clusterName" {
+			outputs += "    " + k + ": ${more-sandboxes." + k + "}\n"
+		}
+	}
+	return before + "\n" + resource + "outputs:\n" + strings.TrimSuffix(after, "\n") + "\n" + outputs
+}
+
+// secondComponent adds a second component to the stack: on the first's namespace the preview is
+// refused naming both, and creates nothing; in a namespace of its own, up creates it beside
+// the first, whose objects stay as they were, and verify passes on the second (every phase) and
+// again on the first (its demand phase) with both deployed.
+func (y *yamlConsumer) secondComponent(ctx context.Context, t *testing.T, verifyBin string) {
+	path := filepath.Join(y.project, "Pulumi.yaml")
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFileAtomic(t, path, withSecondComponent(t, string(good), yamlConsumerNamespace))
+	out, err := y.run(ctx, t, "preview")
+	if err == nil {
+		t.Fatal("pulumi preview passed with two components in one namespace")
+	}
+	// Either may be constructed second, and is the one refused.
+	for _, want := range []string{"cannot join the stack's other AutoscaledWarmPools", `namespace "` + yamlConsumerNamespace + `" is "`,
+		`"sandboxes"`, `"more-sandboxes"`, "needs namespaces of its own"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("pulumi preview's output does not say %q", want)
+		}
+	}
+
+	uids := func() string {
+		ns, err := y.cluster.Client.CoreV1().Namespaces().Get(ctx, yamlConsumerNamespace, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("namespace %s: %v", yamlConsumerNamespace, err)
+		}
+		d, err := y.cluster.Client.AppsV1().Deployments(yamlConsumerNamespace).Get(ctx, contract.ExporterName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("deployment %s/%s: %v", yamlConsumerNamespace, contract.ExporterName, err)
+		}
+		return string(ns.UID) + " " + string(d.UID)
+	}
+	before := uids()
+	writeFileAtomic(t, path, withSecondComponent(t, string(good), yamlSecondNamespace))
+	y.second = true
+	outputs := y.upOutputs(ctx, t)
+	if after := uids(); after != before {
+		t.Errorf("the first component's namespace or exporter was replaced when the second came (UIDs %s -> %s)", before, after)
+	}
+	more, ok := outputs["more"].(map[string]any)
+	if !ok {
+		t.Fatalf("stack output more is %v, want the second component's outputs", outputs["more"])
+	}
+	if more["namespace"] != yamlSecondNamespace {
+		t.Errorf("the second component's namespace output is %v, want %s", more["namespace"], yamlSecondNamespace)
+	}
+	second := maps.Clone(outputs)
+	delete(second, "more")
+	maps.Copy(second, more)
+	dir := filepath.Join(y.work, "more")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "outputs.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pool, _ := more["poolName"].(string)
+	r := &stackRun{cluster: y.cluster, work: dir, ns: yamlSecondNamespace, pool: pool}
+	r.warmBeforeVerify(ctx, t)
+	rep, code := r.runVerify(ctx, t, verifyBin, "verify-yaml-second")
+	if code != 0 {
+		t.Fatalf("verify exited %d on the YAML stack's second component", code)
+	}
+	checkScaleSteps(t, rep)
+	first := &stackRun{cluster: y.cluster, work: y.work, ns: yamlConsumerNamespace, pool: y.pool}
+	rep, code = first.runVerify(ctx, t, verifyBin, "verify-yaml-first-beside", "--phase", "demand")
+	if code != 0 {
+		t.Fatalf("verify exited %d on the YAML stack's first component beside the second", code)
+	}
+	checkDemandSteps(t, rep)
 }
 
 func (y *yamlConsumer) destroy(ctx context.Context, t *testing.T, adopted sharedInstall) {
 	y.must(ctx, t, "destroy", "--yes")
 	namespaceGone(ctx, t, y.cluster, yamlConsumerNamespace)
+	if y.second {
+		namespaceGone(ctx, t, y.cluster, yamlSecondNamespace)
+	}
 	b, err := y.home.Command(ctx, y.project, "stack", "export").Output()
 	if err != nil {
 		t.Fatalf("pulumi stack export: %v", err)

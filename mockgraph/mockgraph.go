@@ -13,6 +13,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 )
 
 // Resource is one registration (or read) as the engine would see it.
@@ -34,6 +35,10 @@ type Resource struct {
 	// Transforms is how many resource transforms the registration carries (the engine applies
 	// them to the resource and its children, a remote component's included).
 	Transforms int
+	// Aliases are the URNs the registration's aliases name, collapsed as the engine collapses
+	// them (an alias without a parent is under the resource's own parent); the engine's
+	// aliases through a parent's alias are left out.
+	Aliases []string
 }
 
 // Recorder implements pulumi.MockResourceMonitor.
@@ -172,6 +177,9 @@ func (r *Recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.P
 		rec.Parent, rec.Dependencies, rec.IgnoreChanges, rec.Remote = rpc.GetParent(), rpc.GetDependencies(), rpc.GetIgnoreChanges(), rpc.GetRemote()
 		rec.Providers = rpc.GetProviders()
 		rec.Transforms = len(rpc.GetTransforms())
+		for _, a := range rpc.GetAliases() {
+			rec.Aliases = append(rec.Aliases, aliasURN(a, rec.Parent, rec.Type, rec.Name))
+		}
 	}
 	if rpc := args.ReadRPC; rpc != nil {
 		rec.Read, rec.ID, rec.Parent, rec.Dependencies = true, rpc.GetId(), rpc.GetParent(), rpc.GetDependencies()
@@ -337,6 +345,28 @@ func (res Resource) Path(keys ...string) (resource.PropertyValue, bool) {
 		v = next
 	}
 	return v, true
+}
+
+// aliasURN is the URN an alias names (pulumi/pulumi pkg/resource/deploy, collapseAliasToUrn).
+func aliasURN(a *pulumirpc.Alias, parent, typ, name string) string {
+	if u := a.GetUrn(); u != "" {
+		return u
+	}
+	spec := a.GetSpec()
+	if spec.GetName() != "" {
+		name = spec.GetName()
+	}
+	if spec.GetType() != "" {
+		typ = spec.GetType()
+	}
+	if p := spec.GetParentUrn(); p != "" {
+		parent = p
+	}
+	if spec.GetNoParent() {
+		p := resource.URN(parent)
+		return string(resource.NewURN(p.Stack(), p.Project(), "", tokens.Type(typ), name))
+	}
+	return urn(parent, typ, name)
 }
 
 // urn mirrors the mock monitor's URN scheme, so dependency URNs can be matched with recorded resources.

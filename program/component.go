@@ -2,6 +2,8 @@ package program
 
 import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"warmpool.local/warm-pool-autoscaling-keda/components"
 )
 
 // AutoscaledWarmPoolType is the package's component (provider/): the program without its
@@ -23,18 +25,21 @@ type AutoscaledWarmPool struct {
 // the CLI hands config over (scalars as text, lists and objects as JSON), and the paths of those
 // the caller marked secret (template.env.API_KEY: kept secret; anywhere else: refused). The caller's
 // kubernetes provider comes in through opts (pulumi.Providers) and every child inherits it.
-// One per stack, as the program is one: its pools input takes several pools, and the children's
-// names (those of the program) would collide in a second one, as would the cluster-wide installs.
+// It is a component on its own; Stacks.NewAutoscaledWarmPool checks it against the others of its
+// stack (the plugin's way).
 func NewAutoscaledWarmPool(ctx *pulumi.Context, name string, inputs map[string]string, secrets []string, opts ...pulumi.ResourceOption) (*AutoscaledWarmPool, error) {
-	cfg, err := LoadComponentConfig(ctx.Project(), ctx.Stack(), name, inputs, secrets...)
-	if err != nil {
-		return nil, err
-	}
+	return new(Stacks).NewAutoscaledWarmPool(ctx, name, inputs, secrets, opts...)
+}
+
+// newAutoscaledWarmPool registers the component and deploys into it, its resources named after
+// it (components.Scope), the installs in shared adopted from another component of its stack.
+func newAutoscaledWarmPool(ctx *pulumi.Context, name string, cfg *Config, shared map[install]bool, opts ...pulumi.ResourceOption) (*AutoscaledWarmPool, error) {
 	c := &AutoscaledWarmPool{}
 	if err := ctx.RegisterComponentResource(AutoscaledWarmPoolType, name, c, opts...); err != nil {
 		return nil, err
 	}
-	if c.Outputs, err = deploy(ctx, cfg, placement{inCluster: pulumi.Parent(c)}); err != nil {
+	var err error
+	if c.Outputs, err = deploy(ctx, cfg, placement{inCluster: pulumi.Parent(c), scope: components.Scope(name), shared: shared}); err != nil {
 		return nil, err
 	}
 	return c, ctx.RegisterResourceOutputs(c, c.Outputs)

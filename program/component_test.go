@@ -51,14 +51,15 @@ func runComponentWithSecrets(t *testing.T, inputs map[string]string, secrets []s
 	return rec, outputs, err
 }
 
-// inClusterGraph is every resource below the cluster (program) or the component: type, name and inputs.
-func inClusterGraph(rec *mockgraph.Recorder, skip ...string) map[string]any {
+// inClusterGraph is every resource below the cluster (program) or the component: type, name and
+// inputs; a name with prefix (a component's resources are named after it) without it.
+func inClusterGraph(rec *mockgraph.Recorder, prefix string, skip ...string) map[string]any {
 	graph := map[string]any{}
 	for _, r := range rec.All() {
 		if slices.Contains(skip, r.Type+"::"+r.Name) || r.Type == "pulumi:pulumi:Stack" {
 			continue
 		}
-		graph[r.Type+"::"+r.Name] = plainValue(resource.NewProperty(r.Inputs))
+		graph[r.Type+"::"+strings.TrimPrefix(r.Name, prefix)] = plainValue(resource.NewProperty(r.Inputs))
 	}
 	return graph
 }
@@ -85,18 +86,21 @@ func TestComponentDeploysWhatTheProgramDeploysInTheCluster(t *testing.T) {
 			require.NoError(t, err)
 			caller := mustFind(t, rec, typeK8sProvider, "caller")
 			component := mustFind(t, rec, AutoscaledWarmPoolType, "team")
-			got := inClusterGraph(rec, typeK8sProvider+"::caller", AutoscaledWarmPoolType+"::team")
+			got := inClusterGraph(rec, "team-", typeK8sProvider+"::caller", AutoscaledWarmPoolType+"::team")
 
 			program, err := runProgram(t, tc.program, withPrometheusOperator)
 			require.NoError(t, err)
-			want := inClusterGraph(program, "warmpool:index:Cluster::cluster", typeK8sProvider+"::cluster")
+			want := inClusterGraph(program, "", "warmpool:index:Cluster::cluster", typeK8sProvider+"::cluster")
 			require.NotEmpty(t, want)
-			assert.Equal(t, want, got, "the component registers the program's in-cluster resources, with the same inputs")
+			assert.Equal(t, want, got, "the component registers the program's in-cluster resources, with the same inputs, named after it")
 
 			children := 0
 			for _, r := range rec.All() {
 				if r.Parent == component.URN {
 					children++
+				}
+				if r.URN != caller.URN && r.URN != component.URN {
+					assert.Truef(t, strings.HasPrefix(r.Name, "team-"), "%s %s is named after the component", r.Type, r.Name)
 				}
 				if strings.HasPrefix(r.Type, "kubernetes:") && (r.Custom || r.Remote || r.Read) {
 					assert.Equalf(t, caller.URN, r.ProviderURN("kubernetes"), "%s %s goes through the caller's provider", r.Type, r.Name)

@@ -74,14 +74,14 @@ type exporterCode struct {
 
 // newExporterCode builds and publishes the exporter's image when the stack does, and says so when
 // the exporter will compile itself in every pod instead.
-func newExporterCode(ctx *pulumi.Context, cfg *Config) (exporterCode, error) {
+func newExporterCode(ctx *pulumi.Context, cfg *Config, scope components.Scope) (exporterCode, error) {
 	switch {
 	case cfg.ExporterImage != "":
 		return exporterCode{image: pulumi.String(cfg.ExporterImage)}, nil
 	case cfg.buildsExporterImage():
 		img, err := components.NewExporterImage(ctx, "exporter-image", &components.ExporterImageArgs{
 			Repository: cfg.ExporterImageRepository, ECRRepositoryName: cfg.ecrRepositoryName(),
-			Platform: cfg.exporterImagePlatform(), Tags: cfg.AWSTags(),
+			Platform: cfg.exporterImagePlatform(), Tags: cfg.AWSTags(), Scope: scope,
 		})
 		if err != nil {
 			return exporterCode{}, err

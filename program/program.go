@@ -60,6 +60,20 @@ type placement struct {
 	newClusterKubeconfig *pulumi.StringOutput
 	// autoMode: the cluster is the stack's own Auto Mode cluster, whose parts a NodeClass names.
 	autoMode *components.AutoModeParts
+	// scope names the resources after the AutoscaledWarmPool that holds them; the program's is
+	// empty, its names as they always were.
+	scope components.Scope
+	// shared are the installs another AutoscaledWarmPool of the stack makes, which this one
+	// adopts (components.ModeShared).
+	shared map[install]bool
+}
+
+// mode is the mode of an install: the config's, or ModeShared when another component makes it.
+func (on placement) mode(what install, configured string) string {
+	if on.shared[what] {
+		return components.ModeShared
+	}
+	return configured
 }
 
 // deploy is everything in the cluster: the runtime class, agent-sandbox and KEDA, each pool,
@@ -123,24 +137,26 @@ func newPlatform(ctx *pulumi.Context, cfg *Config, on placement) (*platform, err
 	var mon *components.Monitoring
 	var err error
 	if cfg.Monitoring.on() {
-		if mon, err = components.NewMonitoring(ctx, "monitoring", cfg.monitoringArgs(), on.inCluster); err != nil {
+		args := cfg.monitoringArgs()
+		args.Scope = on.scope
+		if mon, err = components.NewMonitoring(ctx, "monitoring", args, on.inCluster); err != nil {
 			return nil, err
 		}
 	}
-	runtimeArgs := &components.SandboxRuntimeArgs{Mode: cfg.RuntimeClassMode, Name: contract.RuntimeClassName, Handler: cfg.RuntimeClassHandler,
-		NewClusterKubeconfig: on.newClusterKubeconfig}
+	runtimeArgs := &components.SandboxRuntimeArgs{Mode: on.mode(installRuntimeClass, cfg.RuntimeClassMode), Name: contract.RuntimeClassName, Handler: cfg.RuntimeClassHandler,
+		NewClusterKubeconfig: on.newClusterKubeconfig, Scope: on.scope}
 	runtime, err := components.NewSandboxRuntime(ctx, "sandbox-runtime", runtimeArgs, on.inCluster)
 	if err != nil {
 		return nil, err
 	}
 	agentSandbox, err := components.NewAgentSandbox(ctx, "agent-sandbox", &components.AgentSandboxArgs{
-		Mode: cfg.AgentSandboxMode, Version: cfg.AgentSandboxVersion,
+		Mode: on.mode(installAgentSandbox, cfg.AgentSandboxMode), Version: cfg.AgentSandboxVersion, Scope: on.scope,
 	}, on.inCluster)
 	if err != nil {
 		return nil, err
 	}
 	keda, err := components.NewKeda(ctx, "keda", &components.KedaArgs{
-		Mode: cfg.KedaMode, ChartVersion: cfg.KedaChartVersion, Values: cfg.kedaValues(),
+		Mode: on.mode(installKeda, cfg.KedaMode), ChartVersion: cfg.KedaChartVersion, Values: cfg.kedaValues(), Scope: on.scope,
 	}, on.inCluster)
 	if err != nil {
 		return nil, err
@@ -169,7 +185,7 @@ func newWarmPools(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool) 
 			Namespace: pool.Namespace, StackLabelValue: cfg.StackLabelValue(),
 			TemplateName: pool.TemplateName, PoolName: pool.Name, InitialReplicas: pool.MinReplicas,
 			RuntimeClassName: contract.RuntimeClassName, Agent: pool.Agent,
-			DependsOn: p.installs,
+			DependsOn: p.installs, Scope: p.scope,
 		}
 		if p.sandboxNodes != nil {
 			// On the stack's own nodes; the NodePool is there before the first sandbox asks for a
@@ -194,7 +210,7 @@ type stackExporter struct {
 }
 
 func newExporter(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool, warmPools []*components.WarmPool) (*stackExporter, error) {
-	code, err := newExporterCode(ctx, cfg)
+	code, err := newExporterCode(ctx, cfg, p.scope)
 	if err != nil {
 		return nil, err
 	}
@@ -204,10 +220,15 @@ func newExporter(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool, w
 	if listed {
 		// A stack that ran the one-pool shorthand had this namespace under its WarmPool "warm-pool":
 		// the alias carries it over (and the exporter in it), instead of deleting it and failing to
-		// create it again under its new parent.
+		// create it again under its new parent. A component's, under its WarmPool named before or
+		// after its names were scoped.
+		aliases := []pulumi.Alias{{Name: pulumi.String(p.scope.Name("warm-pool")), Type: pulumi.String(components.WarmPoolType)}}
+		if p.scope != "" {
+			aliases = append(aliases, pulumi.Alias{Name: pulumi.String("warm-pool"), Type: pulumi.String(components.WarmPoolType)})
+		}
 		ns, err := components.NewStackNamespace(ctx, "stack-namespace", &components.StackNamespaceArgs{
-			Namespace: cfg.Namespace, StackLabelValue: cfg.StackLabelValue(), DependsOn: p.installs,
-		}, p.inCluster, pulumi.Aliases([]pulumi.Alias{{Name: pulumi.String("warm-pool"), Type: pulumi.String(components.WarmPoolType)}}))
+			Namespace: cfg.Namespace, StackLabelValue: cfg.StackLabelValue(), DependsOn: p.installs, Scope: p.scope,
+		}, p.inCluster, pulumi.Aliases(aliases))
 		if err != nil {
 			return nil, err
 		}
@@ -228,7 +249,7 @@ func newExporter(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool, w
 	claimExporter, err := components.NewClaimExporter(ctx, "claim-exporter", &components.ClaimExporterArgs{
 		Namespace: stackNamespaceName, NamespaceName: cfg.Namespace, DependsOn: []pulumi.Resource{stackNamespace},
 		Selector: cfg.ClaimSelector, Image: code.image, ImagePlatform: code.platform, Source: code.source,
-		Replicas: cfg.ExporterReplicas, Pools: exporterPools,
+		Replicas: cfg.ExporterReplicas, Pools: exporterPools, Scope: p.scope,
 	}, p.inCluster)
 	if err != nil {
 		return nil, err
@@ -260,7 +281,7 @@ func newAutoscalers(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool
 			MinReplicas: pc.MinReplicas, MaxReplicas: pc.MaxReplicas,
 			TargetValue: pc.TargetValue, ActivationTargetValue: pc.ActivationTargetValue,
 			PollingInterval: pc.PollingInterval, URL: exporterURL, FallbackReplicas: pc.FallbackReplicas,
-			Headroom: pc.Headroom, Sizing: pc.Sizing, ScaleUp: pc.ScaleUp, ScaleDown: pc.ScaleDown,
+			Headroom: pc.Headroom, Sizing: pc.Sizing, ScaleUp: pc.ScaleUp, ScaleDown: pc.ScaleDown, Scope: p.scope,
 			DependsOn: append([]pulumi.Resource{pool.Namespace, pool.Pool, exp.claimExporter.Deployment, exp.claimExporter.Service}, p.keda.Installed...),
 		}, p.inCluster)
 		if err != nil {

@@ -204,7 +204,7 @@ func generateSchema(t *testing.T) []byte {
 		"resources": map[string]any{
 			program.AutoscaledWarmPoolType: map[string]any{
 				"isComponent":     true,
-				"description":     "The warm pools, their claim exporter and their KEDA autoscalers, with the runtime class checked and agent-sandbox and KEDA installed or adopted, on the cluster your kubernetes provider (the providers option) reaches. Its inputs are the program's stack config keys less the cluster's, with the same defaults and the same checks. One per stack: the pools input takes several pools.",
+				"description":     "The warm pools, their claim exporter and their KEDA autoscalers, with the runtime class checked and agent-sandbox and KEDA installed or adopted, on the cluster your kubernetes provider (the providers option) reaches. Its inputs are the program's stack config keys less the cluster's, with the same defaults and the same checks. Several in a stack (one per team) each need namespaces of their own; one installs KEDA and agent-sandbox, the others adopt them and list it in dependsOn.",
 				"inputProperties": inputs,
 				"properties":      outputs,
 				"required":        slices.Sorted(maps.Keys(componentOutputs)),

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -24,26 +23,9 @@ type server struct {
 	host   *pprovider.HostClient
 	schema []byte
 
-	mu sync.Mutex
-	// components is the one AutoscaledWarmPool constructed in each project/stack.
-	components map[string]string
-}
-
-// oneForStack refuses a second AutoscaledWarmPool in a stack, naming both: its children would
-// repeat the first one's names (the program's), which the engine reports only as a duplicate
-// URN deep in the tree. The same name again (preview, then update) is the same component.
-func (s *server) oneForStack(project, stack, name string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	key := project + "/" + stack
-	if first, ok := s.components[key]; ok && first != name {
-		return fmt.Errorf("%s %q: stack %s already has %s %q, and a stack takes one: list every pool in its pools input instead", program.AutoscaledWarmPoolType, name, stack, program.AutoscaledWarmPoolType, first)
-	}
-	if s.components == nil {
-		s.components = map[string]string{}
-	}
-	s.components[key] = name
-	return nil
+	// stacks is what the AutoscaledWarmPools constructed so far hold, per stack: a component
+	// whose namespaces or cluster-wide installs clash with another's is refused, naming both.
+	stacks program.Stacks
 }
 
 func (s *server) GetPluginInfo(context.Context, *emptypb.Empty) (*pulumirpc.PluginInfo, error) {
@@ -72,9 +54,6 @@ func (s *server) Construct(ctx context.Context, req *pulumirpc.ConstructRequest)
 			"(YAML `options: {providers: [${cluster}]}`, Go `pulumi.Providers(cluster)`, TypeScript `{providers: [cluster]}`); "+
 			"it never falls back to an ambient kubeconfig", program.AutoscaledWarmPoolType, req.GetName())
 	}
-	if err := s.oneForStack(req.GetProject(), req.GetStack(), req.GetName()); err != nil {
-		return nil, err
-	}
 	props, err := plugin.UnmarshalProperties(req.GetInputs(), plugin.MarshalOptions{
 		KeepUnknowns: true, KeepSecrets: true, KeepResources: true, KeepOutputValues: true,
 	})
@@ -86,7 +65,7 @@ func (s *server) Construct(ctx context.Context, req *pulumirpc.ConstructRequest)
 		return nil, fmt.Errorf("%s %q: %w", program.AutoscaledWarmPoolType, req.GetName(), err)
 	}
 	return pprovider.Construct(ctx, req, s.host.EngineConn(), func(pctx *pulumi.Context, _, name string, _ pprovider.ConstructInputs, opts pulumi.ResourceOption) (*pprovider.ConstructResult, error) {
-		c, err := program.NewAutoscaledWarmPool(pctx, name, inputs, secrets, opts)
+		c, err := s.stacks.NewAutoscaledWarmPool(pctx, name, inputs, secrets, opts)
 		if err != nil {
 			return nil, err
 		}
