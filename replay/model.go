@@ -37,6 +37,20 @@ type Loop struct {
 	// its own, started with its ScaledObject and slowed by each sync's own time, so where a burst
 	// falls between two syncs is chance: a replay of a live run syncs when its HPA did.
 	Syncs []time.Duration
+	// Served, when known, is what the exporter served the HPA at a sync of Syncs (keyed by the
+	// sync's time): the HPA decides on those counts instead of the model's count of the trace.
+	// A live exporter sees a claim a moment after its client created or deleted it, so at a
+	// burst the two part by a claim or two; a replay of a live run reads what its HPA was served.
+	Served map[time.Duration]Demand
+	// Wall, when set, is the live harness's clock: the API server keeps a claim's creation and a
+	// pod's binding in whole seconds, so a claim's grace ends AdoptGrace after its creation's
+	// second, and a sandbox is Ready Boot after its binding's second (KWOK's boot stage); nil:
+	// the model's own (a boot drawn within (Boot-1s, Boot], the grace from the arrival), as on
+	// EKS, where the seconds fall anywhere.
+	Wall *WallClock
+	// AdoptRetry is how often a claim waiting out its grace looks for a Ready warm sandbox
+	// (agent-sandbox v0.5.6: every 500 ms); 0: at once.
+	AdoptRetry time.Duration
 	// ClaimReady is how long after its sandbox is Ready a claim is seen Ready (agent-sandbox's
 	// claim controller adopts, then the client's watch sees it): a warm claim's whole wait. The
 	// live day measures it; zero (the advice's) counts a claim's wait from its sandbox alone.
@@ -46,6 +60,17 @@ type Loop struct {
 // DefaultLoop is the live benchmark's loop.
 func DefaultLoop() Loop {
 	return Loop{Boot: 6 * time.Second, AdoptGrace: 2 * time.Second, HPASync: HPASyncPeriod, Tolerance: 0.1}
+}
+
+// WallClock places a trace on the wall clock: Offset is how far past a whole second the
+// trace's start was.
+type WallClock struct {
+	Offset time.Duration
+}
+
+// second is the whole second of the wall clock that trace time t falls in, in trace time.
+func (w WallClock) second(t time.Duration) time.Duration {
+	return (t + w.Offset).Truncate(time.Second) - w.Offset
 }
 
 // HPASyncPeriod is EKS's HPA sync period, the one every policy of the live run and the model
@@ -133,14 +158,37 @@ func (r Result) WarmShare() float64 {
 func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 	const step = 100 * time.Millisecond
 	rng := rand.New(rand.NewPCG(rngSeed, rngSeed^0x2545f4914f6cdd1d))
-	boot := func() time.Duration {
-		return loop.Boot - time.Duration(rng.Float64()*float64(time.Second))
+	// readyAt is when a warm sandbox bound to its node at t is Ready.
+	readyAt := func(t time.Duration) time.Duration {
+		if loop.Wall != nil {
+			return loop.Wall.second(t) + loop.Boot
+		}
+		return t + loop.Boot - time.Duration(rng.Float64()*float64(time.Second))
 	}
 	// Cold sandboxes draw their boots from a stream of their own, so the pool's boots are the
 	// same draws whatever the claims' waits are.
 	coldRng := rand.New(rand.NewPCG(rngSeed^0x9e3779b97f4a7c15, rngSeed))
-	coldBoot := func() time.Duration {
-		return loop.Boot - time.Duration(coldRng.Float64()*float64(time.Second))
+	coldReadyAt := func(t time.Duration) time.Duration {
+		if loop.Wall != nil {
+			return loop.Wall.second(t) + loop.Boot
+		}
+		return t + loop.Boot - time.Duration(coldRng.Float64()*float64(time.Second))
+	}
+	// adoptsAt is when a claim arriving at at adopts a warm sandbox Ready at ready, if within
+	// its grace: at its first look after the sandbox is Ready.
+	adoptsAt := func(at, ready time.Duration) (time.Duration, bool) {
+		deadline := at + loop.AdoptGrace
+		if loop.Wall != nil {
+			deadline = loop.Wall.second(at) + loop.AdoptGrace
+		}
+		look := max(ready, at)
+		if loop.AdoptRetry > 0 && look > at {
+			look = at + time.Duration(math.Ceil(float64(look-at)/float64(loop.AdoptRetry)))*loop.AdoptRetry
+		}
+		if loop.Wall != nil || loop.AdoptRetry > 0 {
+			return look, look < deadline
+		}
+		return look, look <= deadline
 	}
 	cluster := &modelCluster{cfg: loop.Nodes}
 	replicas := p.Fixed
@@ -186,12 +234,12 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 			cluster.pending = cluster.pending[1:]
 			if pp.claim < 0 {
 				cluster.pendingWarm--
-				booting = insertSorted(booting, bootingSandbox{t + boot(), warmSandbox{n, t}})
+				booting = insertSorted(booting, bootingSandbox{readyAt(t), warmSandbox{n, t}})
 				continue
 			}
 			a := tr.Arrivals[pp.claim]
 			claims[pp.claim] = claimSandbox{node: n}
-			res.Waits[pp.claim] = max(t, a.At) + coldBoot() - a.At // bound in its arrival's step: a boot
+			res.Waits[pp.claim] = coldReadyAt(max(t, a.At)) - a.At // bound in its arrival's step: a boot
 			if res.Waits[pp.claim] > a.Lifetime {
 				res.Waits[pp.claim] = a.Lifetime
 				never[pp.claim] = true
@@ -204,6 +252,7 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 	if len(syncs) > 0 {
 		nextSync, syncs = syncs[0], syncs[1:]
 	}
+	due := nextSync                          // the sync's own time, which Served is keyed by
 	end := max(tr.Duration, tr.End()) + step // the arrivals, then the last claim's lifetime
 	for t := time.Duration(0); t < end; t += step {
 		// Claims are deleted: a claim's sandbox leaves its node; one still waiting for a slot
@@ -239,6 +288,11 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 			res.Claims++
 			heldNow++
 			deletes.push(a.At + a.Lifetime)
+			var look time.Duration
+			inGrace := false
+			if len(ready) == 0 && len(booting) > 0 {
+				look, inGrace = adoptsAt(a.At, booting[0].at)
+			}
 			switch {
 			case len(ready) > 0:
 				i := adoptable(ready)
@@ -246,16 +300,16 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 				ready = append(ready[:i], ready[i+1:]...)
 				res.WarmHits++
 				res.Warm[c] = true
-			case len(booting) > 0 && booting[0].at <= a.At+loop.AdoptGrace:
+			case inGrace:
 				claims[c].node = booting[0].node
-				res.Waits[c] = max(booting[0].at-a.At, 0)
+				res.Waits[c] = look - a.At
 				booting = booting[1:]
 				res.WarmHits++
 				res.Warm[c] = true
 			default:
 				if n, ok := cluster.place(t); ok {
 					claims[c].node = n
-					res.Waits[c] = coldBoot()
+					res.Waits[c] = coldReadyAt(a.At) - a.At
 				} else {
 					claims[c].pending = true
 					cluster.enqueue(c)
@@ -264,13 +318,19 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 		}
 		// The HPA syncs.
 		if p.Fixed == 0 && t >= nextSync {
+			served, isServed := loop.Served[due]
 			if len(syncs) > 0 {
-				nextSync, syncs = max(syncs[0], t+step), syncs[1:]
+				due, syncs = syncs[0], syncs[1:]
+				nextSync = max(due, t+step)
 			} else {
 				nextSync += loop.HPASync
+				due = nextSync
 			}
 			deleted += deletes.popThrough(t)
 			d := Demand{Held: deletes.pushed - deleted, ArrivalsShort: arrivedWithin(tr, t, p.Short), ArrivalsLong: arrivedWithin(tr, t, p.Long), At: t, Clock: tr.Clock(t)}
+			if isServed {
+				d.Held, d.ArrivalsShort, d.ArrivalsLong = served.Held, served.ArrivalsShort, served.ArrivalsLong
+			}
 			if n := hpa.sync(t, replicas, p.Desired(d), p, loop.Tolerance); n != replicas {
 				hpa.scaled(t, n-replicas)
 				replicas = n
@@ -283,7 +343,7 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 		// before ready ones, then newest first"), wherever they run.
 		for len(ready)+len(booting)+cluster.pendingWarm < replicas {
 			if n, ok := cluster.place(t); ok {
-				booting = insertSorted(booting, bootingSandbox{t + boot(), warmSandbox{n, t}})
+				booting = insertSorted(booting, bootingSandbox{readyAt(t), warmSandbox{n, t}})
 			} else {
 				cluster.enqueue(-1)
 			}

@@ -163,6 +163,10 @@ func TestModelHPASyncsOnItsClock(t *testing.T) {
 	// at 28.7 s, and the pool is at rest again at the first sync after they are gone (34 s).
 	loop.Syncs = []time.Duration{13500 * time.Millisecond, 28700 * time.Millisecond}
 	assert.Equal(t, []SizeAt{{0, 1}, {28700 * time.Millisecond, 4}, {43700 * time.Millisecond, 1}}, Simulate(tr, p, loop, 1).Sizes)
+	// What the exporter served a sync is what it decides on: at 28.7 s it had seen one of the
+	// three claims, and at the next sync, 43.7 s, it still counted one that was gone.
+	loop.Served = map[time.Duration]Demand{28700 * time.Millisecond: {Held: 1}, 43700 * time.Millisecond: {Held: 1}}
+	assert.Equal(t, []SizeAt{{0, 1}, {28700 * time.Millisecond, 2}, {58700 * time.Millisecond, 1}}, Simulate(tr, p, loop, 1).Sizes)
 }
 
 // A claim is seen Ready ClaimReady after its sandbox: a warm claim waits that long, a cold one

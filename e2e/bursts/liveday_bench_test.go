@@ -327,7 +327,8 @@ func runLiveDay(tb testing.TB, ctx context.Context, work string, itype localclus
 		b.StopTimer()
 	}
 
-	rec := LiveDayRecord{Date: time.Now().UTC().Format(time.DateOnly), SlotsPerNode: k, LaunchDelay: liveDayLaunchDelay, ConsolidateAfter: liveDayConsolidateAfter}
+	rec := LiveDayRecord{Date: time.Now().UTC().Format(time.DateOnly), SlotsPerNode: k, LaunchDelay: liveDayLaunchDelay, ConsolidateAfter: liveDayConsolidateAfter,
+		Wall: &replay.WallClock{Offset: start.Sub(start.Truncate(time.Second))}}
 	for _, run := range runs {
 		for i, p := range run.policies {
 			res := recorder.Result(p, start, start.Add(longest))

@@ -26,7 +26,11 @@ type LiveDayRecord struct {
 	SlotsPerNode     int           `json:"slotsPerNode"`
 	LaunchDelay      time.Duration `json:"launchDelay"`
 	ConsolidateAfter time.Duration `json:"consolidateAfter"`
-	Rows             []RecordedRow `json:"rows"`
+	// Wall places the day on the wall clock (its start past a whole second), where the API
+	// server's whole seconds decide a boot's end and a claim's grace; none in a record older
+	// than it.
+	Wall *replay.WallClock `json:"wall,omitempty"`
+	Rows []RecordedRow     `json:"rows"`
 }
 
 // RecordedRow is one setting's pool on one family's day.
@@ -61,7 +65,7 @@ func (r RecordedRow) trace() *replay.Trace {
 
 // Replayed is the model's replay of the row, with the program's default HPA behaviour, the
 // pool at rest where the live one was and, unless loop names its own, the HPA syncing when the
-// live one did (HPASyncs).
+// live one did (HPASyncs) on what the exporter served it there (Served).
 func (r RecordedRow) Replayed(loop replay.Loop) (replay.Result, error) {
 	m, err := r.Setting.ModelPolicy()
 	if err != nil {
@@ -73,7 +77,27 @@ func (r RecordedRow) Replayed(loop replay.Loop) (replay.Result, error) {
 	if loop.Syncs == nil {
 		loop.Syncs = r.HPASyncs()
 	}
+	if loop.Served == nil {
+		loop.Served = r.Served()
+	}
 	return replay.Simulate(r.trace(), m, loop, r.Seed), nil
+}
+
+// Served is what the exporter served at each of KEDA's evaluations (its first read's counts),
+// keyed by the evaluation's time: the HPA's syncs at an evaluation decide on these (none for a
+// record without reads).
+func (r RecordedRow) Served() map[time.Duration]replay.Demand {
+	if len(r.Reads) == 0 {
+		return nil
+	}
+	evals := r.Evaluations()
+	out := make(map[time.Duration]replay.Demand, len(evals))
+	for _, rd := range r.Reads {
+		if _, seen := out[rd.At]; !seen && slices.Contains(evals, rd.At) {
+			out[rd.At] = replay.Demand{Held: int(rd.Held), ArrivalsShort: int(rd.Short), ArrivalsLong: int(rd.Long)}
+		}
+	}
+	return out
 }
 
 // specReadLead is how long before the harness saw spec.replicas change the exporter counted
@@ -94,8 +118,14 @@ func (rec LiveDayRecord) Loop() replay.Loop {
 	loop := replay.DefaultLoop()
 	loop.Nodes = replay.AutoModeNodes(rec.SlotsPerNode, rec.LaunchDelay, rec.ConsolidateAfter)
 	loop.ClaimReady = liveClaimReady
+	loop.AdoptRetry = liveAdoptRetry
+	loop.Wall = rec.Wall
 	return loop
 }
+
+// liveAdoptRetry is how often agent-sandbox v0.5.6's claim controller looks again for a warm
+// sandbox during a claim's grace (warmCandidateRetryInterval).
+const liveAdoptRetry = 500 * time.Millisecond
 
 // evaluationGap bounds the time between the reads of one KEDA evaluation (one per trigger,
 // asked one after the other); readsBeforeChange how long before the harness saw spec.replicas
@@ -327,4 +357,35 @@ func (r RecordedRow) PoolSizeApart(res replay.Result, end time.Duration) float64
 		return 0
 	}
 	return apart / total
+}
+
+// ServedApart counts the HPA's syncs at which the exporter served other counts than the claims
+// the harness had created and not yet deleted by then (and created within each arrival window,
+// short and long): the exporter sees a claim a moment after its client creates or deletes it.
+// syncs is how many of the HPA's syncs have a served reading.
+func (r RecordedRow) ServedApart(short, long time.Duration) (apart, syncs int) {
+	served := r.Served()
+	for _, s := range r.HPASyncs() {
+		d, ok := served[s]
+		if !ok {
+			continue
+		}
+		syncs++
+		var held, inShort, inLong int
+		for _, c := range r.Claims {
+			if c.At <= s && s < c.At+c.Lifetime {
+				held++
+			}
+			if c.At <= s && c.At > s-short {
+				inShort++
+			}
+			if c.At <= s && c.At > s-long {
+				inLong++
+			}
+		}
+		if held != d.Held || (short > 0 && inShort != d.ArrivalsShort) || (long > 0 && inLong != d.ArrivalsLong) {
+			apart++
+		}
+	}
+	return apart, syncs
 }

@@ -30,6 +30,9 @@ const (
 	// 2.4 points of the day's 42, so the full day's 1.5 points would ask for the same claims
 	// exactly, which one node launch a second late on a loaded machine moves.
 	shortDayWarmClaims = 2
+	// shortDaySizeShare is how far the model's pool size may part from the live one over the day
+	// (PoolSizeApart): on the HPA's own syncs and what it was served, the two decide alike.
+	shortDaySizeShare = 0.05
 )
 
 // shortDaySetting is the rounded setting of the live day's burst family: arrivals, rounded to
@@ -60,11 +63,15 @@ func brokenLoops(rec LiveDayRecord) map[string]replay.Loop {
 	}
 }
 
-// shortDayParts says where a model's figures for row part from the live ones beyond the short
-// day's tolerances (warm hits within shortDayWarmClaims claims, node-seconds within
-// LiveDayNodeShare); none: they agree.
-func shortDayParts(row RecordedRow, model LiveFigures) []string {
+// shortDayParts says where a model's replay res of row parts from the live figures beyond the
+// short day's tolerances (warm hits within shortDayWarmClaims claims, node-seconds within
+// LiveDayNodeShare, the pool's size within shortDaySizeShare); none: they agree.
+func shortDayParts(row RecordedRow, res replay.Result) []string {
+	model := ModelFigures(res)
 	var parts []string
+	if d := row.PoolSizeApart(res, row.Duration); d > shortDaySizeShare {
+		parts = append(parts, fmt.Sprintf("the pool's size %.1f%% apart (tolerance %.0f%%)", 100*d, 100*shortDaySizeShare))
+	}
 	claims := float64(len(row.Claims))
 	if d := math.Abs(row.Live.Warm-model.Warm) * claims / 100; d > shortDayWarmClaims+1e-9 {
 		parts = append(parts, fmt.Sprintf("warm hits %.1f%% live, %.1f%% model (%.0f claims apart, tolerance %d)", row.Live.Warm, model.Warm, d, shortDayWarmClaims))
@@ -83,14 +90,22 @@ func shortDayVerdict(rec LiveDayRecord) (problems, notes []string, err error) {
 		return nil, nil, fmt.Errorf("the short day has %d rows, want 1", len(rec.Rows))
 	}
 	row := rec.Rows[0]
-	rows, _, err := rec.Judged()
+	rows, results, err := rec.Judged()
 	if err != nil {
 		return nil, nil, err
 	}
 	model := rows[0].Model
-	notes = append(notes, fmt.Sprintf("%d claims; warm hits %.1f%% live, %.1f%% model; node-seconds %.0f live, %.0f model; claim wait p95 %.1f s live, %.1f s model (not judged: a handful of cold claims decide it)",
-		len(row.Claims), row.Live.Warm, model.Warm, row.Live.NodeSeconds, model.NodeSeconds, row.Live.WaitP95.Seconds(), model.WaitP95.Seconds()))
-	if parts := shortDayParts(row, model); len(parts) > 0 {
+	notes = append(notes, fmt.Sprintf("%d claims; warm hits %.1f%% live, %.1f%% model; node-seconds %.0f live, %.0f model; the pool's size %.1f%% apart; claim wait p95 %.1f s live, %.1f s model (not judged: a handful of cold claims decide it)",
+		len(row.Claims), row.Live.Warm, model.Warm, row.Live.NodeSeconds, model.NodeSeconds, 100*row.PoolSizeApart(results[0], row.Duration), row.Live.WaitP95.Seconds(), model.WaitP95.Seconds()))
+	if m, err := row.Setting.ModelPolicy(); err == nil {
+		if apart, syncs := row.ServedApart(m.Short, m.Long); syncs > 0 {
+			notes = append(notes, fmt.Sprintf("the HPA was served counts the trace does not give at %d of its %d syncs (the exporter sees a claim a moment after its create or delete); the replay decides on what it was served", apart, syncs))
+		}
+	}
+	if len(row.Reads) == 0 || rec.Wall == nil {
+		problems = append(problems, "the record has no reads of the exporter or no wall clock: the replay cannot sync when the HPA did on what it was served")
+	}
+	if parts := shortDayParts(row, results[0]); len(parts) > 0 {
 		problems = append(problems, fmt.Sprintf("the model parts from the live loop: %s", strings.Join(parts, "; ")))
 	}
 	broken := brokenLoops(rec)
@@ -100,7 +115,7 @@ func shortDayVerdict(rec LiveDayRecord) (problems, notes []string, err error) {
 			return nil, nil, err
 		}
 		m := ModelFigures(res)
-		if parts := shortDayParts(row, m); len(parts) == 0 {
+		if parts := shortDayParts(row, res); len(parts) == 0 {
 			problems = append(problems, fmt.Sprintf("a model with %s agrees with the record too (warm hits %.1f%%, node-seconds %.0f): the short day cannot tell it from the model", name, m.Warm, m.NodeSeconds))
 		} else {
 			notes = append(notes, fmt.Sprintf("a model with %s parts, as it must: %s", name, strings.Join(parts, "; ")))
