@@ -191,3 +191,23 @@ func TestModelClaimReadyLag(t *testing.T) {
 	assert.Equal(t, time.Duration(0), r.Waits[0])
 	assert.Equal(t, 0, r.NeverReady)
 }
+
+// On the live harness's clock a boot ends Boot after its binding's whole second and a claim's
+// grace AdoptGrace after its creation's, looked at every AdoptRetry: a replacement bound at
+// 10.3 s is Ready at 16 s, just when a claim made at 14.9 s (second 14) stops waiting for it;
+// with the day half a second past the wall's second the same sandbox is Ready at 15.5 s, and the
+// claim takes it at its look at 15.9 s. On the model's own clock the claim waits 2 s from its
+// arrival for a boot drawn within (15.3 s, 16.3 s]: warm.
+func TestModelOnTheLiveHarnessClock(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	tr := &Trace{Name: "hand", Duration: 40 * time.Second, Arrivals: []Arrival{
+		{At: ms(10300), Lifetime: 20 * time.Second}, {At: ms(14900), Lifetime: 20 * time.Second}}}
+	loop := DefaultLoop()
+	assert.Equal(t, []bool{true, true}, Simulate(tr, Policy{Fixed: 1}, loop, 1).Warm)
+	loop.Wall, loop.AdoptRetry = &WallClock{}, ms(500)
+	assert.Equal(t, []bool{true, false}, Simulate(tr, Policy{Fixed: 1}, loop, 1).Warm)
+	loop.Wall.Offset = ms(500)
+	r := Simulate(tr, Policy{Fixed: 1}, loop, 1)
+	assert.Equal(t, []bool{true, true}, r.Warm)
+	assert.Equal(t, time.Second, r.Waits[1], "taken at the claim's look at 15.9 s")
+}
