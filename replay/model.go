@@ -65,7 +65,7 @@ func DefaultLoop() Loop {
 // WallClock places a trace on the wall clock: Offset is how far past a whole second the
 // trace's start was.
 type WallClock struct {
-	Offset time.Duration
+	Offset time.Duration `json:"offset"`
 }
 
 // second is the whole second of the wall clock that trace time t falls in, in trace time.
