@@ -42,10 +42,7 @@ func runComponentWithSecrets(t *testing.T, inputs map[string]string, secrets []s
 		if err != nil {
 			return err
 		}
-		c.Outputs.ToMapOutput().ApplyT(func(m map[string]any) error {
-			maps.Copy(outputs, m)
-			return nil
-		})
+		copyOutputs(c, outputs)
 		return nil
 	}, rec.Options(testProject, testStack))
 	return rec, outputs, err
@@ -184,4 +181,12 @@ func declaredConfigKeys(t *testing.T) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// copyOutputs copies the component's outputs into into once they are known.
+func copyOutputs(c *AutoscaledWarmPool, into map[string]any) {
+	c.Outputs.ToMapOutput().ApplyT(func(m map[string]any) error {
+		maps.Copy(into, m)
+		return nil
+	})
 }

@@ -49,12 +49,8 @@ func runComponents(t *testing.T, comps []stackComponent, prepare ...func(*mockgr
 				return err
 			}
 			made[c.name] = wp
-			out := map[string]any{}
-			outputs[c.name] = out
-			wp.Outputs.ToMapOutput().ApplyT(func(m map[string]any) error {
-				maps.Copy(out, m)
-				return nil
-			})
+			outputs[c.name] = map[string]any{}
+			copyOutputs(wp, outputs[c.name])
 		}
 		return nil
 	}, rec.Options(testProject, testStack))

@@ -90,12 +90,9 @@ func (r RecordedRow) Served() map[time.Duration]replay.Demand {
 	if len(r.Reads) == 0 {
 		return nil
 	}
-	evals := r.Evaluations()
-	out := make(map[time.Duration]replay.Demand, len(evals))
-	for _, rd := range r.Reads {
-		if _, seen := out[rd.At]; !seen && slices.Contains(evals, rd.At) {
-			out[rd.At] = replay.Demand{Held: int(rd.Held), ArrivalsShort: int(rd.Short), ArrivalsLong: int(rd.Long)}
-		}
+	out := map[time.Duration]replay.Demand{}
+	for _, rd := range r.evaluationReads() {
+		out[rd.At] = replay.Demand{Held: int(rd.Held), ArrivalsShort: int(rd.Short), ArrivalsLong: int(rd.Long)}
 	}
 	return out
 }
@@ -142,10 +139,19 @@ const (
 // without reads. The HPA's syncs are among them, and so are the reads of KEDA's own polling loop.
 func (r RecordedRow) Evaluations() []time.Duration {
 	var out []time.Duration
+	for _, rd := range r.evaluationReads() {
+		out = append(out, rd.At)
+	}
+	return out
+}
+
+// evaluationReads are the first read of each of KEDA's evaluations.
+func (r RecordedRow) evaluationReads() []DemandRead {
+	var out []DemandRead
 	last := time.Duration(-1)
 	for _, rd := range r.Reads {
 		if last < 0 || rd.At-last > evaluationGap {
-			out = append(out, rd.At)
+			out = append(out, rd)
 		}
 		last = rd.At
 	}

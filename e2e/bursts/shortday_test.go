@@ -102,6 +102,9 @@ func shortDayVerdict(rec LiveDayRecord) (problems, notes []string, err error) {
 			notes = append(notes, fmt.Sprintf("the HPA was served counts the trace does not give at %d of its %d syncs (the exporter sees a claim a moment after its create or delete); the replay decides on what it was served", apart, syncs))
 		}
 	}
+	if apart := row.ClaimsApart(results[0]); len(row.Outcomes) > 0 {
+		notes = append(notes, fmt.Sprintf("claims the model served otherwise than the cluster: %d of %d", len(apart), len(row.Claims)))
+	}
 	if len(row.Reads) == 0 || rec.Wall == nil {
 		problems = append(problems, "the record has no reads of the exporter or no wall clock: the replay cannot sync when the HPA did on what it was served")
 	}
@@ -145,7 +148,8 @@ func TestRecordedShortDayHoldsTheModel(t *testing.T) {
 		problems, notes, err := shortDayVerdict(rec)
 		require.NoError(t, err)
 		assert.Empty(t, problems, "%s", name)
-		assert.Len(t, notes, 2+len(brokenLoops(rec)), "%s: what was read, what the HPA was served, and each broken model parting: %v", name, notes)
+		assert.Len(t, notes, 3+len(brokenLoops(rec)), "%s: what was read, what the HPA was served, the claims apart, and each broken model parting: %v", name, notes)
+		assert.Contains(t, notes, "claims the model served otherwise than the cluster: 0 of 42", name)
 		if i == 0 {
 			first = rec
 		}
