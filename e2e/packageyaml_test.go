@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"maps"
 	"os"
@@ -14,6 +15,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
 
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/framework"
@@ -45,6 +49,8 @@ type yamlConsumer struct {
 	pool    string // the poolName output, once up has run
 	// second: the stack holds a second component (secondComponent), whose namespace destroy removes.
 	second bool
+	// agentAPIKey is the secret the stack's config gives the agent's environment.
+	agentAPIKey string
 }
 
 // newYAMLConsumer installs the package's plugin and the Kubernetes provider in a home of its own,
@@ -79,7 +85,8 @@ func newYAMLConsumer(ctx context.Context, t *testing.T, c *localcluster.Cluster,
 		t.Fatalf("examples/yaml/Pulumi.yaml has no %q to leave out of the copy", yamlPackagesEntry)
 	}
 	example = append(before, after...)
-	y := &yamlConsumer{cluster: c, work: work, project: filepath.Join(work, "project"), home: home}
+	y := &yamlConsumer{cluster: c, work: work, project: filepath.Join(work, "project"), home: home,
+		agentAPIKey: "sk-" + rand.Text()}
 	if err := os.MkdirAll(y.project, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +97,7 @@ func newYAMLConsumer(ctx context.Context, t *testing.T, c *localcluster.Cluster,
 		t.Fatal(err)
 	}
 	y.must(ctx, t, "config", "set", "--secret", "kubeconfig", string(kubeconfig))
+	y.must(ctx, t, "config", "set", "--secret", "agentApiKey", y.agentAPIKey)
 	for k, v := range map[string]string{"kedaMode": "adopt", "agentSandboxMode": "adopt", "isolation": "gvisor", "exporterImage": exporterImageRef} {
 		y.must(ctx, t, "config", "set", k, v)
 	}
@@ -122,6 +130,7 @@ func (y *yamlConsumer) steps(verifyBin string, adopted sharedInstall) []step {
 		{"pulumi preview of a bad input fails with the program's message, naming the input, and creates nothing", y.badInputRefused},
 		{"pulumi preview without the kubernetes provider fails saying so, never reaching for an ambient kubeconfig", y.noProviderRefused},
 		{"pulumi up deploys the component and passes on every output verify reads", y.up},
+		{"the secret input reaches the sandboxes' template and the state holds it only encrypted", y.secretKept},
 		{"verify passes on what the package deployed", func(ctx context.Context, t *testing.T) {
 			r := &stackRun{cluster: y.cluster, work: y.work, ns: yamlConsumerNamespace, pool: y.pool}
 			r.warmBeforeVerify(ctx, t)
@@ -189,6 +198,45 @@ func (y *yamlConsumer) noProviderRefused(ctx context.Context, t *testing.T) {
 
 func (y *yamlConsumer) up(ctx context.Context, t *testing.T) {
 	y.upOutputs(ctx, t)
+}
+
+// secretKept reads the secret where the agent gets it, the SandboxTemplate in the cluster, and
+// then the state: no file of the backend holds it in clear, and the template's resource in the
+// stack's checkpoint holds it as a secret.
+func (y *yamlConsumer) secretKept(ctx context.Context, t *testing.T) {
+	gvr := schema.GroupVersionResource{Group: contract.AgentSandboxExtensionsGroup, Version: contract.AgentSandboxVersion, Resource: contract.SandboxTemplatesResource}
+	list, err := y.cluster.Dynamic.Resource(gvr).Namespace(yamlConsumerNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("sandbox templates in %s: %v", yamlConsumerNamespace, err)
+	}
+	reached := 0
+	for _, tmpl := range list.Items {
+		containers, _, _ := unstructured.NestedSlice(tmpl.Object, "spec", "podTemplate", "spec", "containers")
+		for _, c := range containers {
+			env, _, _ := unstructured.NestedSlice(c.(map[string]any), "env")
+			for _, e := range env {
+				if e, _ := e.(map[string]any); e["name"] == "AGENT_API_KEY" && e["value"] == y.agentAPIKey {
+					reached++
+				}
+			}
+		}
+	}
+	if reached != 1 {
+		t.Fatalf("%d of the %d sandbox templates in %s give the agent AGENT_API_KEY with the secret's value, want 1", reached, len(list.Items), yamlConsumerNamespace)
+	}
+	b, err := os.ReadFile(filepath.Join(y.project, "Pulumi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var project struct{ Name string }
+	if err := yaml.Unmarshal(b, &project); err != nil || project.Name == "" {
+		t.Fatalf("the project's name in its Pulumi.yaml: %q, %v", project.Name, err)
+	}
+	held, err := framework.SecretKeptInState(y.home.Backend, project.Name, "dev", y.agentAPIKey, "kubernetes:"+contract.AgentSandboxExtensionsAPIVersion+":"+contract.SandboxTemplateKind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the secret reached the agent's template; the backend holds it nowhere in clear, and %d SandboxTemplate in the checkpoint holds it encrypted", held)
 }
 
 // upOutputs runs pulumi up, checks the first component's outputs and writes them where verify
