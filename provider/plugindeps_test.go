@@ -10,36 +10,52 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// cloudSDKs are the module paths of the AWS and EKS SDKs. The plugin's component makes nothing in
-// AWS, and compiling these was more than half of the plugin's cold build, which a team waits for
-// at `pulumi package add` (docs/package.md).
+// The plugin's cold build is what a team waits for at its first `pulumi package add`
+// (docs/package.md), and most of it was packages its component never uses. These tests hold the
+// plugin's build graph (go list -deps: its packages, not its tests') clear of them; a failure
+// names the packages that import one.
+
+// cloudSDKs are the module paths of the AWS and EKS SDKs: the component makes nothing in AWS.
+// What does belongs in awscomponents, which the program reaches through program.Cloud.
 var cloudSDKs = []string{"github.com/pulumi/pulumi-aws/", "github.com/pulumi/pulumi-eks/"}
 
-func isCloudSDK(pkg string) bool {
-	return slices.ContainsFunc(cloudSDKs, func(prefix string) bool { return strings.HasPrefix(pkg, prefix) })
+// everyAPIGroup is pulumi-kubernetes' yaml/v2 package, which imports the package of every
+// Kubernetes API group to read back a ConfigFile's resources; components/configfile.go registers
+// the ConfigFile without it.
+var everyAPIGroup = []string{"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/yaml/"}
+
+func TestThePluginBuildsWithoutTheAWSAndEKSSDKs(t *testing.T) {
+	assertPluginBuildsWithout(t, cloudSDKs, "the AWS or EKS SDK")
 }
 
-// The plugin's build graph (go list -deps: its packages, not its tests') holds neither SDK. On a
-// failure the message names the packages that import one: what makes AWS resources belongs in
-// awscomponents, reached through program.Cloud.
-func TestThePluginBuildsWithoutTheAWSAndEKSSDKs(t *testing.T) {
+func TestThePluginBuildsWithoutEveryKubernetesAPIGroup(t *testing.T) {
+	assertPluginBuildsWithout(t, everyAPIGroup, "pulumi-kubernetes' yaml package (every API group's)")
+}
+
+// assertPluginBuildsWithout fails if a package of the plugin's build graph starts with one of
+// prefixes, naming what imports it.
+func assertPluginBuildsWithout(t *testing.T, prefixes []string, what string) {
+	t.Helper()
+	banned := func(pkg string) bool {
+		return slices.ContainsFunc(prefixes, func(prefix string) bool { return strings.HasPrefix(pkg, prefix) })
+	}
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", ".").CombinedOutput()
 	require.NoError(t, err, "go list -deps: %s", out)
-	var packages, sdk, importers []string
+	var packages, found, importers []string
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Fields(line)
 		pkg := fields[0]
 		packages = append(packages, pkg)
-		if isCloudSDK(pkg) {
-			sdk = append(sdk, pkg)
+		if banned(pkg) {
+			found = append(found, pkg)
 			continue
 		}
 		for _, imported := range fields[1:] {
-			if isCloudSDK(imported) {
+			if banned(imported) {
 				importers = append(importers, pkg+" imports "+imported)
 			}
 		}
 	}
 	require.Contains(t, packages, "warmpool.local/warm-pool-autoscaling-keda/program", "the graph read is the plugin's")
-	assert.Empty(t, sdk, "the plugin compiles the AWS or EKS SDK: %s", strings.Join(importers, "; "))
+	assert.Empty(t, found, "the plugin compiles %s: %s", what, strings.Join(importers, "; "))
 }
