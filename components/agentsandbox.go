@@ -3,7 +3,6 @@ package components
 import (
 	"fmt"
 
-	yamlv2 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/yaml/v2"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
@@ -39,9 +38,7 @@ func NewAgentSandbox(ctx *pulumi.Context, name string, args *AgentSandboxArgs, o
 	case ModeInstall:
 		url := contract.AgentSandboxManifestURL(args.Version)
 		a.ManifestURL = pulumi.String(url).ToStringOutput()
-		release, err := yamlv2.NewConfigFile(ctx, args.Scope.Name(name+"-release"), &yamlv2.ConfigFileArgs{
-			File: pulumi.String(url),
-		}, args.Scope.Opts(name+"-release", pulumi.Parent(a))...)
+		release, err := newConfigFile(ctx, args.Scope.Name(name+"-release"), url, args.Scope.Opts(name+"-release", pulumi.Parent(a))...)
 		if err != nil {
 			return nil, err
 		}

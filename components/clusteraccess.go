@@ -4,10 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-
-	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
-	"github.com/pulumi/pulumi-eks/sdk/v3/go/eks"
-	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
 // Who may reach a cluster the stack creates. The creator gets cluster admin from EKS itself
@@ -36,40 +32,12 @@ func CheckPrincipalArn(key, arn string) string {
 	return fmt.Sprintf("%s has %q, which is not an IAM role or user ARN; write it as arn:aws:iam::<12-digit account>:role/<name> or arn:aws:iam::<account>:user/<name>", key, arn)
 }
 
-// accessEntryKey names an entry after its principal, so reordering the config list replaces nothing.
-func accessEntryKey(prefix, arn string) string {
+// AccessEntryKey names an access entry (awscomponents/clusteraccess.go) after its principal, so
+// reordering the config list replaces nothing.
+func AccessEntryKey(prefix, arn string) string {
 	m := principalArn.FindStringSubmatch(arn)
 	if m == nil {
 		return prefix
 	}
 	return prefix + "-" + m[2] + "-" + m[3] + "-" + strings.ToLower(m[5])
-}
-
-// accessEntries are the EKS access entries created with the cluster: each admin with
-// AmazonEKSClusterAdminPolicy at cluster scope; the preview principal with no access policy, only
-// the Kubernetes group PreviewGroup, which the stack's RBAC allows to read what a preview reads.
-// Each carries the stack's tags.
-func accessEntries(admins []string, preview string, tags map[string]string) map[string]eks.AccessEntryArgs {
-	entries := map[string]eks.AccessEntryArgs{}
-	for _, arn := range admins {
-		partition := strings.SplitN(arn, ":", 3)[1]
-		entries[accessEntryKey("admin", arn)] = eks.AccessEntryArgs{
-			PrincipalArn: pulumi.String(arn),
-			Tags:         pulumi.ToStringMap(tags),
-			AccessPolicies: map[string]eks.AccessPolicyAssociationInput{
-				"cluster-admin": eks.AccessPolicyAssociationArgs{
-					PolicyArn:   pulumi.Sprintf("arn:%s:eks::aws:cluster-access-policy/%s", partition, ClusterAdminPolicy),
-					AccessScope: awseks.AccessPolicyAssociationAccessScopeArgs{Type: pulumi.String("cluster")},
-				},
-			},
-		}
-	}
-	if preview != "" {
-		entries[accessEntryKey("preview", preview)] = eks.AccessEntryArgs{
-			PrincipalArn:     pulumi.String(preview),
-			KubernetesGroups: pulumi.ToStringArray([]string{PreviewGroup}),
-			Tags:             pulumi.ToStringMap(tags),
-		}
-	}
-	return entries
 }

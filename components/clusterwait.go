@@ -22,12 +22,13 @@ import (
 
 // What create mode waits for on a cluster it has just made, before anything in the cluster:
 //
-//  1. its API endpoint answering GET /healthz (cluster.go). EKS reports the cluster ACTIVE, and
-//     pulumi-eks hands on the kubeconfig, possibly before the endpoint answers; pulumi-eks v3.9.1
-//     waits for /healthz only `if (!pulumi.runtime.isDryRun() && args.endpointPublicAccess)`
-//     (nodejs/eks/cluster/cluster.ts, line 799; the condition comes from pulumi/pulumi-eks#1135,
-//     which skips the wait for private-only endpoints), so without endpointPublicAccess set it
-//     does not wait at all. The program waits itself, for any endpoint this machine can reach.
+//  1. its API endpoint answering GET /healthz (awscomponents/cluster.go). EKS reports the
+//     cluster ACTIVE, and pulumi-eks hands on the kubeconfig, possibly before the endpoint
+//     answers; pulumi-eks v3.9.1 waits for /healthz only
+//     `if (!pulumi.runtime.isDryRun() && args.endpointPublicAccess)` (nodejs/eks/cluster/cluster.ts,
+//     line 799; the condition comes from pulumi/pulumi-eks#1135, which skips the wait for
+//     private-only endpoints), so without endpointPublicAccess set it does not wait at all. The
+//     program waits itself, for any endpoint this machine can reach.
 //  2. the RuntimeClass isolated-sandbox (sandboxruntime.go), which EKS Auto Mode adds to the
 //     cluster; nothing documents that it exists the moment the cluster is ACTIVE.
 //
@@ -100,14 +101,14 @@ func kubeconfigEndpoint(kubeconfig string) (server string, roots *x509.CertPool,
 	return cluster.Server, roots, nil
 }
 
-// waitForAPIEndpoint waits until the kubeconfig's server answers GET /healthz, without credentials,
+// WaitForAPIEndpoint waits until the kubeconfig's server answers GET /healthz, without credentials,
 // as pulumi-eks's own wait asks it (cluster.ts, lines 799-817): Kubernetes' default ClusterRole
 // system:public-info-viewer lets everyone, unauthenticated too, read /healthz, /livez, /readyz and
 // /version. So the wait needs neither the access entry nor the AWS CLI. 200 is ready; 401 or 403
 // also means the API server itself answered (on a cluster that refuses anonymous requests) and is
 // taken as ready; anything else, or no answer, is waited out. The server's certificate is checked
 // against the cluster's CA from the kubeconfig.
-func waitForAPIEndpoint(ctx context.Context, kubeconfig string, p Patience, say func(msg string, ephemeral bool)) error {
+func WaitForAPIEndpoint(ctx context.Context, kubeconfig string, p Patience, say func(msg string, ephemeral bool)) error {
 	server, roots, err := kubeconfigEndpoint(kubeconfig)
 	if err != nil {
 		return err
@@ -240,9 +241,9 @@ func waitForRuntimeClass(ctx context.Context, read RuntimeClassReader, name stri
 		"check the cluster's version and that Auto Mode is enabled (`aws eks describe-cluster --name <cluster>`)", name, p.Timeout, last)
 }
 
-// sayOn prints a wait's progress on the component: ephemeral lines are the row's status in the
+// SayOn prints a wait's progress on the component: ephemeral lines are the row's status in the
 // CLI's display, the others stay in the output.
-func sayOn(ctx *pulumi.Context, on pulumi.Resource) func(msg string, ephemeral bool) {
+func SayOn(ctx *pulumi.Context, on pulumi.Resource) func(msg string, ephemeral bool) {
 	return func(msg string, ephemeral bool) {
 		_ = ctx.Log.Info(msg, &pulumi.LogArgs{Resource: on, Ephemeral: ephemeral})
 	}

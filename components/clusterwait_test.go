@@ -138,7 +138,7 @@ func TestAPIEndpointWaitPollsHealthzUntilItAnswers(t *testing.T) {
 	}))
 	defer srv.Close()
 	lines, say := recorder()
-	require.NoError(t, waitForAPIEndpoint(context.Background(), apiKubeconfig(t, srv), patient, say))
+	require.NoError(t, WaitForAPIEndpoint(context.Background(), apiKubeconfig(t, srv), patient, say))
 	assert.EqualValues(t, 3, hits.Load())
 	require.Len(t, *lines, 3)
 	assert.Contains(t, (*lines)[0].msg, "does not answer GET /healthz yet (GET /healthz answered 503 Service Unavailable)")
@@ -148,7 +148,7 @@ func TestAPIEndpointWaitPollsHealthzUntilItAnswers(t *testing.T) {
 	// Answering at once: one request, nothing said.
 	hits.Store(10)
 	lines, say = recorder()
-	require.NoError(t, waitForAPIEndpoint(context.Background(), apiKubeconfig(t, srv), patient, say))
+	require.NoError(t, WaitForAPIEndpoint(context.Background(), apiKubeconfig(t, srv), patient, say))
 	assert.Empty(t, *lines)
 }
 
@@ -161,7 +161,7 @@ func TestAPIEndpointWaitIsBoundedAndChecksTheClusterCA(t *testing.T) {
 	// The waits below must give up, yet only after a TLS handshake and a GET have answered: a
 	// loaded machine has taken longer than 300 ms for that.
 	giveUp := Patience{Timeout: 3 * time.Second, Interval: 50 * time.Millisecond}
-	err := waitForAPIEndpoint(context.Background(), apiKubeconfig(t, down), giveUp, say)
+	err := WaitForAPIEndpoint(context.Background(), apiKubeconfig(t, down), giveUp, say)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "did not answer GET /healthz within 3s (last: GET /healthz answered 503 Service Unavailable)")
 	assert.Contains(t, err.Error(), "run `pulumi up` again")
@@ -169,19 +169,19 @@ func TestAPIEndpointWaitIsBoundedAndChecksTheClusterCA(t *testing.T) {
 	// An API server that refuses anonymous requests has answered all the same.
 	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden} {
 		refusing := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", status) }))
-		require.NoError(t, waitForAPIEndpoint(context.Background(), apiKubeconfig(t, refusing), patient, say), "%d", status)
+		require.NoError(t, WaitForAPIEndpoint(context.Background(), apiKubeconfig(t, refusing), patient, say), "%d", status)
 		refusing.Close()
 	}
 
 	// A server whose certificate the cluster's CA did not sign is never taken for the cluster.
 	up := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) }))
 	defer up.Close()
-	require.NoError(t, waitForAPIEndpoint(context.Background(), apiKubeconfig(t, up), patient, say))
+	require.NoError(t, WaitForAPIEndpoint(context.Background(), apiKubeconfig(t, up), patient, say))
 	otherCA := base64.StdEncoding.EncodeToString(selfSignedPEM(t))
 	ownCA := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: up.Certificate().Raw}))
 	impostor := strings.Replace(apiKubeconfig(t, up), ownCA, otherCA, 1)
 	require.NotEqual(t, apiKubeconfig(t, up), impostor)
-	err = waitForAPIEndpoint(context.Background(), impostor, giveUp, say)
+	err = WaitForAPIEndpoint(context.Background(), impostor, giveUp, say)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "certificate signed by unknown authority")
 
@@ -225,23 +225,6 @@ func TestKubeconfigRuntimeClassReaderReadsWithTheKubeconfigsCredentials(t *testi
 	require.NoError(t, err)
 	_, err = noToken(context.Background(), "isolated-sandbox")
 	assert.ErrorContains(t, err, "401", "a refused read is an error to report, not a missing RuntimeClass")
-}
-
-func TestEKSZonesAreChosenByID(t *testing.T) {
-	// us-east-1 in an account where us-east-1a is use1-az3, the zone EKS refuses.
-	names := []string{"us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d"}
-	ids := []string{"use1-az3", "use1-az1", "use1-az2", "use1-az4"}
-	got, err := eksZones(names, ids, 2)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"us-east-1b", "us-east-1c"}, got)
-
-	got, err = eksZones([]string{"us-west-2a", "us-west-2b", "us-west-2c"}, []string{"usw2-az2", "usw2-az1", "usw2-az3"}, 2)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"us-west-2a", "us-west-2b"}, got, "where every zone is supported, the first two as before")
-
-	_, err = eksZones([]string{"us-west-1a", "us-west-1c"}, []string{"usw1-az2", "usw1-az1"}, 2)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "the region has 1 available zone(s) EKS supports (EKS does not support us-west-1a (usw1-az2)); EKS needs 2")
 }
 
 // selfSignedPEM is a CA certificate nobody's server uses.

@@ -33,12 +33,12 @@ func requireCRDs(ctx *pulumi.Context, scope Scope, parent pulumi.Resource, produ
 	for i, crd := range reads {
 		need := crds[i]
 		if _, err := internals.UnsafeAwaitOutput(ctx.Context(), crd.ID()); err != nil {
-			return nil, explain(ctx, parent, fmt.Errorf("%s is not installed on this cluster: CustomResourceDefinition %s was not found (%v). "+
+			return nil, Explain(ctx, parent, fmt.Errorf("%s is not installed on this cluster: CustomResourceDefinition %s was not found (%v). "+
 				"It is a shared install that adopt mode only reads; %s", product, need.Name, err, howToFix))
 		}
 		versions, err := internals.UnsafeAwaitOutput(ctx.Context(), crd.Spec.Versions())
 		if err != nil {
-			return nil, explain(ctx, parent, fmt.Errorf("reading the versions of CustomResourceDefinition %s: %w", need.Name, err))
+			return nil, Explain(ctx, parent, fmt.Errorf("reading the versions of CustomResourceDefinition %s: %w", need.Name, err))
 		}
 		if !versions.Known {
 			continue // a preview without the cluster's answer; the update checks again
@@ -55,7 +55,7 @@ func requireCRDs(ctx *pulumi.Context, scope Scope, parent pulumi.Resource, produ
 			if len(served) > 0 {
 				servedText = strings.Join(served, ", ")
 			}
-			return nil, explain(ctx, parent, fmt.Errorf("%s on this cluster does not serve the version this stack uses: CustomResourceDefinition %s serves %s, "+
+			return nil, Explain(ctx, parent, fmt.Errorf("%s on this cluster does not serve the version this stack uses: CustomResourceDefinition %s serves %s, "+
 				"but the stack needs %s. It is a shared install that adopt mode only reads, so upgrade it to a release that serves %s, or %s",
 				product, need.Name, servedText, need.Version, need.Version, howToFix))
 		}
@@ -67,10 +67,10 @@ func requireCRDs(ctx *pulumi.Context, scope Scope, parent pulumi.Resource, produ
 	return out, nil
 }
 
-// explain logs err on the component before returning it. A failed read also fails the engine RPC,
+// Explain logs err on the component before returning it. A failed read also fails the engine RPC,
 // and the Go SDK then reports that RPC error instead of the program's; the log line is how the
 // user still sees what is missing and how to fix it.
-func explain(ctx *pulumi.Context, on pulumi.Resource, err error) error {
+func Explain(ctx *pulumi.Context, on pulumi.Resource, err error) error {
 	_ = ctx.Log.Error(err.Error(), &pulumi.LogArgs{Resource: on})
 	return err
 }

@@ -1,11 +1,8 @@
 package components
 
 import (
-	"context"
 	"fmt"
 	"net/netip"
-
-	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
 // EKS's upgrade policies (UpgradePolicyRequest.supportType). Without one EKS applies EXTENDED:
@@ -21,29 +18,6 @@ const (
 // MaxPublicAccessCidrs is EKS's quota of CIDR blocks on the public endpoint ("Public endpoint
 // access CIDR ranges per cluster", Amazon EKS service quotas).
 const MaxPublicAccessCidrs = 40
-
-// eksClusterType is the resource pulumi-eks creates for the control plane.
-const eksClusterType = "aws:eks/cluster:Cluster"
-
-// EKSClusterTransform sets on the aws:eks Cluster that pulumi-eks creates what its own inputs
-// cannot: the upgrade policy's supportType (pulumi/pulumi-eks#1776) and, when protect is set,
-// Pulumi's protect, so destroy refuses to delete the control plane. Every other resource passes
-// unchanged.
-func EKSClusterTransform(supportType string, protect bool) pulumi.ResourceTransform {
-	return func(_ context.Context, args *pulumi.ResourceTransformArgs) *pulumi.ResourceTransformResult {
-		if args.Type != eksClusterType {
-			return nil
-		}
-		props := pulumi.Map{}
-		for k, v := range args.Props {
-			props[k] = v
-		}
-		props["upgradePolicy"] = pulumi.Map{"supportType": pulumi.String(supportType)}
-		opts := args.Opts
-		opts.Protect = opts.Protect || protect
-		return &pulumi.ResourceTransformResult{Props: props, Opts: opts}
-	}
-}
 
 // ClusterLogTypes are the control-plane log types EKS can send to CloudWatch Logs
 // (LogSetup.types in the EKS API reference; pulumi-eks's enabledClusterLogTypes).

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/apiextensions"
 	metav1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/meta/v1"
@@ -278,61 +277,20 @@ type SandboxNodesArgs struct {
 	DependsOn []pulumi.Resource
 }
 
-// SandboxNodes is the tagging policy, the NodeClass and the NodePool.
+// SandboxNodesType is the SandboxNodes component's type token.
+const SandboxNodesType = "warmpool:index:SandboxNodes"
+
+// SandboxNodes is the tagging policy, the NodeClass and the NodePool: awscomponents.NewSandboxNodes
+// makes it with the policy (an IAM resource), AddNodeClassAndPool the rest.
 type SandboxNodes struct {
 	pulumi.ResourceState
 
-	TaggingPolicy *iam.RolePolicy
+	TaggingPolicy pulumi.CustomResource // an aws:iam RolePolicy
 	NodeClass     *apiextensions.CustomResource
 	NodePool      *apiextensions.CustomResource
 	// Placement puts a sandbox pod on these nodes (WarmPoolArgs.Nodes).
 	Placement *SandboxPlacement
 }
-
-// nodeTaggingPolicy lets the cluster IAM role tag what Auto Mode launches for the cluster with
-// the NodeClass's tags: the Compute, Storage and Networking statements of the EKS user guide's
-// example ("Learn about identity and access in EKS Auto Mode", auto-learn-iam, "Custom AWS tags for
-// EKS Auto resources": the managed policies "do not permit applying user defined tags"). Its
-// LoadBalancer and Shield statements are left out: the stack makes no load balancer, and the
-// NodeClass's tags do not reach one. Each statement holds only for requests tagged with this
-// cluster's name, as the cluster role's own are.
-const nodeTaggingPolicy = `{
-  "Version": "2012-10-17",
-  "Statement": [
-    {
-      "Sid": "Compute",
-      "Effect": "Allow",
-      "Action": ["ec2:CreateFleet", "ec2:RunInstances", "ec2:CreateLaunchTemplate"],
-      "Resource": "*",
-      "Condition": {
-        "StringEquals": {"aws:RequestTag/eks:eks-cluster-name": "${aws:PrincipalTag/eks:eks-cluster-name}"},
-        "StringLike": {"aws:RequestTag/eks:kubernetes-node-class-name": "*", "aws:RequestTag/eks:kubernetes-node-pool-name": "*"}
-      }
-    },
-    {
-      "Sid": "Storage",
-      "Effect": "Allow",
-      "Action": ["ec2:CreateVolume", "ec2:CreateSnapshot"],
-      "Resource": ["arn:aws:ec2:*:*:volume/*", "arn:aws:ec2:*:*:snapshot/*"],
-      "Condition": {
-        "StringEquals": {"aws:RequestTag/eks:eks-cluster-name": "${aws:PrincipalTag/eks:eks-cluster-name}"}
-      }
-    },
-    {
-      "Sid": "Networking",
-      "Effect": "Allow",
-      "Action": "ec2:CreateNetworkInterface",
-      "Resource": "*",
-      "Condition": {
-        "StringEquals": {"aws:RequestTag/eks:eks-cluster-name": "${aws:PrincipalTag/eks:eks-cluster-name}"},
-        "StringLike": {"aws:RequestTag/eks:kubernetes-cni-node-name": "*"}
-      }
-    }
-  ]
-}`
-
-// NodeTaggingPolicy is the policy document the cluster IAM role gets.
-func NodeTaggingPolicy() string { return nodeTaggingPolicy }
 
 // Disruption as the NodePool states it. Every sandbox carries karpenter.sh/do-not-disrupt
 // (SandboxPodAnnotations), so consolidation only ever removes an empty node: WhenEmpty says so,
@@ -348,8 +306,9 @@ const (
 	terminationGracePeriod = "24h"
 )
 
-// NewSandboxNodes makes the tagging policy, then the NodeClass, then the NodePool.
-func NewSandboxNodes(ctx *pulumi.Context, name string, args *SandboxNodesArgs, opts ...pulumi.ResourceOption) (*SandboxNodes, error) {
+// CheckSandboxNodes refuses, before anything is registered, a tag the NodeClass cannot carry and
+// a sandbox no node of the NodePool could hold.
+func CheckSandboxNodes(name string, args *SandboxNodesArgs) error {
 	var badTags []string
 	for k := range args.Tags {
 		if why := NodeClassTagProblem(k); why != "" {
@@ -358,26 +317,18 @@ func NewSandboxNodes(ctx *pulumi.Context, name string, args *SandboxNodesArgs, o
 	}
 	if len(badTags) > 0 {
 		sort.Strings(badTags)
-		return nil, fmt.Errorf("sandbox nodes %s: the NodeClass cannot carry these tags: %s", name, strings.Join(badTags, "; "))
+		return fmt.Errorf("sandbox nodes %s: the NodeClass cannot carry these tags: %s", name, strings.Join(badTags, "; "))
 	}
 	if _, err := PlanSandboxNodes(args.CPUs, args.Demands, 0, 0); err != nil {
-		return nil, fmt.Errorf("sandbox nodes %s: %w", name, err)
+		return fmt.Errorf("sandbox nodes %s: %w", name, err)
 	}
-	n := &SandboxNodes{}
-	if err := ctx.RegisterComponentResource("warmpool:index:SandboxNodes", name, n, opts...); err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+// AddNodeClassAndPool makes n's NodeClass, once n.TaggingPolicy lets the cluster role tag what
+// it launches, then its NodePool, and records n's outputs.
+func AddNodeClassAndPool(ctx *pulumi.Context, n *SandboxNodes, args *SandboxNodesArgs) (*SandboxNodes, error) {
 	labels := pulumi.StringMap{contract.PartOfLabel: pulumi.String(contract.ManagedByValue)}
-
-	policy, err := iam.NewRolePolicy(ctx, name+"-tagging", &iam.RolePolicyArgs{
-		Role:   args.ClusterRoleName,
-		Policy: pulumi.String(nodeTaggingPolicy),
-	}, pulumi.Parent(n))
-	if err != nil {
-		return nil, err
-	}
-	n.TaggingPolicy = policy
-
 	subnets := args.PrivateSubnetIDs.ToStringArrayOutput().ApplyT(func(ids []string) []map[string]string {
 		terms := make([]map[string]string, len(ids))
 		for i, id := range ids {
@@ -401,7 +352,7 @@ func NewSandboxNodes(ctx *pulumi.Context, name string, args *SandboxNodesArgs, o
 	}, pulumi.Parent(n),
 		// Up: the cluster role may tag before the first node is asked for. Destroy: the NodeClass
 		// (and the nodes it launched) goes before the permission.
-		pulumi.DependsOn(append([]pulumi.Resource{policy}, args.DependsOn...)))
+		pulumi.DependsOn(append([]pulumi.Resource{n.TaggingPolicy}, args.DependsOn...)))
 	if err != nil {
 		return nil, err
 	}
@@ -414,11 +365,11 @@ func NewSandboxNodes(ctx *pulumi.Context, name string, args *SandboxNodesArgs, o
 	limits := overhead.ToStringMapOutput().ApplyT(func(overhead map[string]string) (map[string]string, error) {
 		cpu, mem, err := parseOverhead(overhead)
 		if err != nil {
-			return nil, explain(ctx, n, err)
+			return nil, Explain(ctx, n, err)
 		}
 		plan, err := PlanSandboxNodes(args.CPUs, args.Demands, cpu, mem)
 		if err != nil {
-			return nil, explain(ctx, n, fmt.Errorf("the RuntimeClass %s's overhead leaves no node of the stack's NodePool room for a sandbox:\n  - %w", contract.RuntimeClassName, err))
+			return nil, Explain(ctx, n, fmt.Errorf("the RuntimeClass %s's overhead leaves no node of the stack's NodePool room for a sandbox:\n  - %w", contract.RuntimeClassName, err))
 		}
 		return map[string]string{"cpu": plan.LimitCPU(), "memory": plan.LimitMemory()}, nil
 	}).(pulumi.StringMapOutput)

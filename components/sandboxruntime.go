@@ -59,7 +59,7 @@ func NewSandboxRuntime(ctx *pulumi.Context, name string, args *SandboxRuntimeArg
 		// During a preview of a cluster that does not exist yet the read answers nothing (no error):
 		// the check then happens at `up`, still before the pool is created.
 		if _, err := internals.UnsafeAwaitOutput(ctx.Context(), rc.ID()); err != nil {
-			return nil, explain(ctx, r, fmt.Errorf("RuntimeClass %q was not found on the cluster (%v). The warm pool's pods run with runtimeClassName %q, "+
+			return nil, Explain(ctx, r, fmt.Errorf("RuntimeClass %q was not found on the cluster (%v). The warm pool's pods run with runtimeClassName %q, "+
 				"so they would never start without it. EKS Auto Mode provides it from Kubernetes 1.36 (Nitro Sandboxes); "+
 				"on another cluster set runtimeClassMode=create and runtimeClassHandler to the CRI handler that runs sandboxes there",
 				args.Name, err, args.Name))
@@ -88,7 +88,7 @@ func NewSandboxRuntime(ctx *pulumi.Context, name string, args *SandboxRuntimeArg
 }
 
 // waitForRuntimeClassOn waits for the RuntimeClass on the new cluster whose kubeconfig is given
-// (known once the cluster's endpoint answers: the wait in cluster.go comes first).
+// (known once the cluster's endpoint answers: the wait in awscomponents/cluster.go comes first).
 func waitForRuntimeClassOn(ctx *pulumi.Context, r *SandboxRuntime, kubeconfig pulumi.StringOutput, name string) error {
 	kc, err := internals.UnsafeAwaitOutput(ctx.Context(), kubeconfig)
 	if err != nil {
@@ -100,10 +100,10 @@ func waitForRuntimeClassOn(ctx *pulumi.Context, r *SandboxRuntime, kubeconfig pu
 	}
 	read, err := kubeconfigRuntimeClassReader(contents)
 	if err != nil {
-		return explain(ctx, r, err)
+		return Explain(ctx, r, err)
 	}
-	if err := waitForRuntimeClass(ctx.Context(), read, name, RuntimeClassPatience, sayOn(ctx, r)); err != nil {
-		return explain(ctx, r, err)
+	if err := waitForRuntimeClass(ctx.Context(), read, name, RuntimeClassPatience, SayOn(ctx, r)); err != nil {
+		return Explain(ctx, r, err)
 	}
 	return nil
 }

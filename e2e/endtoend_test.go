@@ -3,7 +3,7 @@ package e2e
 // The end-to-end test: the product run exactly as a user runs it, against one local control
 // plane (real kube-apiserver, controller-manager with the HPA, KEDA, agent-sandbox, cluster DNS,
 // and a real node: kubelet, containerd, gVisor), with the real Pulumi CLI and Kubernetes
-// provider running the program (program.Run) inline. Several stacks share the control plane:
+// provider running the program (awsprogram.Run) inline. Several stacks share the control plane:
 // what does not take a shared part down runs side by side, the faults run alone after it.
 
 import (

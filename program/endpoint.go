@@ -84,8 +84,9 @@ func (c *Config) validateCreateMode(add func(string, ...any)) {
 		add("endpointPublicAccessCidrs is set but endpointPublicAccess is false, so it would allow nothing; remove it (`pulumi config rm endpointPublicAccessCidrs`) or turn the public endpoint on")
 	}
 	// Without the private endpoint the nodes reach the API server through the public one, from
-	// their NAT's address: with the program's own network it joins the list (components/cluster.go);
-	// a VPC of the team's own has a NAT the program cannot know, so the nodes could be locked out.
+	// their NAT's address: with the program's own network it joins the list
+	// (awscomponents/cluster.go); a VPC of the team's own has a NAT the program cannot know, so
+	// the nodes could be locked out.
 	natJoins := !c.EndpointPrivateAccess && c.EndpointPublicAccess && len(c.EndpointPublicAccessCidrs) > 0
 	if natJoins && c.VpcID != "" {
 		add("endpointPrivateAccess is false and endpointPublicAccessCidrs restricts the public endpoint, with the VPC %s of your own: the nodes would reach the API server through the public endpoint "+

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"warmpool.local/warm-pool-autoscaling-keda/awscomponents"
 	"warmpool.local/warm-pool-autoscaling-keda/components"
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
 	"warmpool.local/warm-pool-autoscaling-keda/mockgraph"
@@ -131,7 +132,7 @@ func TestCreateModeEndpointTagsAndUpgradePolicyFromConfig(t *testing.T) {
 func TestEKSClusterTransformSetsOnlyTheEKSCluster(t *testing.T) {
 	for _, policy := range []string{components.UpgradePolicyStandard, components.UpgradePolicyExtended} {
 		for _, protect := range []bool{false, true} {
-			tr := components.EKSClusterTransform(policy, protect)
+			tr := awscomponents.EKSClusterTransform(policy, protect)
 			res := tr(context.Background(), &pulumi.ResourceTransformArgs{Custom: true, Type: "aws:eks/cluster:Cluster", Name: "cluster-eksCluster",
 				Props: pulumi.Map{"name": pulumi.String("c"), "version": pulumi.String("1.36")}, Opts: pulumi.ResourceOptions{IgnoreChanges: []string{"x"}}})
 			require.NotNil(t, res)

@@ -1,6 +1,7 @@
 package program
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -74,15 +75,24 @@ type exporterCode struct {
 
 // newExporterCode builds and publishes the exporter's image when the stack does, and says so when
 // the exporter will compile itself in every pod instead.
-func newExporterCode(ctx *pulumi.Context, cfg *Config, scope components.Scope) (exporterCode, error) {
+func newExporterCode(ctx *pulumi.Context, cfg *Config, on placement) (exporterCode, error) {
 	switch {
 	case cfg.ExporterImage != "":
 		return exporterCode{image: pulumi.String(cfg.ExporterImage)}, nil
 	case cfg.buildsExporterImage():
-		img, err := components.NewExporterImage(ctx, "exporter-image", &components.ExporterImageArgs{
+		args := &components.ExporterImageArgs{
 			Repository: cfg.ExporterImageRepository, ECRRepositoryName: cfg.ecrRepositoryName(),
-			Platform: cfg.exporterImagePlatform(), Tags: cfg.AWSTags(), Scope: scope,
-		})
+			Platform: cfg.exporterImagePlatform(), Tags: cfg.AWSTags(), Scope: on.scope,
+		}
+		newImage := components.NewExporterImage
+		if cfg.ExporterImageRepository == "" {
+			// create mode's own ECR repository (buildsExporterImage)
+			if on.cloud == nil {
+				return exporterCode{}, fmt.Errorf("the exporter's image goes to an ECR repository of the stack's own, which only the program's own cluster has")
+			}
+			newImage = on.cloud.NewECRExporterImage
+		}
+		img, err := newImage(ctx, "exporter-image", args)
 		if err != nil {
 			return exporterCode{}, err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/stretchr/testify/require"
 
+	"warmpool.local/warm-pool-autoscaling-keda/awscomponents"
 	"warmpool.local/warm-pool-autoscaling-keda/mockgraph"
 )
 
@@ -84,8 +85,12 @@ func runProgramOn(t *testing.T, rec *mockgraph.Recorder, cfg map[string]string) 
 	require.NoError(t, err)
 	t.Setenv("PULUMI_CONFIG", string(b))
 	// Program: the recorder stands in for the cluster IAM role pulumi-eks makes (mockgraph).
-	return pulumi.RunErr(rec.Program(Run), rec.Options(testProject, testStack))
+	// awsprogram.Run, which imports this package, is Run on awscomponents.AWS.
+	return pulumi.RunErr(rec.Program(runOnAWS), rec.Options(testProject, testStack))
 }
+
+// runOnAWS is the program as `pulumi up` runs it (awsprogram.Run).
+func runOnAWS(ctx *pulumi.Context) error { return Run(ctx, awscomponents.AWS{}) }
 
 func mustRunProgram(t *testing.T, cfg map[string]string) *mockgraph.Recorder {
 	t.Helper()

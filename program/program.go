@@ -1,5 +1,7 @@
 // Package program is the Pulumi program: a pool of pre-booted, VM-isolated sandboxes on EKS Auto
-// Mode whose size follows SandboxClaim demand through KEDA.
+// Mode whose size follows SandboxClaim demand through KEDA. What it makes in AWS comes through a
+// Cloud (awsprogram.Run passes awscomponents'), so the AutoscaledWarmPool component, which makes
+// nothing there, builds without the AWS and EKS SDKs.
 package program
 
 import (
@@ -12,13 +14,14 @@ import (
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
 )
 
-// Run is the whole stack: main runs it under the Pulumi CLI, the e2e inline through the Automation API.
-func Run(ctx *pulumi.Context) error {
+// Run is the whole stack, its cluster and what only that cluster has made by cloud: awsprogram.Run,
+// which main runs under the Pulumi CLI and the e2e inline through the Automation API.
+func Run(ctx *pulumi.Context, cloud Cloud) error {
 	cfg, err := LoadConfig(ctx)
 	if err != nil {
 		return err
 	}
-	cluster, err := components.NewCluster(ctx, "cluster", &components.ClusterArgs{
+	cluster, err := cloud.NewCluster(ctx, "cluster", &components.ClusterArgs{
 		Mode: cfg.ClusterMode, Name: cfg.ClusterName, KubernetesVersion: cfg.KubernetesVersion,
 		VpcID: cfg.VpcID, PrivateSubnetIDs: cfg.PrivateSubnetIDs,
 		AdminPrincipalArns: cfg.AdminPrincipalArns, PreviewPrincipalArn: cfg.PreviewPrincipalArn,
@@ -33,7 +36,7 @@ func Run(ctx *pulumi.Context) error {
 		return err
 	}
 	// Every in-cluster resource goes through the cluster's provider (default providers are disabled).
-	on := placement{inCluster: pulumi.Providers(cluster.Provider)}
+	on := placement{inCluster: pulumi.Providers(cluster.Provider), cloud: cloud}
 	if cluster.Created {
 		on.newClusterKubeconfig = &cluster.Kubeconfig
 		on.autoMode = cluster.AutoMode
@@ -60,6 +63,9 @@ type placement struct {
 	newClusterKubeconfig *pulumi.StringOutput
 	// autoMode: the cluster is the stack's own Auto Mode cluster, whose parts a NodeClass names.
 	autoMode *components.AutoModeParts
+	// cloud makes what only the program's own cluster has (its nodes, the image's ECR
+	// repository); nil for a component, which makes none of it.
+	cloud Cloud
 	// scope names the resources after the AutoscaledWarmPool that holds them; the program's is
 	// empty, its names as they always were.
 	scope components.Scope
@@ -163,7 +169,7 @@ func newPlatform(ctx *pulumi.Context, cfg *Config, on placement) (*platform, err
 	}
 	var nodes *components.SandboxNodes
 	if on.autoMode != nil && cfg.sandboxNodes() {
-		if nodes, err = components.NewSandboxNodes(ctx, sandboxNodesName, cfg.sandboxNodesArgs(on.autoMode, runtime), on.inCluster); err != nil {
+		if nodes, err = on.cloud.NewSandboxNodes(ctx, sandboxNodesName, cfg.sandboxNodesArgs(on.autoMode, runtime), on.inCluster); err != nil {
 			return nil, err
 		}
 	}
@@ -210,7 +216,7 @@ type stackExporter struct {
 }
 
 func newExporter(ctx *pulumi.Context, cfg *Config, p *platform, pools []*Pool, warmPools []*components.WarmPool) (*stackExporter, error) {
-	code, err := newExporterCode(ctx, cfg, p.scope)
+	code, err := newExporterCode(ctx, cfg, p.placement)
 	if err != nil {
 		return nil, err
 	}

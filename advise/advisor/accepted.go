@@ -7,9 +7,9 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"warmpool.local/warm-pool-autoscaling-keda/awsprogram"
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
 	"warmpool.local/warm-pool-autoscaling-keda/mockgraph"
-	"warmpool.local/warm-pool-autoscaling-keda/program"
 )
 
 // A cluster the mocked run is pointed at and never reaches: under mocks the program only reads
@@ -63,7 +63,7 @@ func (c Candidate) accepted() error {
 		full[contract.ProjectName+":"+k] = v
 	}
 	rec := mockgraph.New()
-	if err := pulumi.RunErr(program.Run, rec.Options(contract.ProjectName, "advise"), mockgraph.WithConfig(full)); err != nil {
+	if err := pulumi.RunErr(awsprogram.Run, rec.Options(contract.ProjectName, "advise"), mockgraph.WithConfig(full)); err != nil {
 		return fmt.Errorf("the program refuses %s: %w", c.Name, err)
 	}
 	return nil

@@ -17,10 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"warmpool.local/warm-pool-autoscaling-keda/awsprogram"
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
 	"warmpool.local/warm-pool-autoscaling-keda/contract/gvr"
 	"warmpool.local/warm-pool-autoscaling-keda/mockgraph"
-	"warmpool.local/warm-pool-autoscaling-keda/program"
 )
 
 // Policy is one way of sizing the warm pool. Every policy gets its own
@@ -233,7 +233,7 @@ func Render(p Policy, shared map[string]string, exporterURL string) (*Objects, e
 		full[contract.ProjectName+":"+k] = v
 	}
 	rec := mockgraph.New()
-	if err := pulumi.RunErr(program.Run, rec.Options(contract.ProjectName, "bursts"), mockgraph.WithConfig(full)); err != nil {
+	if err := pulumi.RunErr(awsprogram.Run, rec.Options(contract.ProjectName, "bursts"), mockgraph.WithConfig(full)); err != nil {
 		return nil, fmt.Errorf("policy %s: %w", p.Name, err)
 	}
 	objs := &Objects{ExporterEnv: map[string]string{}}

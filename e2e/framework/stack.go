@@ -11,8 +11,8 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
 
+	"warmpool.local/warm-pool-autoscaling-keda/awsprogram"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/pulumirun"
-	"warmpool.local/warm-pool-autoscaling-keda/program"
 )
 
 // OutputKeys are the stack outputs verify reads; a deploy without one of them is broken.
@@ -61,7 +61,7 @@ func existingClusterConfig(kubeconfig []byte) map[string]string {
 // HPA carries and waits for it either way).
 const ImmediateScaleDown = `{"stabilizationWindowSeconds":0}`
 
-// NewStack is a local stack of the program (program.Run, run inline) with the repository's
+// NewStack is a local stack of the program (awsprogram.Run, run inline) with the repository's
 // Pulumi.yaml, its state and PULUMI_HOME under workDir.
 func NewStack(ctx context.Context, workDir, name string, config map[string]string, progress io.Writer) (*pulumirun.Stack, error) {
 	root, err := ModuleRoot()
@@ -70,7 +70,7 @@ func NewStack(ctx context.Context, workDir, name string, config map[string]strin
 	}
 	return pulumirun.New(ctx, pulumirun.Options{
 		Output: progress, WorkDir: workDir, ProjectFile: filepath.Join(root, "Pulumi.yaml"),
-		StackName: name, Program: program.Run, Config: config,
+		StackName: name, Program: awsprogram.Run, Config: config,
 	})
 }
 

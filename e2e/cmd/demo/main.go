@@ -5,7 +5,7 @@
 // as on EKS: the exporter is its Deployment, KEDA reads it through its Service's
 // cluster DNS name, and verify execs into gVisor sandboxes. Otherwise it says
 // why in one line and runs on simulated (KWOK) nodes, with the exporter as a
-// local process. The program runs inline (program.Run), as the end-to-end tests run it.
+// local process. The program runs inline (awsprogram.Run), as the end-to-end tests run it.
 package main
 
 import (

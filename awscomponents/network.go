@@ -1,4 +1,4 @@
-package components
+package awscomponents
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/ec2"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"warmpool.local/warm-pool-autoscaling-keda/components"
 )
 
 type network struct {
@@ -19,9 +21,6 @@ type network struct {
 	// natPublicIPs are the NAT gateways' Elastic IPs: the nodes' address on the internet.
 	natPublicIPs pulumi.StringArrayOutput
 }
-
-// NetworkZones is how many zones the stack's own network spans (EKS needs subnets in two).
-const NetworkZones = 2
 
 // EKSUnsupportedZoneIDs are the Availability Zones EKS refuses cluster subnets in
 // (UnsupportedAvailabilityZoneException), by zone ID: a zone's name maps to a different zone in
@@ -77,7 +76,7 @@ func newNetwork(ctx *pulumi.Context, name, clusterName string, tags map[string]s
 	}
 	// The provider already leaves out the excluded IDs; eksZones checks by ID again, so the choice
 	// never rests on zone names.
-	chosen, err := eksZones(zones.Names, zones.ZoneIds, NetworkZones)
+	chosen, err := eksZones(zones.Names, zones.ZoneIds, components.NetworkZones)
 	if err != nil {
 		return nil, err
 	}
