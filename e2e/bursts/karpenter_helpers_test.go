@@ -33,7 +33,7 @@ var karpenterSandboxRequests = map[string]string{"cpu": "500m", "memory": "1Gi"}
 const doNotDisrupt = "karpenter.sh/do-not-disrupt"
 
 // karpenterPool is the live test's pool as the program renders it (Render:
-// program.Run under mocks): a fixed pool of 1 whose template has
+// awsprogram.Run under mocks): a fixed pool of 1 whose template has
 // karpenterSandboxRequests, its objects, and its pod template as the sandbox
 // pods get it, with the requests read back from it.
 func karpenterPool(kubeconfig string) (Policy, *Objects, corev1.PodTemplateSpec, map[string]string, error) {

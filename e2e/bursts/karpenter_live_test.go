@@ -28,7 +28,7 @@ import (
 // spec.replicas stands in for the HPA, whose writing of it through /scale is
 // proven by TestLiveRealNodeEndToEnd and BenchmarkBursts). It lives here, beside
 // Render and the node model, because its pool is the program's own (Render
-// runs program.Run under mocks) and the model is to be held against it.
+// runs awsprogram.Run under mocks) and the model is to be held against it.
 //
 // The pool's template is the program's, with the README's code-interpreter
 // requests; the node pool offers one instance type, c6a.large, which holds K

@@ -204,7 +204,7 @@ const (
 	arrivalsLongField  = "arrivals_long"
 )
 
-// Render runs the program itself (program.Run) under Pulumi mocks, with its
+// Render runs the program itself (awsprogram.Run) under Pulumi mocks, with its
 // own config loading, defaults and validation, and returns the objects it
 // declares for policy p that the benchmark creates: the namespace, template
 // and pool; for an autoscaled policy also the exporter's ServiceAccount,
