@@ -19,6 +19,9 @@ type Agent struct {
 	Args       []string
 	WorkingDir string
 	Env        map[string]string
+	// Unknown holds the values a preview does not know yet (they come from resources still to be
+	// created), by field: "image", "env.NAME"; the fields above hold stand-ins for them.
+	Unknown map[string]pulumi.StringInput
 	// SecretEnv names the Env values that are secrets (a component's secret inputs): they are
 	// rendered as secret values, so the engine keeps them encrypted in the state.
 	SecretEnv []string
@@ -42,12 +45,20 @@ func DefaultAgent() Agent {
 	return Agent{Image: contract.WarmPodImage, Command: []string{"sleep", "infinity"}, RunAsUser: SandboxUID}
 }
 
+// value is the field's value: its Output when a preview does not know it yet, else the text.
+func (a Agent) value(field, text string) pulumi.StringInput {
+	if v, ok := a.Unknown[field]; ok {
+		return v
+	}
+	return pulumi.String(text)
+}
+
 // podSpec renders the sandbox pod's spec: the agent's container inside the isolation the program
 // fixes. The restricted Pod Security level is met whatever the agent sets.
 func (a Agent) podSpec(runtimeClassName string) pulumi.Map {
 	container := pulumi.Map{
 		"name":            pulumi.String(AgentContainerName),
-		"image":           pulumi.String(a.Image),
+		"image":           a.value("image", a.Image),
 		"imagePullPolicy": pulumi.String("IfNotPresent"),
 		"securityContext": a.containerSecurity(),
 	}
@@ -68,7 +79,7 @@ func (a Agent) podSpec(runtimeClassName string) pulumi.Map {
 		sort.Strings(names) // a stable order: no diff on every run
 		env := pulumi.Array{}
 		for _, n := range names {
-			var value pulumi.Input = pulumi.String(a.Env[n])
+			var value pulumi.Input = a.value("env."+n, a.Env[n])
 			if slices.Contains(a.SecretEnv, n) {
 				value = pulumi.ToSecret(value)
 			}

@@ -19,7 +19,10 @@ type ExporterImageArgs struct {
 	// Repository is a repository of the team's own ("<registry>/<path>"), pushed to with the
 	// credentials of the machine running `pulumi up` (its docker config and credential helpers).
 	// Empty: an ECR repository the stack creates, named ECRRepositoryName (create mode).
-	Repository        string
+	Repository string
+	// RepositoryOutput, when set, is Repository as an Output (one a preview does not know yet:
+	// an ECR repository the same stack creates); Repository then holds a stand-in.
+	RepositoryOutput  pulumi.StringInput
 	ECRRepositoryName string
 	// Platform the image is built for (exporterimage.Platforms); the pods are kept to its nodes.
 	Platform string
@@ -58,7 +61,11 @@ func NewExporterImage(ctx *pulumi.Context, name string, args *ExporterImageArgs,
 	if args.Repository == "" {
 		return nil, fmt.Errorf("exporter image %s: no repository to publish to", name)
 	}
-	e.Reference = pulumi.String(args.Repository).ToStringOutput().ApplyT(func(repository string) (string, error) {
+	repository := pulumi.StringInput(pulumi.String(args.Repository))
+	if args.RepositoryOutput != nil {
+		repository = args.RepositoryOutput
+	}
+	e.Reference = repository.ToStringOutput().ApplyT(func(repository string) (string, error) {
 		if ctx.DryRun() {
 			// A preview reads no credential and pushes nothing: it shows the digest an up would push.
 			return exporterimage.Reference(repository, built.Digest), nil

@@ -21,14 +21,13 @@ type AutoscaledWarmPool struct {
 	Outputs pulumi.Map
 }
 
-// NewAutoscaledWarmPool takes the program's config keys less ClusterKeys as inputs, in the form
-// the CLI hands config over (scalars as text, lists and objects as JSON), and the paths of those
-// the caller marked secret (template.env.API_KEY: kept secret; anywhere else: refused). The caller's
+// NewAutoscaledWarmPool takes the program's config keys less ClusterKeys as inputs
+// (ComponentInputs: their values, the paths marked secret, those not known yet). The caller's
 // kubernetes provider comes in through opts (pulumi.Providers) and every child inherits it.
 // It is a component on its own; Stacks.NewAutoscaledWarmPool checks it against the others of its
 // stack (the plugin's way).
-func NewAutoscaledWarmPool(ctx *pulumi.Context, name string, inputs map[string]string, secrets []string, opts ...pulumi.ResourceOption) (*AutoscaledWarmPool, error) {
-	return new(Stacks).NewAutoscaledWarmPool(ctx, name, inputs, secrets, opts...)
+func NewAutoscaledWarmPool(ctx *pulumi.Context, name string, in ComponentInputs, opts ...pulumi.ResourceOption) (*AutoscaledWarmPool, error) {
+	return new(Stacks).NewAutoscaledWarmPool(ctx, name, in, opts...)
 }
 
 // newAutoscaledWarmPool registers the component and deploys into it, its resources named after

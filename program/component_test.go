@@ -20,11 +20,11 @@ import (
 // "caller" under mocks, and returns what was registered and the component's outputs.
 func runComponent(t *testing.T, inputs map[string]string, prepare ...func(*mockgraph.Recorder)) (*mockgraph.Recorder, map[string]any, error) {
 	t.Helper()
-	return runComponentWithSecrets(t, inputs, nil, prepare...)
+	return runComponentWith(t, ComponentInputs{Values: inputs}, prepare...)
 }
 
-// runComponentWithSecrets is runComponent with the paths of the inputs the caller marked secret.
-func runComponentWithSecrets(t *testing.T, inputs map[string]string, secrets []string, prepare ...func(*mockgraph.Recorder)) (*mockgraph.Recorder, map[string]any, error) {
+// runComponentWith is runComponent with the inputs' marks: the paths marked secret, and unknown.
+func runComponentWith(t *testing.T, in ComponentInputs, prepare ...func(*mockgraph.Recorder)) (*mockgraph.Recorder, map[string]any, error) {
 	t.Helper()
 	t.Setenv("PULUMI_CONFIG", "{}")
 	rec := mockgraph.New()
@@ -38,7 +38,7 @@ func runComponentWithSecrets(t *testing.T, inputs map[string]string, secrets []s
 		if err != nil {
 			return err
 		}
-		c, err := NewAutoscaledWarmPool(ctx, "team", inputs, secrets, pulumi.Providers(caller))
+		c, err := NewAutoscaledWarmPool(ctx, "team", in, pulumi.Providers(caller))
 		if err != nil {
 			return err
 		}

@@ -41,10 +41,12 @@ func (s *inputSource) Try(key string) (string, error) {
 }
 
 // LoadComponentConfig is LoadConfig for an AutoscaledWarmPool component: the same reader, defaults
-// and rules over its inputs, on the caller's cluster; secrets are the paths of the inputs the
-// caller marked secret (keepSecrets). Every mistake is reported at once, each naming its input;
+// and rules over its inputs, on the caller's cluster, with the paths the caller marked secret
+// (keepSecrets) and, in a preview, those not known yet (awaitUnknown). Every mistake is reported
+// at once, each naming its input;
 // nothing is registered before the inputs are valid.
-func LoadComponentConfig(project, stack, name string, inputs map[string]string, secrets ...string) (*Config, error) {
+func LoadComponentConfig(project, stack, name string, in ComponentInputs) (*Config, error) {
+	inputs := in.Values
 	src := &inputSource{inputs: inputs, read: map[string]bool{}}
 	r := &configReader{cfg: src}
 	c := r.read(project, stack)
@@ -58,7 +60,8 @@ func LoadComponentConfig(project, stack, name string, inputs map[string]string, 
 			errs = append(errs, fmt.Sprintf("%s is not an input of %s; its inputs are %s", key, AutoscaledWarmPoolType, strings.Join(ComponentInputKeys(), ", ")))
 		}
 	}
-	errs = append(errs, c.keepSecrets(secrets)...)
+	errs = append(errs, c.keepSecrets(in.Secrets)...)
+	errs = append(errs, c.awaitUnknown(in.Unknown)...)
 	if errs = c.problems(append(r.errs, errs...)...); len(errs) > 0 {
 		return nil, fmt.Errorf("invalid inputs of %s %q:\n  - %s", AutoscaledWarmPoolType, name, strings.Join(errs, "\n  - "))
 	}

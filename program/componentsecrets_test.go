@@ -55,7 +55,7 @@ func TestSecretEnvInputsStaySecretInTheChildren(t *testing.T) {
 			for k, v := range tc.inputs {
 				inputs[k] = v
 			}
-			rec, _, err := runComponentWithSecrets(t, inputs, tc.secrets)
+			rec, _, err := runComponentWith(t, ComponentInputs{Values: inputs, Secrets: tc.secrets})
 			require.NoError(t, err)
 			templates, envSeen := 0, 0
 			for _, r := range rec.All() {
@@ -83,8 +83,8 @@ func TestSecretEnvInputsStaySecretInTheChildren(t *testing.T) {
 
 // A secret anywhere but a template's env is refused, naming it, before anything is registered.
 func TestSecretInputsElsewhereAreRefused(t *testing.T) {
-	rec, _, err := runComponentWithSecrets(t, map[string]string{"kedaMode": "adopt", "agentSandboxMode": "adopt", "exporterImage": "registry.example/exporter:v1", "namespace": "team-a"},
-		[]string{"exporterImage", "namespace"})
+	rec, _, err := runComponentWith(t, ComponentInputs{Values: map[string]string{"kedaMode": "adopt", "agentSandboxMode": "adopt", "exporterImage": "registry.example/exporter:v1", "namespace": "team-a"},
+		Secrets: []string{"exporterImage", "namespace"}})
 	require.Error(t, err)
 	for _, want := range []string{"exporterImage is a secret", "namespace is a secret", "keeps a secret input secret only in a template's env values", "pass exporterImage as a plain value"} {
 		assert.Contains(t, err.Error(), want)

@@ -90,6 +90,10 @@ type Config struct {
 	// ExporterImagePlatform is the platform that image is built for.
 	ExporterImageRepository string
 	ExporterImagePlatform   string
+	// unknownExporterImage and unknownExporterRepository carry exporterImage and
+	// exporterImageRepository when a preview does not know them yet (awaitUnknown); the fields
+	// above hold stand-ins then.
+	unknownExporterImage, unknownExporterRepository *pulumi.StringOutput
 	// ExporterReplicas: exporter pods behind the Service, spread over nodes and zones.
 	ExporterReplicas int
 

@@ -77,12 +77,17 @@ type exporterCode struct {
 // the exporter will compile itself in every pod instead.
 func newExporterCode(ctx *pulumi.Context, cfg *Config, on placement) (exporterCode, error) {
 	switch {
+	case cfg.unknownExporterImage != nil:
+		return exporterCode{image: *cfg.unknownExporterImage}, nil
 	case cfg.ExporterImage != "":
 		return exporterCode{image: pulumi.String(cfg.ExporterImage)}, nil
 	case cfg.buildsExporterImage():
 		args := &components.ExporterImageArgs{
 			Repository: cfg.ExporterImageRepository, ECRRepositoryName: cfg.ecrRepositoryName(),
 			Platform: cfg.exporterImagePlatform(), Tags: cfg.AWSTags(), Scope: on.scope,
+		}
+		if cfg.unknownExporterRepository != nil {
+			args.RepositoryOutput = *cfg.unknownExporterRepository
 		}
 		newImage := components.NewExporterImage
 		if cfg.ExporterImageRepository == "" {

@@ -158,10 +158,10 @@ func TestEnumValuesAreTheOnesTheConfigAccepts(t *testing.T) {
 	for _, c := range enumCases() {
 		used[c.enum] = true
 		for _, v := range enums[c.enum].Values {
-			_, err := LoadComponentConfig("team", "dev", "sandboxes", c.inputs(v.Value))
+			_, err := LoadComponentConfig("team", "dev", "sandboxes", ComponentInputs{Values: c.inputs(v.Value)})
 			assert.NoErrorf(t, err, "%s %q is a value of enum %s", c.key, v.Value, c.enum)
 		}
-		_, err := LoadComponentConfig("team", "dev", "sandboxes", c.inputs("bogus"))
+		_, err := LoadComponentConfig("team", "dev", "sandboxes", ComponentInputs{Values: c.inputs("bogus")})
 		if assert.Errorf(t, err, "%s bogus", c.key) {
 			assert.Regexp(t, regexp.QuoteMeta(c.key)+`( is)? "bogus"`, err.Error())
 		}

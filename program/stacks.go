@@ -54,8 +54,8 @@ type held struct {
 // NewAutoscaledWarmPool is the component checked against the others of its stack: its
 // namespaces are its own, it makes no install another makes, and it adopts one another makes
 // only when it depends on that component (which then comes first, and is destroyed last).
-func (s *Stacks) NewAutoscaledWarmPool(ctx *pulumi.Context, name string, inputs map[string]string, secrets []string, opts ...pulumi.ResourceOption) (*AutoscaledWarmPool, error) {
-	cfg, err := LoadComponentConfig(ctx.Project(), ctx.Stack(), name, inputs, secrets...)
+func (s *Stacks) NewAutoscaledWarmPool(ctx *pulumi.Context, name string, in ComponentInputs, opts ...pulumi.ResourceOption) (*AutoscaledWarmPool, error) {
+	cfg, err := LoadComponentConfig(ctx.Project(), ctx.Stack(), name, in)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,11 @@ func (s *Stacks) NewAutoscaledWarmPool(ctx *pulumi.Context, name string, inputs 
 	if err != nil {
 		return nil, err
 	}
-	return newAutoscaledWarmPool(ctx, name, cfg, shared, opts...)
+	c, err := newAutoscaledWarmPool(ctx, name, cfg, shared, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return c, warnUnknown(ctx, c, in.Unknown)
 }
 
 // hold records what component name holds, refusing it when it clashes with another component of

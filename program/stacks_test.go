@@ -44,7 +44,7 @@ func runComponents(t *testing.T, comps []stackComponent, prepare ...func(*mockgr
 			for _, d := range c.dependsOn {
 				deps = append(deps, made[d])
 			}
-			wp, err := stacks.NewAutoscaledWarmPool(ctx, c.name, c.inputs, nil, pulumi.Providers(caller), pulumi.DependsOn(deps))
+			wp, err := stacks.NewAutoscaledWarmPool(ctx, c.name, ComponentInputs{Values: c.inputs}, pulumi.Providers(caller), pulumi.DependsOn(deps))
 			if err != nil {
 				return err
 			}
@@ -208,7 +208,7 @@ func TestComponentsThatClashInTheClusterAreRefusedNamingBoth(t *testing.T) {
 // The same component again (a preview, then the update, in one plugin) is not a second one; a
 // component of another stack is not checked against this one's.
 func TestTheSameComponentAgainIsNotASecondOne(t *testing.T) {
-	cfg, err := LoadComponentConfig("team", "dev", "team-a", map[string]string{})
+	cfg, err := LoadComponentConfig("team", "dev", "team-a", ComponentInputs{})
 	require.NoError(t, err)
 	var s Stacks
 	_, err = s.hold("team/dev", "team-a", cfg, nil)

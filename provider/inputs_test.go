@@ -1,12 +1,16 @@
 package main
 
 import (
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/asset"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"warmpool.local/warm-pool-autoscaling-keda/program"
 )
 
 // The inputs reach the program's reader in the form the CLI hands stack config over, so the
@@ -27,9 +31,10 @@ func TestInputsBecomeConfigValuesAsTheCLIHandsThemOver(t *testing.T) {
 	props["exporterImage"] = resource.MakeSecret(resource.NewProperty("registry.example/exporter:v1"))
 	props["isolation"] = resource.NewProperty(resource.Output{Element: resource.NewProperty("gvisor"), Known: true})
 
-	got, secrets, err := configValues(props)
+	in, err := configValues(props, false)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"exporterImage"}, secrets)
+	got := in.Values
+	assert.Equal(t, []string{"exporterImage"}, in.Secrets)
 	assert.Equal(t, map[string]string{
 		"namespace":     "sandboxes",
 		"minReplicas":   "2",
@@ -43,6 +48,8 @@ func TestInputsBecomeConfigValuesAsTheCLIHandsThemOver(t *testing.T) {
 	}, got)
 }
 
+// Outside the inputs that may come from resources still to be created, an unknown input is
+// refused, naming it, in a preview and in an update alike.
 func TestInputsNotKnownYetAreRefusedNamingThem(t *testing.T) {
 	for name, props := range map[string]resource.PropertyMap{
 		"computed":       {"namespace": resource.MakeComputed(resource.NewProperty(""))},
@@ -52,9 +59,13 @@ func TestInputsNotKnownYetAreRefusedNamingThem(t *testing.T) {
 		})},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, _, err := configValues(props)
+			_, err := configValues(props, true)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "is not known yet")
+			assert.Contains(t, err.Error(), "only "+program.UnknownInputs+" may come from resources still to be created")
+			_, err = configValues(props, false)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "is not known in an update")
 			if name == "inside a list" {
 				assert.Contains(t, err.Error(), "input pools[0].namespace")
 			} else {
@@ -62,7 +73,7 @@ func TestInputsNotKnownYetAreRefusedNamingThem(t *testing.T) {
 			}
 		})
 	}
-	_, _, err := configValues(resource.PropertyMap{"template": resource.NewAssetProperty(&asset.Asset{Text: "x"})})
+	_, err := configValues(resource.PropertyMap{"template": resource.NewAssetProperty(&asset.Asset{Text: "x"})}, false)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "input template is a")
 }
@@ -85,8 +96,72 @@ func TestSecretInputsAreNamedByTheirPaths(t *testing.T) {
 			})}),
 		})}),
 	}
-	values, secrets, err := configValues(props)
+	in, err := configValues(props, false)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"pools[0].template.env.TOKEN", "template.env.API_KEY"}, secrets)
-	assert.Contains(t, values["template"], `"API_KEY":"s3cr3t"`, "the reader gets the value; the path says it is secret")
+	assert.Equal(t, []string{"pools[0].template.env.TOKEN", "template.env.API_KEY"}, in.Secrets)
+	assert.Contains(t, in.Values["template"], `"API_KEY":"s3cr3t"`, "the reader gets the value; the path says it is secret")
+}
+
+// In a preview, the images, the exporter's repository and the env values may come from resources
+// still to be created: each unknown one is named by its path and read as its stand-in, which the
+// checks accept; an update refuses the same unknowns.
+func TestUnknownImagesAndEnvValuesAreStandInsInAPreview(t *testing.T) {
+	unknown := resource.NewProperty(resource.Output{Known: false})
+	shorthand := resource.PropertyMap{
+		"exporterImageRepository": resource.MakeComputed(resource.NewProperty("")),
+		"template": resource.NewProperty(resource.PropertyMap{
+			"image": unknown,
+			"env":   resource.NewProperty(resource.PropertyMap{"CONFIG_UID": unknown, "LOG_LEVEL": resource.NewProperty("info")}),
+		}),
+	}
+	listed := resource.PropertyMap{
+		"exporterImage": unknown,
+		"pools": resource.NewProperty([]resource.PropertyValue{resource.NewProperty(resource.PropertyMap{
+			"name":     resource.NewProperty("a"),
+			"template": resource.NewProperty(resource.PropertyMap{"image": unknown, "env": resource.NewProperty(resource.PropertyMap{"K": unknown})}),
+		})}),
+	}
+	in, err := configValues(shorthand, true)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"exporterImageRepository", "template.env.CONFIG_UID", "template.image"}, slices.Collect(maps.Keys(in.Unknown)))
+	assert.Equal(t, program.UnknownStandIn("exporterImageRepository"), in.Values["exporterImageRepository"])
+	assert.JSONEq(t, `{"image":"`+program.UnknownStandIn("template.image")+`","env":{"CONFIG_UID":"","LOG_LEVEL":"info"}}`, in.Values["template"])
+	_, err = program.LoadComponentConfig("team", "dev", "sandboxes", program.ComponentInputs{Values: in.Values})
+	require.NoError(t, err, "the stand-ins pass every check")
+
+	in, err = configValues(listed, true)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"exporterImage", "pools[0].template.env.K", "pools[0].template.image"}, slices.Collect(maps.Keys(in.Unknown)))
+	_, err = program.LoadComponentConfig("team", "dev", "sandboxes", program.ComponentInputs{Values: in.Values})
+	require.NoError(t, err, "the stand-ins pass every check")
+
+	for _, props := range []resource.PropertyMap{shorthand, listed} {
+		_, err = configValues(props, false)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "is not known in an update")
+	}
+}
+
+// The Output that replaces a stand-in is the value at its path in its top-level input.
+func TestUnknownInputPathsFindTheirValue(t *testing.T) {
+	pools := []any{map[string]any{"name": "a", "template": map[string]any{"image": "registry.example/a:1", "env": map[string]any{"A.B": "x"}}}}
+	for path, want := range map[string]string{
+		"pools[0].template.image":   "registry.example/a:1",
+		"pools[0].template.env.A.B": "x",
+	} {
+		key, steps := splitInputPath(path)
+		assert.Equal(t, "pools", key)
+		got, err := textAt(pools, path, steps)
+		require.NoError(t, err, path)
+		assert.Equal(t, want, got, path)
+	}
+	key, steps := splitInputPath("template.env.KEY")
+	assert.Equal(t, "template", key)
+	got, err := textAt(map[string]any{"env": map[string]any{"KEY": "v"}}, "template.env.KEY", steps)
+	require.NoError(t, err)
+	assert.Equal(t, "v", got)
+	_, err = textAt(pools, "pools[3].template.image", []inputStep{{index: 3}, {key: "template", index: -1}, {key: "image", index: -1}})
+	assert.ErrorContains(t, err, "no such entry")
+	_, err = textAt(map[string]any{"image": 2.0}, "template.image", []inputStep{{key: "image", index: -1}})
+	assert.ErrorContains(t, err, "takes text")
 }

@@ -171,7 +171,9 @@ func plainAllTheWayDown(p map[string]any) {
 
 // generateSchema is the package schema: the component's inputs from Pulumi.yaml and the shapes of
 // its structured ones (program.InputShapes), each plain (the component reads them at once, as
-// the program reads stack config), and its outputs.
+// the program reads stack config) but those a team may compute from other resources
+// (program.MayBeUnknown: the exporter's image and repository; inside the template, its image
+// and env values, which the object types leave as inputs), and its outputs.
 func generateSchema(t *testing.T) []byte {
 	t.Helper()
 	proj, err := workspace.LoadProject("../Pulumi.yaml")
@@ -182,7 +184,9 @@ func generateSchema(t *testing.T) []byte {
 		require.Truef(t, ok, "the program reads %s, which Pulumi.yaml does not declare", key)
 		p, err := propertyType(key, c)
 		require.NoErrorf(t, err, "input %s", key)
-		plainAllTheWayDown(p)
+		if !program.MayBeUnknown(key) {
+			plainAllTheWayDown(p)
+		}
 		p["description"] = c.Description
 		inputs[key] = p
 	}
@@ -256,7 +260,11 @@ func TestSchemaDescribesTheComponent(t *testing.T) {
 	assert.True(t, c.IsComponent)
 	assert.Equal(t, program.ComponentInputKeys(), slices.Sorted(maps.Keys(c.InputProperties)))
 	for key, p := range c.InputProperties {
-		assert.Truef(t, p.Plain, "input %s is plain: the component reads it at once", key)
+		if program.MayBeUnknown(key) {
+			assert.Falsef(t, p.Plain, "input %s takes an Output: a team may compute it from another resource", key)
+		} else {
+			assert.Truef(t, p.Plain, "input %s is plain: the component reads it at once", key)
+		}
 	}
 	for _, key := range program.ClusterKeys {
 		assert.NotContains(t, c.InputProperties, key)
@@ -272,7 +280,7 @@ func TestSchemaDescribesTheComponent(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		wp, err := program.NewAutoscaledWarmPool(ctx, "team", map[string]string{"kedaMode": "adopt", "agentSandboxMode": "adopt"}, nil, pulumi.Providers(caller))
+		wp, err := program.NewAutoscaledWarmPool(ctx, "team", program.ComponentInputs{Values: map[string]string{"kedaMode": "adopt", "agentSandboxMode": "adopt"}}, pulumi.Providers(caller))
 		if err != nil {
 			return err
 		}
@@ -310,11 +318,11 @@ func TestSchemaDefaultsGiveWhatUnsetInputsGive(t *testing.T) {
 		"several pools": {"pools": `[{"name": "code"}, {"name": "browser", "maxReplicas": 5}]`},
 	} {
 		t.Run(name, func(t *testing.T) {
-			unset, err := program.LoadComponentConfig("team", "dev", "sandboxes", given)
+			unset, err := program.LoadComponentConfig("team", "dev", "sandboxes", program.ComponentInputs{Values: given})
 			require.NoError(t, err)
 			withDefaults := maps.Clone(defaults)
 			maps.Copy(withDefaults, given)
-			set, err := program.LoadComponentConfig("team", "dev", "sandboxes", withDefaults)
+			set, err := program.LoadComponentConfig("team", "dev", "sandboxes", program.ComponentInputs{Values: withDefaults})
 			require.NoError(t, err, "every schema default sent")
 			assert.Equal(t, unset, set, "the config with every schema default sent is the config without them")
 		})

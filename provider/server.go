@@ -60,12 +60,21 @@ func (s *server) Construct(ctx context.Context, req *pulumirpc.ConstructRequest)
 	if err != nil {
 		return nil, fmt.Errorf("reading the inputs of %s %q: %w", program.AutoscaledWarmPoolType, req.GetName(), err)
 	}
-	inputs, secrets, err := configValues(props)
+	in, err := configValues(props, req.GetDryRun())
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: %w", program.AutoscaledWarmPoolType, req.GetName(), err)
 	}
-	return pprovider.Construct(ctx, req, s.host.EngineConn(), func(pctx *pulumi.Context, _, name string, _ pprovider.ConstructInputs, opts pulumi.ResourceOption) (*pprovider.ConstructResult, error) {
-		c, err := s.stacks.NewAutoscaledWarmPool(pctx, name, inputs, secrets, opts)
+	return pprovider.Construct(ctx, req, s.host.EngineConn(), func(pctx *pulumi.Context, _, name string, given pprovider.ConstructInputs, opts pulumi.ResourceOption) (*pprovider.ConstructResult, error) {
+		if len(in.Unknown) > 0 {
+			m, err := given.Map()
+			if err != nil {
+				return nil, err
+			}
+			if err := unknownOutputs(in, m); err != nil {
+				return nil, err
+			}
+		}
+		c, err := s.stacks.NewAutoscaledWarmPool(pctx, name, in, opts)
 		if err != nil {
 			return nil, err
 		}

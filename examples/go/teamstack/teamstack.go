@@ -42,7 +42,7 @@ func Run(ctx *pulumi.Context) error {
 		// vm on EKS Auto Mode (Nitro Sandboxes); gvisor where the RuntimeClass runs gVisor.
 		Isolation: &isolation,
 		// The claim exporter's image in your registry; empty runs it from source in a Go image.
-		ExporterImage: pulumi.StringRef(orDefault("exporterImage", "")),
+		ExporterImage: pulumi.StringPtr(orDefault("exporterImage", "")),
 		// The structured inputs are typed: a misspelled field does not compile.
 		ScaleDown: &warmpool.ScalingRulesArgs{StabilizationWindowSeconds: pulumi.Int(30)},
 	}, pulumi.Providers(cluster))

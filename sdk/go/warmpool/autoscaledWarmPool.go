@@ -191,11 +191,11 @@ type AutoscaledWarmPoolArgs struct {
 	// Kubernetes label selector (kubectl -l grammar) for the claims the exporter counts. Empty counts every claim in the namespace (cheapest path).
 	ClaimSelector *string
 	// A prebuilt exporter image, [registry/]repository[:tag][@digest] (checked against the image reference grammar). Empty: the stack builds the image (exporterImageRepository, or in create mode an ECR repository of its own); an existing cluster with neither runs the exporter's embedded source with `go run` in a pinned golang image, for the demo and local use.
-	ExporterImage *string
+	ExporterImage pulumi.StringPtrInput
 	// The platform of the image the stack builds: linux/amd64 (empty) or linux/arm64; the exporter's pods are kept to nodes of it.
 	ExporterImagePlatform *ExporterImagePlatform
 	// Where the stack publishes the exporter's image it builds (ko-style: one static binary on an empty base, the same source gives the same digest), <registry>/<path> with neither tag nor digest; pods pull it by digest. Pushed with the credentials of the machine running up (its docker config and credential helpers); a preview builds and pushes nothing. Empty in create mode: an ECR repository the stack creates (<cluster name>/claim-exporter: scan on push, immutable tags, a lifecycle rule).
-	ExporterImageRepository *string
+	ExporterImageRepository pulumi.StringPtrInput
 	// Exporter pods behind its Service (1..5), spread over nodes and zones where it can, with a PodDisruptionBudget from 2 up so a drain or rollout always leaves one serving. 1 saves a pod and leaves KEDA on its fallback while that pod restarts.
 	ExporterReplicas *int
 	// Override the URL KEDA reads (default http://claim-exporter.<namespace>.svc.cluster.local:8080/demand).
