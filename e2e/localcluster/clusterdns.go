@@ -52,11 +52,11 @@ type clusterDNSSettings struct {
 	ReadyPort  int
 }
 
-// clusterDNSProgram is CoreDNS on the cluster DNS address; ready when its
+// clusterDNSSpec is CoreDNS on the cluster DNS address; ready when its
 // kubernetes plugin has synced (the ready plugin answers 200).
-func clusterDNSProgram(s clusterDNSSettings) program {
+func clusterDNSSpec(s clusterDNSSettings) processSpec {
 	conf := filepath.Join(s.Dir, "Corefile")
-	return program{
+	return processSpec{
 		name: "coredns", binary: s.Binary,
 		args:  []string{"-conf", conf},
 		files: []file{{path: conf, data: corefile(ClusterDNSAddress, s.HealthPort, s.ReadyPort, s.Kubeconfig)}},
