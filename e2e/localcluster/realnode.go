@@ -64,6 +64,16 @@ func newRealNodes(pl *plane, count int) *realNodes {
 	return k
 }
 
+// realNodes is the cluster's real nodes, or nil without any.
+func (c *Cluster) realNodes() *realNodes {
+	for _, k := range c.kinds {
+		if r, ok := k.(*realNodes); ok {
+			return r
+		}
+	}
+	return nil
+}
+
 func (k *realNodes) names() []string {
 	var names []string
 	for _, n := range k.nodes {
