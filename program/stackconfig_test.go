@@ -138,7 +138,7 @@ func TestPulumiYamlMatchesTheProgram(t *testing.T) {
 		"clusterName": "",
 		// Structured keys: empty means the placeholder agent, the claims policy, one pool.
 		"template": map[string]any{}, "sizing": map[string]any{}, "pools": 0,
-		// Empty: the program's production defaults for KEDA's install (program/keda.go).
+		// Empty: the program's production defaults for KEDA's install (program/kedaconfig.go).
 		"keda": map[string]any{},
 		// Empty: the production scale-down behaviour (components.DefaultScaleDown).
 		"scaleDown": map[string]any{},
