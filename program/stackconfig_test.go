@@ -144,7 +144,7 @@ func TestPulumiYamlMatchesTheProgram(t *testing.T) {
 		"scaleDown": map[string]any{},
 		// Empty: any rise in one sync (components.DefaultScaleUp).
 		"scaleUp": map[string]any{},
-		// Empty: no ServiceMonitor, no rules (program/monitoring.go).
+		// Empty: no ServiceMonitor, no rules (program/monitoringconfig.go).
 		"monitoring": map[string]any{},
 	}
 	for key, want := range goDefaults {
