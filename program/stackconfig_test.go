@@ -138,13 +138,13 @@ func TestPulumiYamlMatchesTheProgram(t *testing.T) {
 		"clusterName": "",
 		// Structured keys: empty means the placeholder agent, the claims policy, one pool.
 		"template": map[string]any{}, "sizing": map[string]any{}, "pools": 0,
-		// Empty: the program's production defaults for KEDA's install (program/keda.go).
+		// Empty: the program's production defaults for KEDA's install (program/kedaconfig.go).
 		"keda": map[string]any{},
 		// Empty: the production scale-down behaviour (components.DefaultScaleDown).
 		"scaleDown": map[string]any{},
 		// Empty: any rise in one sync (components.DefaultScaleUp).
 		"scaleUp": map[string]any{},
-		// Empty: no ServiceMonitor, no rules (program/monitoring.go).
+		// Empty: no ServiceMonitor, no rules (program/monitoringconfig.go).
 		"monitoring": map[string]any{},
 	}
 	for key, want := range goDefaults {

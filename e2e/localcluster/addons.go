@@ -11,7 +11,7 @@ import (
 	"warmpool.local/warm-pool-autoscaling-keda/poll"
 )
 
-// addon is a program the control plane runs beside Kubernetes: the CRDs and
+// addon is software the control plane runs beside Kubernetes: the CRDs and
 // API objects it needs (applied with the bootstrap, before it starts), its
 // processes as values (each built in its own file), and what it is ready by
 // beyond its processes' own readiness.
@@ -23,7 +23,7 @@ type addon struct {
 	// customResources are objects of the add-on's own CRDs, applied once
 	// those are Established (Karpenter's node class and pool).
 	customResources []map[string]any
-	programs        []program
+	processes       []processSpec
 	// readyAtStart: its processes are ready before the next add-on starts
 	// (the cluster DNS, which KEDA and the nodes' pods resolve with);
 	// otherwise they are waited for once the nodes run.
@@ -48,7 +48,7 @@ func (pl *plane) addons() []addon {
 	all := []addon{
 		{
 			name: "agent-sandbox-controller", crdTool: "agent-sandbox",
-			programs: []program{agentSandboxProgram(agentSandboxSettings{
+			processes: []processSpec{agentSandboxSpec(agentSandboxSettings{
 				Binary: pl.bins.Path("agent-sandbox-controller"), Kubeconfig: pl.kubeconfig,
 				MetricsPort: pl.ports.sandboxMetrics, HealthPort: pl.ports.sandboxHealth,
 			})},
@@ -61,12 +61,12 @@ func (pl *plane) addons() []addon {
 		},
 		{
 			name: "keda", crdTool: "keda", objects: pl.kedaAPIObjects,
-			programs: []program{kedaOperatorProgram(kedaSet), kedaAdapterProgram(kedaSet)},
-			ready:    pl.kedaAPIServiceAvailable,
+			processes: []processSpec{kedaOperatorSpec(kedaSet), kedaAdapterSpec(kedaSet)},
+			ready:     pl.kedaAPIServiceAvailable,
 		},
 	}
 	if pl.realNodes > 0 {
-		dns := addon{name: "cluster DNS", readyAtStart: true, programs: []program{clusterDNSProgram(clusterDNSSettings{
+		dns := addon{name: "cluster DNS", readyAtStart: true, processes: []processSpec{clusterDNSSpec(clusterDNSSettings{
 			Binary: pl.bins.Path("coredns"), Dir: filepath.Join(pl.stateDir, "coredns"), Kubeconfig: pl.kubeconfig,
 			HealthPort: pl.ports.corednsHealth, ReadyPort: pl.ports.corednsReady,
 		})}}
@@ -75,7 +75,7 @@ func (pl *plane) addons() []addon {
 	if k := pl.karpenter; k != nil {
 		all = append(all, addon{
 			name: "karpenter", crdTool: "karpenter",
-			programs: []program{karpenterProgram(karpenterSettings{
+			processes: []processSpec{karpenterSpec(karpenterSettings{
 				Binary: pl.bins.Path("karpenter"), Kubeconfig: pl.kubeconfig,
 				MetricsPort: pl.ports.karpenterMetrics, HealthPort: pl.ports.karpenterHealth,
 				InstanceTypesFile: filepath.Join(pl.stateDir, "karpenter", "instance-types.json"), InstanceTypes: k.InstanceTypes,
@@ -103,7 +103,7 @@ func (pl *plane) startAddons(ctx context.Context) error {
 		}
 	}
 	for _, a := range pl.addons() {
-		for _, g := range a.programs {
+		for _, g := range a.processes {
 			proc, err := g.start(pl.procs)
 			if err != nil {
 				return err
@@ -123,7 +123,7 @@ func (pl *plane) startAddons(ctx context.Context) error {
 func (pl *plane) addonsReady(ctx context.Context) error {
 	for _, a := range pl.addons() {
 		if !a.readyAtStart {
-			for _, g := range a.programs {
+			for _, g := range a.processes {
 				if err := g.waitReady(ctx, pl.procs.Get(g.name), pl.pki); err != nil {
 					return fmt.Errorf("%s: %w", a.name, err)
 				}

@@ -53,10 +53,10 @@ func TestKarpenterAddonWhenAsked(t *testing.T) {
 	pl.ports.karpenterMetrics, pl.ports.karpenterHealth = 21, 22
 	as := pl.addons()
 	last := as[len(as)-1]
-	if last.name != "karpenter" || last.crdTool != "karpenter" || len(last.programs) != 1 || last.programs[0].name != "karpenter" || last.ready == nil {
+	if last.name != "karpenter" || last.crdTool != "karpenter" || len(last.processes) != 1 || last.processes[0].name != "karpenter" || last.ready == nil {
 		t.Fatalf("last add-on %+v", last)
 	}
-	if f := flagMap(t, last.programs[0].args); f["--health-probe-port"] != "22" || f["--metrics-port"] != "21" {
+	if f := flagMap(t, last.processes[0].args); f["--health-probe-port"] != "22" || f["--metrics-port"] != "21" {
 		t.Errorf("karpenter's ports %v", f)
 	}
 	crs := pl.addonCustomResources()

@@ -14,10 +14,10 @@ type agentSandboxSettings struct {
 	HealthPort  int
 }
 
-// agentSandboxProgram is agent-sandbox's controller (with its extensions:
+// agentSandboxSpec is agent-sandbox's controller (with its extensions:
 // templates, warm pools, claims); ready when its /readyz answers.
-func agentSandboxProgram(s agentSandboxSettings) program {
-	return program{
+func agentSandboxSpec(s agentSandboxSettings) processSpec {
+	return processSpec{
 		name: "agent-sandbox-controller", binary: s.Binary,
 		args: []string{
 			"--kubeconfig=" + s.Kubeconfig,

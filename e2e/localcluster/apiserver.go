@@ -25,9 +25,9 @@ type apiServerSettings struct {
 	WithKubelets bool
 }
 
-// apiServerProgram is kube-apiserver; ready when /readyz answers an admin.
-func apiServerProgram(s apiServerSettings) program {
-	return program{
+// apiServerSpec is kube-apiserver; ready when /readyz answers an admin.
+func apiServerSpec(s apiServerSettings) processSpec {
+	return processSpec{
 		name: "kube-apiserver", binary: s.Binary, args: apiServerFlags(s),
 		ready: readiness{url: s.url() + "/readyz", clientUser: "admin", timeout: 120 * time.Second},
 	}

@@ -5,7 +5,7 @@
 // plays (pods are scheduled and reported Running and Ready, but no container
 // runs, so exec and logs are not available), and, as root, real nodes (a
 // kubelet with its containerd, runc and gVisor; realnode.go) beside them or
-// instead. Every process is a value (program.go) built by its own file.
+// instead. Every process is a value (processspec.go) built by its own file.
 package localcluster
 
 import (
@@ -80,7 +80,7 @@ type Options struct {
 
 // Cluster is a running local control plane: what its users read (the fields)
 // and do (the methods). What starts and stops it is the plane's (plane.go);
-// each process is a value built by its own file (program.go).
+// each process is a value built by its own file (processspec.go).
 type Cluster struct {
 	StateDir string
 	// Kubeconfig is the path of an admin kubeconfig (system:masters, client

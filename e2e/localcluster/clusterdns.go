@@ -13,8 +13,9 @@ import (
 // nothing forwarded: a name outside its zones is REFUSED, so no query
 // ever leaves the machine) on the host's pod-network address, port 53. Pods
 // use it through the kubelet's clusterDNS; KEDA, a host process, through a
-// resolv.conf of its own (kedaResolvConf, keda.go) bind-mounted over /etc/resolv.conf
-// in a private mount namespace, so the host's resolver is untouched.
+// resolv.conf of its own (kedaResolvConf, kedaprocesses.go) bind-mounted over
+// /etc/resolv.conf in a private mount namespace, so the host's resolver is
+// untouched.
 const (
 	// ClusterDomain is the kubelet's and CoreDNS's cluster domain.
 	ClusterDomain = "cluster.local"
@@ -52,11 +53,11 @@ type clusterDNSSettings struct {
 	ReadyPort  int
 }
 
-// clusterDNSProgram is CoreDNS on the cluster DNS address; ready when its
+// clusterDNSSpec is CoreDNS on the cluster DNS address; ready when its
 // kubernetes plugin has synced (the ready plugin answers 200).
-func clusterDNSProgram(s clusterDNSSettings) program {
+func clusterDNSSpec(s clusterDNSSettings) processSpec {
 	conf := filepath.Join(s.Dir, "Corefile")
-	return program{
+	return processSpec{
 		name: "coredns", binary: s.Binary,
 		args:  []string{"-conf", conf},
 		files: []file{{path: conf, data: corefile(ClusterDNSAddress, s.HealthPort, s.ReadyPort, s.Kubeconfig)}},

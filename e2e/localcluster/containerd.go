@@ -150,12 +150,12 @@ type containerdSettings struct {
 	Paths  containerdPaths
 }
 
-// containerdProgram is node's own containerd, its configuration and the gVisor
+// containerdSpec is node's own containerd, its configuration and the gVisor
 // shim's beside it; ready when its socket accepts connections.
-func containerdProgram(s containerdSettings) program {
+func containerdSpec(s containerdSettings) processSpec {
 	cd := s.Node.containerdDir()
 	cfg := filepath.Join(cd, "config.toml")
-	return program{
+	return processSpec{
 		name: s.Node.name + "-containerd", binary: s.Binary,
 		args: []string{"--config=" + cfg, "--log-level=warn"},
 		files: []file{

@@ -13,10 +13,10 @@ import (
 // directory under the node's own, nothing listening beyond loopback, gVisor never on the bridge.
 func TestContainerdConfigKeepsTheNodeToItsDirectoryAndLoopback(t *testing.T) {
 	n := &realNode{name: "realnode-0", dir: "/state/realnode-0"}
-	g := containerdProgram(containerdSettings{Binary: "/tools/containerd", Runsc: "/tools/runsc", Node: n,
+	g := containerdSpec(containerdSettings{Binary: "/tools/containerd", Runsc: "/tools/runsc", Node: n,
 		Paths: containerdPathsOf(n, "/state/realnode-0/cni", "/tools/shim-runc", "/tools/shim-runsc", "/state/programs")})
 	if g.name != "realnode-0-containerd" || g.ready.socket != n.containerdSocket() {
-		t.Errorf("containerd program %q ready by socket %q; want realnode-0-containerd, ready by %s", g.name, g.ready.socket, n.containerdSocket())
+		t.Errorf("containerd process %q ready by socket %q; want realnode-0-containerd, ready by %s", g.name, g.ready.socket, n.containerdSocket())
 	}
 	config := filepath.Join(n.containerdDir(), "config.toml")
 	if !slices.Contains(g.args, "--config="+config) {

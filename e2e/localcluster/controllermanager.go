@@ -15,10 +15,10 @@ type controllerManagerSettings struct {
 	HPASyncPeriod time.Duration
 }
 
-// controllerManagerProgram is kube-controller-manager with the controllers
+// controllerManagerSpec is kube-controller-manager with the controllers
 // the product relies on (the HPA among them).
-func controllerManagerProgram(s controllerManagerSettings) program {
-	return program{
+func controllerManagerSpec(s controllerManagerSettings) processSpec {
+	return processSpec{
 		name: "kube-controller-manager", binary: s.Binary,
 		args: []string{
 			"--kubeconfig=" + s.Kubeconfig, "--authentication-kubeconfig=" + s.Kubeconfig, "--authorization-kubeconfig=" + s.Kubeconfig,

@@ -15,11 +15,11 @@ type etcdSettings struct {
 
 func (s etcdSettings) clientURL() string { return "http://127.0.0.1:" + strconv.Itoa(s.ClientPort) }
 
-// etcdProgram is etcd, the control plane's store, on loopback; ready when its
+// etcdSpec is etcd, the control plane's store, on loopback; ready when its
 // /health answers.
-func etcdProgram(s etcdSettings) program {
+func etcdSpec(s etcdSettings) processSpec {
 	clientURL, peerURL := s.clientURL(), "http://127.0.0.1:"+strconv.Itoa(s.PeerPort)
-	return program{
+	return processSpec{
 		name: "etcd", binary: s.Binary,
 		args: []string{
 			"--name=local", "--data-dir=" + s.DataDir,

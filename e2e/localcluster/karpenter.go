@@ -128,9 +128,9 @@ func (o KarpenterOptions) withDefaults() (KarpenterOptions, error) {
 	return o, nil
 }
 
-// karpenterProgram is Karpenter with its KWOK cloud provider; ready when its
+// karpenterSpec is Karpenter with its KWOK cloud provider; ready when its
 // /readyz answers.
-func karpenterProgram(s karpenterSettings) program {
+func karpenterSpec(s karpenterSettings) processSpec {
 	args := []string{
 		"--disable-leader-election=true",
 		"--metrics-port=" + strconv.Itoa(s.MetricsPort),
@@ -143,7 +143,7 @@ func karpenterProgram(s karpenterSettings) program {
 	if s.BatchMax > 0 {
 		args = append(args, "--batch-max-duration="+s.BatchMax.String())
 	}
-	return program{
+	return processSpec{
 		name: "karpenter", binary: s.Binary, args: args,
 		env:   []string{"KUBECONFIG=" + s.Kubeconfig},
 		files: []file{{path: s.InstanceTypesFile, data: instanceTypesJSON(s.InstanceTypes)}},

@@ -19,9 +19,9 @@ func testKarpenterSettings() karpenterSettings {
 // --kubeconfig: an unknown flag panics), runs alone without leader election,
 // serves health and metrics on the chosen ports, is ready by /readyz, and
 // reads the instance types it writes.
-func TestKarpenterProgram(t *testing.T) {
+func TestKarpenterSpec(t *testing.T) {
 	s := testKarpenterSettings()
-	g := karpenterProgram(s)
+	g := karpenterSpec(s)
 	f := flagMap(t, g.args)
 	if g.name != "karpenter" || g.binary != s.Binary || !slices.Contains(g.env, "KUBECONFIG=/state/kubeconfig") {
 		t.Errorf("%s (%s) env %v", g.name, g.binary, g.env)
@@ -44,7 +44,7 @@ func TestKarpenterProgram(t *testing.T) {
 		}
 	}
 	s.BatchIdle, s.BatchMax = 2*time.Second, 20*time.Second
-	g2 := karpenterProgram(s)
+	g2 := karpenterSpec(s)
 	if f2 := flagMap(t, g2.args); f2["--batch-idle-duration"] != "2s" || f2["--batch-max-duration"] != "20s" {
 		t.Errorf("batch window flags %v", f2)
 	}

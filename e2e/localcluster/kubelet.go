@@ -158,13 +158,13 @@ type kubeletSettings struct {
 
 func (n *realNode) kubeletKubeconfig() string { return filepath.Join(n.dir, "kubelet.kubeconfig") }
 
-// kubeletProgram is node's kubelet, its configuration (kubeletConfig) and
+// kubeletSpec is node's kubelet, its configuration (kubeletConfig) and
 // the resolv.conf of its pods beside it. It needs its kubeconfig and the
 // host prepared (prepareKubeletHost) first.
-func kubeletProgram(s kubeletSettings) program {
+func kubeletSpec(s kubeletSettings) processSpec {
 	n := s.Node
 	cfgPath := filepath.Join(n.dir, "kubelet-config.yaml")
-	return program{
+	return processSpec{
 		name: n.name + "-kubelet", binary: s.Binary,
 		args: []string{
 			"--config=" + cfgPath,

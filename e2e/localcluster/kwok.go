@@ -18,9 +18,9 @@ type kwokSettings struct {
 	StagesFile string
 }
 
-// kwokProgram is KWOK, which plays the kubelets of the simulated nodes.
-func kwokProgram(s kwokSettings) program {
-	return program{
+// kwokSpec is KWOK, which plays the kubelets of the simulated nodes.
+func kwokSpec(s kwokSettings) processSpec {
+	return processSpec{
 		name: "kwok", binary: s.Binary,
 		args: []string{
 			"--kubeconfig=" + s.Kubeconfig,

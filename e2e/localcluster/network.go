@@ -223,13 +223,13 @@ type kubeProxySettings struct {
 
 func (s kubeProxySettings) kubeconfig() string { return filepath.Join(s.Dir, "kubeconfig") }
 
-// kubeProxyProgram is the one kube-proxy (iptables mode) of the machine:
+// kubeProxySpec is the one kube-proxy (iptables mode) of the machine:
 // every real node shares the host's network namespace, so one set of rules
 // serves them all. It needs its kubeconfig and its rules recorded in the
 // ledger (recordKubeProxyHost) first.
-func kubeProxyProgram(s kubeProxySettings) program {
+func kubeProxySpec(s kubeProxySettings) processSpec {
 	cfgPath := filepath.Join(s.Dir, "config.yaml")
-	return program{
+	return processSpec{
 		name: "kube-proxy", binary: s.Binary,
 		args:  []string{"--config=" + cfgPath, "--v=1"},
 		files: []file{{path: cfgPath, data: kubeProxyConfig(s)}},

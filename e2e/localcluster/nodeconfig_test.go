@@ -14,8 +14,8 @@ import (
 // kubelet's own, no route_localnet, the conntrack sysctls left alone).
 func TestNodeComponentConfigsKeepToTheNode(t *testing.T) {
 	n := &realNode{name: "realnode-0", dir: "/state/realnode-0", cgroup: "localcluster-realnode-0", kubeletPort: 30003, kubeletHealthPort: 30004}
-	kubelet := fileData(t, kubeletProgram(kubeletSettings{Binary: "/tools/kubelet", Node: n, PKI: &pki{dir: "/state/pki"}}), "/state/realnode-0/kubelet-config.yaml")
-	proxy := fileData(t, kubeProxyProgram(kubeProxySettings{Binary: "/tools/kube-proxy", Dir: "/state/kube-proxy", NodeName: n.name, HealthPort: 30001, MetricsPort: 30002}),
+	kubelet := fileData(t, kubeletSpec(kubeletSettings{Binary: "/tools/kubelet", Node: n, PKI: &pki{dir: "/state/pki"}}), "/state/realnode-0/kubelet-config.yaml")
+	proxy := fileData(t, kubeProxySpec(kubeProxySettings{Binary: "/tools/kube-proxy", Dir: "/state/kube-proxy", NodeName: n.name, HealthPort: 30001, MetricsPort: 30002}),
 		"/state/kube-proxy/config.yaml")
 	for name, doc := range map[string]string{"kubelet": kubelet, "kube-proxy": proxy} {
 		if strings.Contains(doc, "<no value>") {

@@ -20,7 +20,7 @@ type nodeKind interface {
 	// isolatedRuntimeClass is the RuntimeClass named name as these nodes
 	// serve it; the cluster has one, from the kind that runs sandboxes.
 	isolatedRuntimeClass(name string) map[string]any
-	// start runs the nodes' programs, once the add-ons run, and waits for them.
+	// start runs the nodes' processes, once the add-ons run, and waits for them.
 	start(ctx context.Context) error
 	// stop ends what the process record does not cover (pods, their mounts)
 	// before the processes stop; cleanup undoes the host changes after.
@@ -89,7 +89,7 @@ func (k *simulatedNodes) start(context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = kwokProgram(kwokSettings{Binary: pl.bins.Path("kwok"), Kubeconfig: pl.kubeconfig, Port: pl.ports.kwok, StagesFile: stages}).start(pl.procs)
+	_, err = kwokSpec(kwokSettings{Binary: pl.bins.Path("kwok"), Kubeconfig: pl.kubeconfig, Port: pl.ports.kwok, StagesFile: stages}).start(pl.procs)
 	return err
 }
 

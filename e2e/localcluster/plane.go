@@ -71,7 +71,7 @@ type startStep struct {
 // objects and CRDs the add-ons and nodes need, the add-ons, the nodes (whose
 // pods need the add-ons' CRDs and DNS), then the whole chain's readiness.
 func (pl *plane) startSteps(kinds []nodeKind) []startStep {
-	kubernetes := kubernetesPrograms(pl.kubernetesSettings())
+	kubernetes := kubernetesSpecs(pl.kubernetesSettings())
 	return []startStep{
 		{"the host for the nodes", func(ctx context.Context) error {
 			for _, k := range kinds {
@@ -81,8 +81,8 @@ func (pl *plane) startSteps(kinds []nodeKind) []startStep {
 			}
 			return nil
 		}},
-		{joinedNames(kubernetes, func(g program) string { return g.name }), func(ctx context.Context) error {
-			if err := runPrograms(ctx, pl.procs, pl.pki, kubernetes); err != nil {
+		{joinedNames(kubernetes, func(g processSpec) string { return g.name }), func(ctx context.Context) error {
+			if err := runSpecs(ctx, pl.procs, pl.pki, kubernetes); err != nil {
 				return err
 			}
 			return pl.connect()
@@ -111,15 +111,15 @@ type kubernetesSettings struct {
 	Scheduler         schedulerSettings
 }
 
-// kubernetesPrograms are Kubernetes' own processes in start order, each ready
+// kubernetesSpecs are Kubernetes' own processes in start order, each ready
 // (when it has a readiness) before the next starts: etcd, the API server on
 // it, then its two controllers.
-func kubernetesPrograms(s kubernetesSettings) []program {
-	return []program{
-		etcdProgram(s.Etcd),
-		apiServerProgram(s.APIServer),
-		controllerManagerProgram(s.ControllerManager),
-		schedulerProgram(s.Scheduler),
+func kubernetesSpecs(s kubernetesSettings) []processSpec {
+	return []processSpec{
+		etcdSpec(s.Etcd),
+		apiServerSpec(s.APIServer),
+		controllerManagerSpec(s.ControllerManager),
+		schedulerSpec(s.Scheduler),
 	}
 }
 

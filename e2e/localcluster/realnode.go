@@ -64,6 +64,16 @@ func newRealNodes(pl *plane, count int) *realNodes {
 	return k
 }
 
+// realNodes is the cluster's real nodes, or nil without any.
+func (c *Cluster) realNodes() *realNodes {
+	for _, k := range c.kinds {
+		if r, ok := k.(*realNodes); ok {
+			return r
+		}
+	}
+	return nil
+}
+
 func (k *realNodes) names() []string {
 	var names []string
 	for _, n := range k.nodes {
@@ -187,7 +197,7 @@ func (k *realNodes) start(ctx context.Context) error {
 		if err := recordContainerdHost(k.ledger, n); err != nil {
 			return err
 		}
-		containerd := containerdProgram(containerdSettings{
+		containerd := containerdSpec(containerdSettings{
 			Binary: pl.bins.Path("containerd"), Runsc: pl.bins.Path("runsc"), Node: n,
 			Paths: containerdPathsOf(n, cniConfDir, pl.bins.Path("containerd-shim-runc-v2"), pl.bins.Path("containerd-shim-runsc-v1"), k.programDir),
 		})
@@ -205,7 +215,7 @@ func (k *realNodes) start(ctx context.Context) error {
 		if err := prepareKubeletHost(k.ledger, n); err != nil {
 			return err
 		}
-		if _, err := kubeletProgram(kubeletSettings{Binary: pl.bins.Path("kubelet"), Node: n, PKI: pl.pki}).start(pl.procs); err != nil {
+		if _, err := kubeletSpec(kubeletSettings{Binary: pl.bins.Path("kubelet"), Node: n, PKI: pl.pki}).start(pl.procs); err != nil {
 			return err
 		}
 	}
@@ -217,7 +227,7 @@ func (k *realNodes) start(ctx context.Context) error {
 	if err := recordKubeProxyHost(k.ledger, proxy.Binary); err != nil {
 		return err
 	}
-	if _, err := kubeProxyProgram(proxy).start(pl.procs); err != nil {
+	if _, err := kubeProxySpec(proxy).start(pl.procs); err != nil {
 		return err
 	}
 	return pl.waitFor(ctx, fmt.Sprintf("real nodes %v to be Ready", k.names()), 180*time.Second, pl.nodesReady(k.names()...))

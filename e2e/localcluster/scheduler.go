@@ -9,9 +9,9 @@ type schedulerSettings struct {
 	Port       int
 }
 
-// schedulerProgram is kube-scheduler, which binds pods to the nodes.
-func schedulerProgram(s schedulerSettings) program {
-	return program{
+// schedulerSpec is kube-scheduler, which binds pods to the nodes.
+func schedulerSpec(s schedulerSettings) processSpec {
+	return processSpec{
 		name: "kube-scheduler", binary: s.Binary,
 		args: []string{
 			"--kubeconfig=" + s.Kubeconfig, "--authentication-kubeconfig=" + s.Kubeconfig, "--authorization-kubeconfig=" + s.Kubeconfig,

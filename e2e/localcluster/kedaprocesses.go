@@ -31,10 +31,10 @@ func kedaEnv(kubeconfig string) []string {
 	return []string{"KUBECONFIG=" + kubeconfig, "WATCH_NAMESPACE=", "KEDA_CLUSTER_OBJECT_NAMESPACE=keda", "POD_NAMESPACE=keda", "POD_NAME=keda-operator-local"}
 }
 
-// kedaOperatorProgram is KEDA's operator; ready when its /readyz answers. It
+// kedaOperatorSpec is KEDA's operator; ready when its /readyz answers. It
 // writes KEDA's certificates and, with real nodes, its resolv.conf.
-func kedaOperatorProgram(s kedaSettings) program {
-	g := program{
+func kedaOperatorSpec(s kedaSettings) processSpec {
+	g := processSpec{
 		name: "keda-operator", binary: s.OperatorBinary,
 		args: []string{
 			"--kubeconfig=" + s.Kubeconfig,
@@ -60,11 +60,11 @@ func kedaOperatorProgram(s kedaSettings) program {
 	return s.withResolvConf(g)
 }
 
-// kedaAdapterProgram is KEDA's metrics adapter (the external metrics API the
+// kedaAdapterSpec is KEDA's metrics adapter (the external metrics API the
 // HPA reads). It exits 0 on start-up errors; it is ready when the aggregator
 // calls its APIService Available (plane.kedaAPIServiceAvailable).
-func kedaAdapterProgram(s kedaSettings) program {
-	return s.withResolvConf(program{
+func kedaAdapterSpec(s kedaSettings) processSpec {
+	return s.withResolvConf(processSpec{
 		name: "keda-adapter", binary: s.AdapterBinary,
 		args: []string{
 			"--kubeconfig=" + s.Kubeconfig, "--lister-kubeconfig=" + s.Kubeconfig,
@@ -81,7 +81,7 @@ func kedaAdapterProgram(s kedaSettings) program {
 }
 
 // withResolvConf runs g under s.ResolvConf, when set.
-func (s kedaSettings) withResolvConf(g program) program {
+func (s kedaSettings) withResolvConf(g processSpec) processSpec {
 	if s.ResolvConf != "" {
 		g.binary, g.args = withResolvConf(s.ResolvConf, g.binary, g.args)
 	}

@@ -15,7 +15,8 @@ import (
 
 // The Prometheus Operator's resources the stack's monitoring creates.
 const (
-	// PrometheusRuleCRD holds the alerting rules; ServiceMonitorCRD (keda.go) the exporter's scrape.
+	// PrometheusRuleCRD holds the alerting rules; ServiceMonitorCRD (kedainstall.go) the
+	// exporter's scrape.
 	PrometheusRuleCRD      = "prometheusrules.monitoring.coreos.com"
 	prometheusOperatorAPI  = "monitoring.coreos.com/v1"
 	prometheusOperatorCRDV = "v1"

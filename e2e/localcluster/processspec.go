@@ -12,13 +12,13 @@ import (
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
 )
 
-// program is one process of the control plane as a value: its name (the
+// processSpec is one process of the control plane as a value: its name (the
 // process record's, which Kill and Restart take), the command, the
 // configuration files it reads, and what it is ready by. Each process's file
-// holds its builder, a pure function from named settings to a program
-// (etcdProgram, apiServerProgram, ...), with the why of each flag beside it;
+// holds its builder, a pure function from named settings to a processSpec
+// (etcdSpec, apiServerSpec, ...), with the why of each flag beside it;
 // start runs the value.
-type program struct {
+type processSpec struct {
 	name   string
 	binary string
 	args   []string
@@ -29,7 +29,7 @@ type program struct {
 	ready readiness
 }
 
-// file is a configuration file a program reads: data, or a copy of from.
+// file is a configuration file a process reads: data, or a copy of from.
 type file struct {
 	path string
 	data string
@@ -37,7 +37,7 @@ type file struct {
 	mode os.FileMode
 }
 
-// readiness is what a started program is ready by: a health URL answering
+// readiness is what a started process is ready by: a health URL answering
 // 200 (over TLS as clientUser, a certificate of the control plane's PKI, when
 // named), a socket accepting connections, or neither (started is enough).
 type readiness struct {
@@ -47,9 +47,9 @@ type readiness struct {
 	timeout    time.Duration
 }
 
-// start writes the program's files and starts it in procs; it does not wait
+// start writes the process's files and starts it in procs; it does not wait
 // (waitReady does).
-func (g program) start(procs *process.Set) (*process.Process, error) {
+func (g processSpec) start(procs *process.Set) (*process.Process, error) {
 	for _, f := range g.files {
 		if err := f.write(); err != nil {
 			return nil, fmt.Errorf("%s: %w", g.name, err)
@@ -58,8 +58,8 @@ func (g program) start(procs *process.Set) (*process.Process, error) {
 	return procs.Start(g.name, g.binary, g.args, g.env...)
 }
 
-// run starts the program and waits until it is ready.
-func (g program) run(ctx context.Context, procs *process.Set, p *pki) error {
+// run starts the process and waits until it is ready.
+func (g processSpec) run(ctx context.Context, procs *process.Set, p *pki) error {
 	proc, err := g.start(procs)
 	if err != nil {
 		return err
@@ -68,7 +68,7 @@ func (g program) run(ctx context.Context, procs *process.Set, p *pki) error {
 }
 
 // waitReady waits for proc, started from g, to be ready by g.ready.
-func (g program) waitReady(ctx context.Context, proc *process.Process, p *pki) error {
+func (g processSpec) waitReady(ctx context.Context, proc *process.Process, p *pki) error {
 	var err error
 	switch r := g.ready; {
 	case r.url != "":
@@ -107,9 +107,9 @@ func (f file) write() error {
 	return os.WriteFile(f.path, data, mode)
 }
 
-// runPrograms runs each program in order, each ready before the next starts.
-func runPrograms(ctx context.Context, procs *process.Set, p *pki, progs []program) error {
-	for _, g := range progs {
+// runSpecs runs each process in order, each ready before the next starts.
+func runSpecs(ctx context.Context, procs *process.Set, p *pki, specs []processSpec) error {
+	for _, g := range specs {
 		if err := g.run(ctx, procs, p); err != nil {
 			return err
 		}
@@ -117,7 +117,7 @@ func runPrograms(ctx context.Context, procs *process.Set, p *pki, progs []progra
 	return nil
 }
 
-// joinedNames joins the names of xs (programs, add-ons), for saying what starts.
+// joinedNames joins the names of xs (processes, add-ons), for saying what starts.
 func joinedNames[T any](xs []T, name func(T) string) string {
 	names := make([]string, 0, len(xs))
 	for _, x := range xs {

@@ -15,20 +15,10 @@ func (c *Cluster) Processes() *process.Set { return c.plane.procs }
 func (c *Cluster) Kill(name string) error { return c.plane.procs.Kill(name) }
 
 // Restart starts a killed process again with the command that first started
-// it (its program's binary, args and env), as its supervisor would, in its
-// place in the stop order.
+// it (its binary, args and env), as its supervisor would, in its place in
+// the stop order.
 func (c *Cluster) Restart(name string) error { return c.plane.procs.Restart(name) }
 
 // Running reports whether every process of the control plane still runs, and
 // names those that do not.
 func (c *Cluster) Running() (bool, []string) { return c.plane.procs.Running() }
-
-// realNodes is the cluster's real nodes, or nil without any.
-func (c *Cluster) realNodes() *realNodes {
-	for _, k := range c.kinds {
-		if r, ok := k.(*realNodes); ok {
-			return r
-		}
-	}
-	return nil
-}

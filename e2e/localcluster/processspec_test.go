@@ -12,7 +12,7 @@ import (
 
 // fileData is the contents g writes at path, failing the test when g writes
 // no such file.
-func fileData(t *testing.T, g program, path string) string {
+func fileData(t *testing.T, g processSpec, path string) string {
 	t.Helper()
 	for _, f := range g.files {
 		if f.path == path {
@@ -39,30 +39,30 @@ func testKubernetesSettings() kubernetesSettings {
 // API server's store), then the API server, ready by its /readyz as an
 // admin, before the controllers that talk to it; the API server is given
 // etcd's client URL.
-func TestKubernetesProgramsStartInTheOrderTheyNeedEachOther(t *testing.T) {
-	progs := kubernetesPrograms(testKubernetesSettings())
+func TestKubernetesSpecsStartInTheOrderTheyNeedEachOther(t *testing.T) {
+	specs := kubernetesSpecs(testKubernetesSettings())
 	var names []string
-	for _, g := range progs {
+	for _, g := range specs {
 		names = append(names, g.name)
 	}
 	if want := []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"}; !slices.Equal(names, want) {
 		t.Fatalf("start order %v, want %v", names, want)
 	}
-	etcd, api := flagMap(t, progs[0].args), flagMap(t, progs[1].args)
+	etcd, api := flagMap(t, specs[0].args), flagMap(t, specs[1].args)
 	if api["--etcd-servers"] != etcd["--advertise-client-urls"] {
 		t.Errorf("the API server reads etcd at %s; etcd serves %s", api["--etcd-servers"], etcd["--advertise-client-urls"])
 	}
-	if progs[0].ready.url != etcd["--advertise-client-urls"]+"/health" {
-		t.Errorf("etcd is ready by %q, want its /health", progs[0].ready.url)
+	if specs[0].ready.url != etcd["--advertise-client-urls"]+"/health" {
+		t.Errorf("etcd is ready by %q, want its /health", specs[0].ready.url)
 	}
-	if r := progs[1].ready; r.url != "https://127.0.0.1:6443/readyz" || r.clientUser != "admin" {
+	if r := specs[1].ready; r.url != "https://127.0.0.1:6443/readyz" || r.clientUser != "admin" {
 		t.Errorf("the API server is ready by %q as %q, want /readyz as admin", r.url, r.clientUser)
 	}
 }
 
 // etcd is a throw-away store: no fsync, its data under the state directory.
-func TestEtcdProgramIsAThrowAwayStore(t *testing.T) {
-	etcd := flagMap(t, etcdProgram(testKubernetesSettings().Etcd).args)
+func TestEtcdSpecIsAThrowAwayStore(t *testing.T) {
+	etcd := flagMap(t, etcdSpec(testKubernetesSettings().Etcd).args)
 	if etcd["--unsafe-no-fsync"] != "true" {
 		t.Errorf("--unsafe-no-fsync=%q: fsync costs seconds a throw-away store does not need", etcd["--unsafe-no-fsync"])
 	}
@@ -73,9 +73,9 @@ func TestEtcdProgramIsAThrowAwayStore(t *testing.T) {
 
 // The controller-manager runs the HPA at the asked sync period, with the
 // controllers the product and Pulumi's await logic read.
-func TestControllerManagerProgramRunsTheHPAAtTheSyncPeriod(t *testing.T) {
+func TestControllerManagerSpecRunsTheHPAAtTheSyncPeriod(t *testing.T) {
 	s := testKubernetesSettings().ControllerManager
-	g := controllerManagerProgram(s)
+	g := controllerManagerSpec(s)
 	if !slices.Contains(g.args, "--horizontal-pod-autoscaler-sync-period=15s") {
 		t.Errorf("args %v: no --horizontal-pod-autoscaler-sync-period=15s", g.args)
 	}
@@ -94,14 +94,14 @@ func TestControllerManagerProgramRunsTheHPAAtTheSyncPeriod(t *testing.T) {
 // KEDA's two processes: the environment they read, the adapter reading the
 // operator's gRPC address, the certificates copied from the PKI, and with a
 // resolv.conf both run under it (the operator writing it).
-func TestKEDAProgramsShareTheirEnvCertsAndResolver(t *testing.T) {
+func TestKEDASpecsShareTheirEnvCertsAndResolver(t *testing.T) {
 	s := kedaSettings{OperatorBinary: "/tools/keda-operator", AdapterBinary: "/tools/keda-adapter", Kubeconfig: "/state/kubeconfig",
 		CertDir: "/state/keda-certs", PKI: &pki{dir: "/state/pki"}, MetricsPort: 1, HealthPort: 2, GRPCPort: 3, AdapterSecurePort: 4, AdapterMetricsPort: 5}
-	op, ad := kedaOperatorProgram(s), kedaAdapterProgram(s)
+	op, ad := kedaOperatorSpec(s), kedaAdapterSpec(s)
 	if op.name != "keda-operator" || ad.name != "keda-adapter" || op.binary != s.OperatorBinary || ad.binary != s.AdapterBinary {
-		t.Errorf("programs %s (%s), %s (%s)", op.name, op.binary, ad.name, ad.binary)
+		t.Errorf("processes %s (%s), %s (%s)", op.name, op.binary, ad.name, ad.binary)
 	}
-	for _, g := range []program{op, ad} {
+	for _, g := range []processSpec{op, ad} {
 		for _, e := range []string{"KUBECONFIG=/state/kubeconfig", "WATCH_NAMESPACE=", "KEDA_CLUSTER_OBJECT_NAMESPACE=keda", "POD_NAMESPACE=keda"} {
 			if !slices.Contains(g.env, e) {
 				t.Errorf("%s's env %v lacks %s", g.name, g.env, e)
@@ -123,8 +123,8 @@ func TestKEDAProgramsShareTheirEnvCertsAndResolver(t *testing.T) {
 	}
 
 	s.ResolvConf = "/state/coredns/keda-resolv.conf"
-	op, ad = kedaOperatorProgram(s), kedaAdapterProgram(s)
-	for _, g := range []program{op, ad} {
+	op, ad = kedaOperatorSpec(s), kedaAdapterSpec(s)
+	for _, g := range []processSpec{op, ad} {
 		if g.binary != "unshare" || !slices.Contains(g.args, s.ResolvConf) {
 			t.Errorf("%s with a resolv.conf: %s %v, want it under unshare with %s", g.name, g.binary, g.args, s.ResolvConf)
 		}
@@ -136,8 +136,8 @@ func TestKEDAProgramsShareTheirEnvCertsAndResolver(t *testing.T) {
 
 // agent-sandbox's controller: its kubeconfig by flag and environment, no
 // webhook, ready by /readyz on its health port.
-func TestAgentSandboxProgram(t *testing.T) {
-	g := agentSandboxProgram(agentSandboxSettings{Binary: "/tools/asc", Kubeconfig: "/state/kubeconfig", MetricsPort: 1, HealthPort: 2})
+func TestAgentSandboxSpec(t *testing.T) {
+	g := agentSandboxSpec(agentSandboxSettings{Binary: "/tools/asc", Kubeconfig: "/state/kubeconfig", MetricsPort: 1, HealthPort: 2})
 	f := flagMap(t, g.args)
 	if g.name != "agent-sandbox-controller" || f["--enable-webhook"] != "false" || f["--extensions"] != "true" || !slices.Contains(g.env, "KUBECONFIG=/state/kubeconfig") {
 		t.Errorf("%s: args %v env %v", g.name, g.args, g.env)
@@ -148,16 +148,16 @@ func TestAgentSandboxProgram(t *testing.T) {
 }
 
 // KWOK reads the stages file it is given and manages only the annotated nodes.
-func TestKWOKProgram(t *testing.T) {
-	f := flagMap(t, kwokProgram(kwokSettings{Binary: "/tools/kwok", Kubeconfig: "/state/kubeconfig", Port: 7, StagesFile: "/state/kwok-stages.yaml"}).args)
+func TestKWOKSpec(t *testing.T) {
+	f := flagMap(t, kwokSpec(kwokSettings{Binary: "/tools/kwok", Kubeconfig: "/state/kubeconfig", Port: 7, StagesFile: "/state/kwok-stages.yaml"}).args)
 	if f["--config"] != "/state/kwok-stages.yaml" || f["--manage-all-nodes"] != "false" || f["--cidr"] != kwokPodCIDR {
 		t.Errorf("kwok flags %v", f)
 	}
 }
 
 // CoreDNS runs the Corefile it writes and is ready by its ready plugin.
-func TestClusterDNSProgramRunsTheCorefileItWrites(t *testing.T) {
-	g := clusterDNSProgram(clusterDNSSettings{Binary: "/tools/coredns", Dir: "/state/coredns", Kubeconfig: "/state/kubeconfig", HealthPort: 8, ReadyPort: 9})
+func TestClusterDNSSpecRunsTheCorefileItWrites(t *testing.T) {
+	g := clusterDNSSpec(clusterDNSSettings{Binary: "/tools/coredns", Dir: "/state/coredns", Kubeconfig: "/state/kubeconfig", HealthPort: 8, ReadyPort: 9})
 	if !slices.Equal(g.args, []string{"-conf", "/state/coredns/Corefile"}) {
 		t.Errorf("args %v", g.args)
 	}
@@ -171,9 +171,9 @@ func TestClusterDNSProgramRunsTheCorefileItWrites(t *testing.T) {
 
 // A real node's kubelet reads the configuration it writes, its own
 // kubeconfig, and is named after its node (the fault tests kill it by that name).
-func TestKubeletProgramReadsItsNodesFiles(t *testing.T) {
+func TestKubeletSpecReadsItsNodesFiles(t *testing.T) {
 	n := &realNode{name: "realnode-0", dir: "/state/realnode-0", cgroup: "localcluster-realnode-0", kubeletPort: 1, kubeletHealthPort: 2}
-	g := kubeletProgram(kubeletSettings{Binary: "/tools/kubelet", Node: n, PKI: &pki{dir: "/state/pki"}})
+	g := kubeletSpec(kubeletSettings{Binary: "/tools/kubelet", Node: n, PKI: &pki{dir: "/state/pki"}})
 	f := flagMap(t, g.args)
 	if g.name != "realnode-0-kubelet" || f["--config"] != "/state/realnode-0/kubelet-config.yaml" || f["--kubeconfig"] != "/state/realnode-0/kubelet.kubeconfig" {
 		t.Errorf("%s: %v", g.name, f)
@@ -184,14 +184,14 @@ func TestKubeletProgramReadsItsNodesFiles(t *testing.T) {
 	fileData(t, g, "/state/realnode-0/resolv.conf")
 }
 
-// start writes a program's files before it runs, records it, and Kill and
+// start writes a process's files before it runs, records it, and Kill and
 // Restart by its name run it again with its own command.
-func TestProgramStartWritesItsFilesAndRestartsByName(t *testing.T) {
+func TestProcessSpecStartWritesItsFilesAndRestartsByName(t *testing.T) {
 	dir := t.TempDir()
 	procs := process.NewSet(dir, false)
 	t.Cleanup(func() { procs.Stop(time.Second) })
 	conf := filepath.Join(dir, "conf", "sleeper.conf")
-	g := program{name: "sleeper", binary: "/bin/sh", args: []string{"-c", `test "$(cat "$0")" = on && exec sleep 60`, conf},
+	g := processSpec{name: "sleeper", binary: "/bin/sh", args: []string{"-c", `test "$(cat "$0")" = on && exec sleep 60`, conf},
 		files: []file{{path: conf, data: "on"}}}
 	proc, err := g.start(procs)
 	if err != nil {
@@ -213,30 +213,30 @@ func TestProgramStartWritesItsFilesAndRestartsByName(t *testing.T) {
 }
 
 // The names the fault tests Kill and Restart (e2e/faults_test.go) are the
-// names of programs a cluster with a real node starts: the process record
+// names of processes a cluster with a real node starts: the process record
 // knows them by these.
-func TestFaultTestsNamesArePrograms(t *testing.T) {
+func TestFaultTestsNamesAreProcessSpecs(t *testing.T) {
 	pl := &plane{realNodes: 1, without: map[string]bool{}, pki: &pki{dir: "/state/pki"}}
 	var names []string
-	for _, g := range kubernetesPrograms(testKubernetesSettings()) {
+	for _, g := range kubernetesSpecs(testKubernetesSettings()) {
 		names = append(names, g.name)
 	}
 	for _, a := range pl.addons() {
-		for _, g := range a.programs {
+		for _, g := range a.processes {
 			names = append(names, g.name)
 		}
 	}
 	n := newRealNodes(&plane{stateDir: "/state"}, 1).nodes[0]
-	names = append(names, kubeletProgram(kubeletSettings{Node: n, PKI: pl.pki}).name,
-		containerdProgram(containerdSettings{Node: n}).name, kubeProxyProgram(kubeProxySettings{}).name)
+	names = append(names, kubeletSpec(kubeletSettings{Node: n, PKI: pl.pki}).name,
+		containerdSpec(containerdSettings{Node: n}).name, kubeProxySpec(kubeProxySettings{}).name)
 	for _, want := range []string{"keda-operator", "keda-adapter", "kube-controller-manager", "agent-sandbox-controller",
 		RealNodeName(0) + "-kubelet", "kube-apiserver", "etcd", "coredns", RealNodeName(0) + "-containerd", "kube-proxy"} {
 		if !slices.Contains(names, want) {
-			t.Errorf("no program named %q (programs: %v)", want, names)
+			t.Errorf("no process named %q (processes: %v)", want, names)
 		}
 	}
 	if len(slices.Compact(slices.Sorted(slices.Values(names)))) != len(names) {
-		t.Errorf("two programs share a name (Kill and Restart take the first): %v", names)
+		t.Errorf("two processes share a name (Kill and Restart take the first): %v", names)
 	}
 }
 
@@ -266,9 +266,9 @@ func TestStartStepsRunInTheOrderTheyRelyOn(t *testing.T) {
 
 // The scheduler authenticates and is authorized with its own kubeconfig and
 // runs alone (no leader election).
-func TestSchedulerProgram(t *testing.T) {
+func TestSchedulerSpec(t *testing.T) {
 	s := testKubernetesSettings().Scheduler
-	f := flagMap(t, schedulerProgram(s).args)
+	f := flagMap(t, schedulerSpec(s).args)
 	for _, flag := range []string{"--kubeconfig", "--authentication-kubeconfig", "--authorization-kubeconfig"} {
 		if f[flag] != s.Kubeconfig {
 			t.Errorf("%s=%q, want %s", flag, f[flag], s.Kubeconfig)
