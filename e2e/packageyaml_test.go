@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -36,6 +37,9 @@ const yamlConsumerNamespace = "team-sandboxes"
 
 // yamlSecondNamespace is the namespace of the second component the YAML stack gets.
 const yamlSecondNamespace = "team-sandboxes-b"
+
+// secondConfigEnv is the second component's env value from a resource of the same update.
+const secondConfigEnv = "CONFIG_UID"
 
 // yamlPackagesEntry is examples/yaml's packages entry, which its copy here leaves out.
 const yamlPackagesEntry = "packages:\n  warmpool: ../../provider\n"
@@ -150,7 +154,7 @@ func (y *yamlConsumer) steps(verifyBin string, adopted sharedInstall) []step {
 			checkScaleSteps(t, rep)
 			t.Logf("verify: %d checks passed on the YAML consumer's stack", passed)
 		}},
-		{"a second component in the stack: refused on the first's namespace, naming both; up in its own leaves the first as it was; verify passes on each", func(ctx context.Context, t *testing.T) {
+		{"a second component in the stack: refused on the first's namespace, naming both; up in its own (an env value from a resource of the same update, unknown to its preview) leaves the first as it was; verify passes on each", func(ctx context.Context, t *testing.T) {
 			y.secondComponent(ctx, t, verifyBin)
 		}},
 		{"pulumi destroy leaves nothing of the stack and the shared installs as they were", func(ctx context.Context, t *testing.T) { y.destroy(ctx, t, adopted) }},
@@ -200,6 +204,50 @@ func (y *yamlConsumer) up(ctx context.Context, t *testing.T) {
 	y.upOutputs(ctx, t)
 }
 
+// unknownInputChecked holds the second component's up to an input its preview could not know:
+// the preview said so on the component, and the update gave the SandboxTemplate the value, the
+// ConfigMap's UID as the cluster holds it.
+func (y *yamlConsumer) unknownInputChecked(ctx context.Context, t *testing.T, upOut string) {
+	want := "the preview could not check template.env." + secondConfigEnv
+	if !strings.Contains(upOut, want) {
+		t.Errorf("pulumi up's preview does not say %q", want)
+	}
+	cms, err := y.cluster.Client.CoreV1().ConfigMaps(yamlConsumerNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("config maps in %s: %v", yamlConsumerNamespace, err)
+	}
+	var uid string
+	for _, cm := range cms.Items {
+		if strings.HasPrefix(cm.Name, "more-config") {
+			uid = string(cm.UID)
+		}
+	}
+	if uid == "" {
+		t.Fatalf("no more-config ConfigMap in %s", yamlConsumerNamespace)
+	}
+	gvr := schema.GroupVersionResource{Group: contract.AgentSandboxExtensionsGroup, Version: contract.AgentSandboxVersion, Resource: contract.SandboxTemplatesResource}
+	list, err := y.cluster.Dynamic.Resource(gvr).Namespace(yamlSecondNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("sandbox templates in %s: %v", yamlSecondNamespace, err)
+	}
+	var got []string
+	for _, tmpl := range list.Items {
+		containers, _, _ := unstructured.NestedSlice(tmpl.Object, "spec", "podTemplate", "spec", "containers")
+		for _, c := range containers {
+			env, _, _ := unstructured.NestedSlice(c.(map[string]any), "env")
+			for _, e := range env {
+				if e, _ := e.(map[string]any); e["name"] == secondConfigEnv {
+					got = append(got, fmt.Sprint(e["value"]))
+				}
+			}
+		}
+	}
+	if len(got) != 1 || got[0] != uid {
+		t.Fatalf("the second component's templates give %s %v, want the ConfigMap's UID %s once", secondConfigEnv, got, uid)
+	}
+	t.Logf("the preview named the input it could not check; the update gave the template %s=%s, the ConfigMap's UID", secondConfigEnv, uid)
+}
+
 // secretKept reads the secret where the agent gets it, the SandboxTemplate in the cluster, and
 // then the state: no file of the backend holds it in clear, and the template's resource in the
 // stack's checkpoint holds it as a secret.
@@ -240,9 +288,9 @@ func (y *yamlConsumer) secretKept(ctx context.Context, t *testing.T) {
 }
 
 // upOutputs runs pulumi up, checks the first component's outputs and writes them where verify
-// reads them (outputs.json), and returns the stack's outputs.
-func (y *yamlConsumer) upOutputs(ctx context.Context, t *testing.T) map[string]any {
-	y.must(ctx, t, "up", "--yes")
+// reads them (outputs.json), and returns the stack's outputs and what up printed.
+func (y *yamlConsumer) upOutputs(ctx context.Context, t *testing.T) (map[string]any, string) {
+	upOut := y.must(ctx, t, "up", "--yes")
 	b, err := y.home.Command(ctx, y.project, "stack", "output", "--json", "--show-secrets").Output()
 	if err != nil {
 		t.Fatalf("pulumi stack output: %v", err)
@@ -272,14 +320,24 @@ func (y *yamlConsumer) upOutputs(ctx context.Context, t *testing.T) map[string]a
 	if _, err := y.cluster.Client.CoreV1().Namespaces().Get(ctx, yamlConsumerNamespace, metav1.GetOptions{}); err != nil {
 		t.Fatalf("namespace %s after up: %v", yamlConsumerNamespace, err)
 	}
-	return outputs
+	return outputs, upOut
 }
 
 // withSecondComponent is the project with a second AutoscaledWarmPool, "more-sandboxes", in
 // namespace ns, adopting the cluster's installs as the first does; its outputs are the stack's
-// output "more".
+// output "more". Its agent's env takes a value from a ConfigMap the same update creates (its UID,
+// unknown until it exists): the input a preview cannot know.
 func withSecondComponent(t *testing.T, project, ns string) string {
-	resource := `  more-sandboxes:
+	resource := `  more-config:
+    type: kubernetes:core/v1:ConfigMap
+    properties:
+      metadata:
+        namespace: ${sandboxes.namespace}
+      data:
+        team: b
+    options:
+      provider: ${cluster}
+  more-sandboxes:
     type: warmpool:AutoscaledWarmPool
     properties:
       namespace: ` + ns + `
@@ -289,6 +347,9 @@ func withSecondComponent(t *testing.T, project, ns string) string {
       agentSandboxMode: ${agentSandboxMode}
       isolation: ${isolation}
       exporterImage: ${exporterImage}
+      template:
+        env:
+          ` + secondConfigEnv + `: ${more-config.metadata.uid}
     options:
       providers:
         - ${cluster}
@@ -343,7 +404,8 @@ func (y *yamlConsumer) secondComponent(ctx context.Context, t *testing.T, verify
 	before := uids()
 	writeFileAtomic(t, path, withSecondComponent(t, string(good), yamlSecondNamespace))
 	y.second = true
-	outputs := y.upOutputs(ctx, t)
+	outputs, upOut := y.upOutputs(ctx, t)
+	y.unknownInputChecked(ctx, t, upOut)
 	if after := uids(); after != before {
 		t.Errorf("the first component's namespace or exporter was replaced when the second came (UIDs %s -> %s)", before, after)
 	}
