@@ -39,7 +39,7 @@ const yamlConsumerNamespace = "team-sandboxes"
 const yamlSecondNamespace = "team-sandboxes-b"
 
 // secondConfigEnv is the second component's env value from a resource of the same update.
-const secondConfigEnv = "CONFIG_UID"
+const secondConfigEnv = "CONFIG_MAP_ID"
 
 // yamlPackagesEntry is examples/yaml's packages entry, which its copy here leaves out.
 const yamlPackagesEntry = "packages:\n  warmpool: ../../provider\n"
@@ -206,7 +206,7 @@ func (y *yamlConsumer) up(ctx context.Context, t *testing.T) {
 
 // unknownInputChecked holds the second component's up to an input its preview could not know:
 // the preview said so on the component, and the update gave the SandboxTemplate the value, the
-// ConfigMap's UID as the cluster holds it.
+// ConfigMap's ID (namespace/name) as the cluster holds it.
 func (y *yamlConsumer) unknownInputChecked(ctx context.Context, t *testing.T, upOut string) {
 	want := "the preview could not check template.env." + secondConfigEnv
 	if !strings.Contains(upOut, want) {
@@ -216,13 +216,13 @@ func (y *yamlConsumer) unknownInputChecked(ctx context.Context, t *testing.T, up
 	if err != nil {
 		t.Fatalf("config maps in %s: %v", yamlConsumerNamespace, err)
 	}
-	var uid string
+	var id string
 	for _, cm := range cms.Items {
 		if strings.HasPrefix(cm.Name, "more-config") {
-			uid = string(cm.UID)
+			id = cm.Namespace + "/" + cm.Name
 		}
 	}
-	if uid == "" {
+	if id == "" {
 		t.Fatalf("no more-config ConfigMap in %s", yamlConsumerNamespace)
 	}
 	gvr := schema.GroupVersionResource{Group: contract.AgentSandboxExtensionsGroup, Version: contract.AgentSandboxVersion, Resource: contract.SandboxTemplatesResource}
@@ -242,10 +242,10 @@ func (y *yamlConsumer) unknownInputChecked(ctx context.Context, t *testing.T, up
 			}
 		}
 	}
-	if len(got) != 1 || got[0] != uid {
-		t.Fatalf("the second component's templates give %s %v, want the ConfigMap's UID %s once", secondConfigEnv, got, uid)
+	if len(got) != 1 || got[0] != id {
+		t.Fatalf("the second component's templates give %s %v, want the ConfigMap's ID %s once", secondConfigEnv, got, id)
 	}
-	t.Logf("the preview named the input it could not check; the update gave the template %s=%s, the ConfigMap's UID", secondConfigEnv, uid)
+	t.Logf("the preview named the input it could not check; the update gave the template %s=%s, the ConfigMap's ID", secondConfigEnv, id)
 }
 
 // secretKept reads the secret where the agent gets it, the SandboxTemplate in the cluster, and
@@ -325,8 +325,9 @@ func (y *yamlConsumer) upOutputs(ctx context.Context, t *testing.T) (map[string]
 
 // withSecondComponent is the project with a second AutoscaledWarmPool, "more-sandboxes", in
 // namespace ns, adopting the cluster's installs as the first does; its outputs are the stack's
-// output "more". Its agent's env takes a value from a ConfigMap the same update creates (its UID,
-// unknown until it exists): the input a preview cannot know.
+// output "more". Its agent's env takes a value from a ConfigMap the same update creates (its ID,
+// unknown until it exists; its UID would read as null in pulumi-yaml's preview, which marks
+// unknown only the outputs its schema declares): the input a preview cannot know.
 func withSecondComponent(t *testing.T, project, ns string) string {
 	resource := `  more-config:
     type: kubernetes:core/v1:ConfigMap
@@ -349,7 +350,7 @@ func withSecondComponent(t *testing.T, project, ns string) string {
       exporterImage: ${exporterImage}
       template:
         env:
-          ` + secondConfigEnv + `: ${more-config.metadata.uid}
+          ` + secondConfigEnv + `: ${more-config.id}
     options:
       providers:
         - ${cluster}
