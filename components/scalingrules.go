@@ -40,7 +40,7 @@ const DefaultScalingPeriodSeconds = 15
 // DefaultScaleDownWindowSeconds is the production default of the stabilization window: two HPA
 // syncs, the shortest window that holds anything back (at 15 s the last recommendation is already
 // outside it), so a drop must be read on two syncs before warm sandboxes are given up. The burst
-// model (`go test -run '^$' -bench ScaleDown -benchtime 1x ./e2e/bursts`, docs/bursts.md, both
+// model (`go test -C e2e -run '^$' -bench ScaleDown -benchtime 1x ./bursts`, docs/bursts.md, both
 // traces on seeds 1..30 and 1001..1030) shows each longer window buying warm hits at more idle
 // cost than a larger fixed pool would: the recommended arrivals policy with a floor stays
 // undominated by every fixed size on 111 of 120 seed-traces at 30 s, 97 at 60 s, 71 at

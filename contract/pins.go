@@ -87,7 +87,7 @@ type Pin struct {
 	ProgramModule string
 	// LocalControlPlane is the version the local control plane runs; "" when it runs none.
 	LocalControlPlane string
-	// LocalModule and LocalToolDir, when set: e2e/toolcache/tools/<LocalToolDir>/go.mod
+	// LocalModule and LocalToolDir, when set: e2e/localcluster/toolcache/tools/<LocalToolDir>/go.mod
 	// requires LocalModule at LocalControlPlane.
 	LocalModule  string
 	LocalToolDir string
@@ -119,7 +119,8 @@ var Pins = []Pin{
 	},
 	{
 		// The local provider is built from a pseudo-version of provider/v4 (the published module
-		// tags lag the releases) with the release's version linked in; see e2e/toolcache/tools.go.
+		// tags lag the releases) with the release's version linked in; see
+		// e2e/localcluster/toolcache/tools.go.
 		Name: "Pulumi Kubernetes provider", Program: PulumiKubernetesProvider, ProgramModule: "github.com/pulumi/pulumi-kubernetes/sdk/v4",
 		LocalControlPlane: PulumiKubernetesProvider,
 	},

@@ -38,7 +38,7 @@ func TestPinsMatchTheModulesThatBuildThem(t *testing.T) {
 			checked++
 		}
 		if p.LocalModule != "" {
-			checkRequire(t, p.Name, filepath.Join("..", "e2e", "toolcache", "tools", p.LocalToolDir, "go.mod"), p.LocalModule, p.LocalControlPlane)
+			checkRequire(t, p.Name, filepath.Join("..", "e2e", "localcluster", "toolcache", "tools", p.LocalToolDir, "go.mod"), p.LocalModule, p.LocalControlPlane)
 			checked++
 		}
 	}

@@ -31,7 +31,10 @@ import (
 //   - a `go run ./X` of the repository whose X does not build or whose `--help` does not exit
 //     0, or a flag the document gives it that its `--help` does not list (X is built once per
 //     test run and run with --help: the flags a reader gets, wherever the code defines them);
-//     for a command with verbs (`localcluster up --real-nodes 1`), that verb's `--help`.
+//     for a command with verbs (`localcluster up --real-nodes 1`), that verb's `--help`;
+//   - a `go test` or `go run` naming a package of another module than the one it runs in (the
+//     go command refuses it): e2e and e2e/localcluster are modules of their own, reached with
+//     `go test -C e2e ./bursts` or `cd e2e && go test ./bursts`.
 // Commands are read from code: fenced blocks and inline code spans.
 
 // problem is one thing a document says that does not resolve.
@@ -498,6 +501,28 @@ func (c command) goVerb() (string, int) {
 	return "", 0
 }
 
+// goChdir applies a go command's -C DIR (the first flag after the verb, where the go command
+// takes it): the command runs in DIR, without the flag.
+func goChdir(c command) command {
+	_, at := c.goVerb()
+	if at == 0 || at >= len(c.words) {
+		return c
+	}
+	var dir string
+	n := 0
+	switch w := c.words[at]; {
+	case (w == "-C" || w == "--C") && at+1 < len(c.words):
+		dir, n = c.words[at+1], 2
+	case strings.HasPrefix(w, "-C=") || strings.HasPrefix(w, "--C="):
+		_, dir, _ = strings.Cut(w, "=")
+		n = 1
+	default:
+		return c
+	}
+	words := append(append([]string{}, c.words[:at]...), c.words[at+n:]...)
+	return command{path.Clean(path.Join(c.dir, dir)), words}
+}
+
 func (c command) isGoTest() bool { v, _ := c.goVerb(); return v == "test" }
 func (c command) isGoRun() bool  { v, _ := c.goVerb(); return v == "run" }
 
@@ -514,7 +539,7 @@ func commands(line string) []command {
 		if cur[0] == "cd" && len(cur) == 2 {
 			dir = path.Clean(path.Join(dir, cur[1]))
 		} else {
-			out = append(out, command{dir, cur})
+			out = append(out, goChdir(command{dir, cur}))
 		}
 		cur = nil
 	}
@@ -660,6 +685,11 @@ func (r *repo) checkGoTest(c command, counts map[string]int) []string {
 	args := c.words[at:]
 	var out []string
 	dirs := r.packageDirs(c, args)
+	for _, d := range dirs {
+		if what := r.otherModule(c, "test", d); what != "" {
+			out = append(out, what)
+		}
+	}
 	for _, flag := range []string{"run", "bench"} {
 		for _, pat := range flagValues(args, flag) {
 			counts["go test"]++
@@ -836,6 +866,21 @@ func (r *repo) module(dir string) (string, string, error) {
 	}
 }
 
+// otherModule says why a go command run in c's directory cannot name the package in dir: dir
+// is in another module (the go command names only its own module's packages). "" when it can.
+func (r *repo) otherModule(c command, verb, dir string) string {
+	here, _, err := r.module(c.dir)
+	if err != nil {
+		return ""
+	}
+	there, _, err := r.module(dir)
+	if err != nil || there == here {
+		return ""
+	}
+	return fmt.Sprintf("%s is in the module at %s, not in the one at %s where the command runs: go %s -C %s ./%s",
+		dir, there, here, verb, there, relTo(there, dir))
+}
+
 // build builds the commands in dirs not built yet: one go build per module, so Go compiles what
 // they share once (go build cannot build another module's packages), and into a directory of
 // its own for each name (go build names a binary after its package's last path element). A
@@ -977,6 +1022,9 @@ func (r *repo) checkGoRun(c command) []string {
 	if !ok {
 		return nil
 	}
+	if what := r.otherModule(c, "run", dir); what != "" {
+		return []string{fmt.Sprintf("go run %s: %s", pkg, what)}
+	}
 	r.build([]string{dir})
 	b := r.bins[dir]
 	name := "go run " + pkg
@@ -1045,6 +1093,10 @@ func TestEachKindOfCheckRejects(t *testing.T) {
 		"\tif os.Args[1] == \"up\" {\n\t\tfs.Int(\"nodes\", 0, \"\")\n\t}\n\t_ = fs.Parse(os.Args[2:])\n}\n")
 	write("cmd/broken/main.go", "package main\n\nfunc main() { undefined() }\n")
 	write("cmd/failing/main.go", "package main\n\nimport \"os\"\n\nfunc main() { os.Exit(3) }\n")
+	// A module of its own below the root, as e2e and e2e/localcluster are.
+	write("nested/go.mod", "module example.com/m/nested\n\ngo 1.26\n")
+	write("nested/pkg/b_test.go", "package pkg\n\nimport \"testing\"\n\nfunc TestNested(t *testing.T) {}\n")
+	write("nested/cmd/nestedtool/main.go", "package main\n\nimport \"flag\"\n\nfunc main() {\n\tflag.Bool(\"deep\", false, \"\")\n\tflag.Parse()\n}\n")
 	write("pic.png", "png")
 	write("other.md", "# Other\n\n## The Section: `x` (y)\n")
 	r := newRepo(t, root)
@@ -1052,7 +1104,8 @@ func TestEachKindOfCheckRejects(t *testing.T) {
 	good := "# Doc\n\n## Here\n\n[a](other.md#the-section-x-y) [b](#here) [c](pkg/) ![p](pic.png)\n\n" +
 		"```sh\ngo test -run '^TestReal$' ./pkg\ngo test -run '^$' -bench Real/sub ./pkg/...\n" +
 		"go run ./cmd/tool --real x -named=1 --imported \\\n  -h\ncd cmd && go run ./tool -real 1\ngo run ./alt/tool --alt\n" +
-		"go run ./cmd/verbs up --nodes 1 --state s\ngo run ./cmd/verbs down [--state DIR] extra\n```\n" +
+		"go run ./cmd/verbs up --nodes 1 --state s\ngo run ./cmd/verbs down [--state DIR] extra\n" +
+		"go test -C nested -run '^TestNested$' ./pkg\ncd nested && go test -run TestNested ./...\ngo run -C nested ./cmd/nestedtool --deep\n```\n" +
 		"And `go test ./pkg -run\nTestReal` in prose, and `TestReal` and `BenchmarkReal` by name.\n"
 	cases := []struct{ name, doc, kind, want string }{
 		{"a link to a missing file", "[a](missing.md)\n", "link", "missing.md does not exist"},
@@ -1071,6 +1124,8 @@ func TestEachKindOfCheckRejects(t *testing.T) {
 		{"a command that does not compile", "`go run ./cmd/broken`\n", "go run", "go run ./cmd/broken: does not build: exit status 1: "},
 		{"a command whose --help fails", "`go run ./cmd/failing --help`\n", "go run", "go run ./cmd/failing --help: exit status 3"},
 		{"a package that is no command", "`go run ./opts`\n", "go run", "main package"}, // go's "no main packages to build" alone, the check's own beside commands
+		{"a test of another module", "`go test -run TestNested ./nested/pkg`\n", "go test", "nested/pkg is in the module at nested, not in the one at . where the command runs: go test -C nested ./pkg"},
+		{"a command of another module", "```\ngo run ./nested/cmd/nestedtool --deep\n```\n", "go run", "go run ./nested/cmd/nestedtool: nested/cmd/nestedtool is in the module at nested"},
 	}
 	// Built as TestDocumentsResolve builds: all at once, the failures among them.
 	docs := []string{good}
@@ -1136,12 +1191,12 @@ func TestSplitRegexpIsGoTests(t *testing.T) {
 }
 
 func TestShellWords(t *testing.T) {
-	got := commands(`A=1 go run ./x -a "$(pulumi config get k)" --b='c d' | tee f && cd sub && go test ./... # note -z`)
+	got := commands(`A=1 go run ./x -a "$(pulumi config get k)" --b='c d' | tee f && go test -C e2e -run X ./bursts && cd sub && go run --C=m ./y && go test ./... # note -z`)
 	var s []string
 	for _, c := range got {
 		s = append(s, c.dir+": "+strings.Join(c.words, ","))
 	}
-	want := []string{".: A=1,go,run,./x,-a,$(pulumi config get k),--b=c d", ".: tee,f", "sub: go,test,./..."}
+	want := []string{".: A=1,go,run,./x,-a,$(pulumi config get k),--b=c d", ".: tee,f", "e2e: go,test,-run,X,./bursts", "sub/m: go,run,./y", "sub: go,test,./..."}
 	if !bytes.Equal([]byte(strings.Join(s, "\n")), []byte(strings.Join(want, "\n"))) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(s, "\n"), strings.Join(want, "\n"))
 	}

@@ -21,8 +21,8 @@ import (
 	"warmpool.local/warm-pool-autoscaling-keda/components"
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/framework"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/toolcache"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 	"warmpool.local/warm-pool-autoscaling-keda/monitoring"
 )
 
@@ -72,7 +72,7 @@ type alertRow struct {
 // thresholds are the defaults a stack gets. It is a measurement: it fails only when an alert
 // never fires, or fires where none should.
 //
-//	go test -run '^$' -bench LiveAlerts -benchtime 1x -timeout 90m ./e2e
+//	go test -C e2e -run '^$' -bench LiveAlerts -benchtime 1x -timeout 90m .
 //
 // LIVEALERTS_ONLY=WarmPoolPinnedAtMax,... runs only the failures of those alerts (the healthy
 // watch still first).

@@ -3,7 +3,7 @@ package e2e
 // Benchmarks on the local control plane. They are measurements, not tests:
 // run them with
 //
-//	go test -run '^$' -bench . -benchtime 1x -timeout 60m ./e2e/
+//	go test -C e2e -run '^$' -bench . -benchtime 1x -timeout 60m .
 //
 // (E2E_HPA_SYNC_PERIOD sets the HPA sync period; 15s, EKS's, by default.)
 // Each demand change comes at a random phase of the HPA's sync period, so the
@@ -33,7 +33,7 @@ import (
 	"warmpool.local/warm-pool-autoscaling-keda/contract/gvr"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/framework"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/tcpproxy"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/framework"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/toolcache"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 )
 
 // demoNextSteps are the demo's closing commands for this stack, as the demo builds them for a

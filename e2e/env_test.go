@@ -18,9 +18,9 @@ import (
 
 	"warmpool.local/warm-pool-autoscaling-keda/contract/gvr"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/framework"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/freeport"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/freeport"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/tcpproxy"
 )
 

@@ -19,7 +19,7 @@ import (
 // count that pod serves, for both paths. The container's CPU is capped at its request (a limit
 // equal to it), the worst case on a busy node: what the Deployment is guaranteed.
 //
-//	go test -run '^$' -bench ExporterColdStart -benchtime 1x -timeout 90m -v ./e2e/
+//	go test -C e2e -run '^$' -bench ExporterColdStart -benchtime 1x -timeout 90m -v .
 func BenchmarkExporterColdStart(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Minute)
 	defer cancel()

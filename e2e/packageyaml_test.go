@@ -23,8 +23,8 @@ import (
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/framework"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/pulumirun"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/toolcache"
 	"warmpool.local/warm-pool-autoscaling-keda/program"
 	"warmpool.local/warm-pool-autoscaling-keda/verify/report"
 )

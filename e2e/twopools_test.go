@@ -100,8 +100,9 @@ func (e *realEnv) twoPools(ctx context.Context, t *testing.T, verifyBin string) 
 		t.Fatal(err)
 	}
 	httpprobe := filepath.Join(e.work, "httpprobe")
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", httpprobe, "./e2e/localcluster/nodeimage/httpprobe")
-	build.Dir, build.Env = root, append(os.Environ(), "CGO_ENABLED=0")
+	// In the control plane's module, which holds it.
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", httpprobe, "./nodeimage/httpprobe")
+	build.Dir, build.Env = filepath.Join(root, "e2e", "localcluster"), append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building httpprobe: %v\n%s", err, out)
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // The reconstruction's logic on sample matrices as query_range returns them (no Prometheus: the
-// live test, prometheus_live_test.go, reads a real one).
+// live test, e2e/advisor/prometheus_live_test.go, reads a real one).
 
 var (
 	t0   = at("2026-12-01T08:00:00Z")

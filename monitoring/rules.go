@@ -1,6 +1,7 @@
 // Package monitoring renders the stack's Prometheus alerting rules: the one source for the
 // PrometheusRule the program creates (components.Monitoring) and for the rule file
-// `promtool test rules` checks (promtool_live_test.go). It imports nothing of Pulumi.
+// `promtool test rules` checks (e2e/monitoring/promtool_live_test.go). It imports nothing of
+// Pulumi.
 package monitoring
 
 import (

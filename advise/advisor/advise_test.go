@@ -3,6 +3,7 @@ package advisor
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/freeport"
 	"warmpool.local/warm-pool-autoscaling-keda/history"
 	"warmpool.local/warm-pool-autoscaling-keda/replay"
 )
@@ -162,9 +162,13 @@ func TestRunRefusesBadInput(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte("claim,created,deleted\nc1,2026-12-01T08:00:30Z,2026-12-01T08:00:00Z\n"), 0o644))
 	long := filepath.Join(dir, "long.csv")
 	require.NoError(t, os.WriteFile(long, []byte("claim,created,deleted\nc1,2026-12-01T08:00:00Z,2026-12-03T08:00:00Z\n"), 0o644))
-	// A loopback port nothing listens on: the Prometheus there is unreachable.
-	closed, err := freeport.Addr()
+	// A loopback port nothing listens on: the Prometheus there is unreachable. The kernel's pick,
+	// closed at once: the tests' port picker (freeport) is in the control plane's module, which
+	// the product's does not require, and no server is started here.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	closed := l.Addr().String()
+	require.NoError(t, l.Close())
 	nobody := "http://" + closed
 	from, to := "2026-12-01T08:00:00Z", "2026-12-01T09:00:00Z"
 	for _, c := range []struct {

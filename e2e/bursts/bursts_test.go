@@ -5,7 +5,7 @@ package bursts
 // other on one local control plane, prints per trace the trade-off table and
 // the frontier verdict, and writes the pictures under docs/:
 //
-//	go test -run '^$' -bench Bursts -benchtime 1x -timeout 90m ./e2e/bursts
+//	go test -C e2e -run '^$' -bench Bursts -benchtime 1x -timeout 90m ./bursts
 //
 // It is a measurement, not a test: nothing in it asserts a figure. Knobs:
 //
@@ -42,9 +42,9 @@ import (
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
 	"warmpool.local/warm-pool-autoscaling-keda/contract/gvr"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/framework"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/freeport"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/freeport"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 	"warmpool.local/warm-pool-autoscaling-keda/poll"
 
 	"warmpool.local/warm-pool-autoscaling-keda/replay"

@@ -19,7 +19,7 @@ import (
 	"warmpool.local/warm-pool-autoscaling-keda/contract/gvr"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/framework"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
 // TestLiveWarmPoolOnKarpenter: the warm pool on Karpenter's nodes (the node

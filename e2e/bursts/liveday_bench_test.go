@@ -12,7 +12,7 @@ package bursts
 // really created, when it created and deleted them, and says where they part beyond the
 // tolerances (liveday.go). It is a measurement: nothing in it asserts a figure.
 //
-//	go test -run '^$' -bench LiveDay -benchtime 1x -timeout 90m ./e2e/bursts
+//	go test -C e2e -run '^$' -bench LiveDay -benchtime 1x -timeout 90m ./bursts
 //
 // Knobs:
 //
@@ -47,7 +47,7 @@ import (
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/framework"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 	"warmpool.local/warm-pool-autoscaling-keda/replay"
 )
 
@@ -394,7 +394,7 @@ func judgeLiveDay(b *testing.B, rec LiveDayRecord, plots string) {
 // record, LIVEDAY_RECORD; default the one committed in testdata) without a cluster, and redraws
 // its timeline (LIVEDAY_PLOTS, as BenchmarkLiveDay's):
 //
-//	go test -run '^$' -bench RecordedLiveDay -benchtime 1x ./e2e/bursts
+//	go test -C e2e -run '^$' -bench RecordedLiveDay -benchtime 1x ./bursts
 func BenchmarkRecordedLiveDay(b *testing.B) {
 	cfg, err := loadLiveDayConfig(os.Getenv)
 	if err != nil {

@@ -22,7 +22,7 @@ import (
 // benchmark's goal (Goal in frontier.go): the check that a verdict holds
 // beyond the published seed.
 //
-//	go test -run '^$' -bench Model -benchtime 1x ./e2e/bursts
+//	go test -C e2e -run '^$' -bench Model -benchtime 1x ./bursts
 //
 // BURSTS_MODEL_SEEDS=N (default 30) seeds from BURSTS_MODEL_FIRST (default 1).
 func BenchmarkModel(b *testing.B) {
@@ -78,7 +78,7 @@ func modelSeeds(b *testing.B) (int, uint64) {
 // policies under scale-down windows from none to ten minutes: the figures behind the program's
 // default window (components.DefaultScaleDownWindowSeconds).
 //
-//	go test -run '^$' -bench ScaleDown -benchtime 1x ./e2e/bursts
+//	go test -C e2e -run '^$' -bench ScaleDown -benchtime 1x ./bursts
 func BenchmarkScaleDown(b *testing.B) {
 	seeds, first := modelSeeds(b)
 	// 15 s is left out: the HPA syncs every 15 s, so a window of one sync holds nothing back.
@@ -251,7 +251,7 @@ func modelTrace(name string, seed uint64) *replay.Trace {
 // and what every live figure measured before the program named one ran with). It prints which
 // rows move and by how much: where no burst outgrows max(4, the pool) in a sync, the two agree.
 //
-//	go test -run '^$' -bench ScaleUp -benchtime 1x ./e2e/bursts
+//	go test -C e2e -run '^$' -bench ScaleUp -benchtime 1x ./bursts
 //
 // BURSTS_MODEL_SEEDS and BURSTS_MODEL_FIRST as for BenchmarkModel.
 func BenchmarkScaleUp(b *testing.B) {

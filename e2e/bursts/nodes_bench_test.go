@@ -20,7 +20,7 @@ import (
 // then idle warm pod-seconds, as in BenchmarkModel). It draws the Goal setting's plane on seeds
 // 1..30 (docs/bursts-nodes.png; BURSTS_PLOTS=dir elsewhere, off for none).
 //
-//	go test -run '^$' -bench '^BenchmarkNodes$' -benchtime 1x ./e2e/bursts
+//	go test -C e2e -run '^$' -bench '^BenchmarkNodes$' -benchtime 1x ./bursts
 //
 // BURSTS_MODEL_SEEDS=N (default 30) seeds from BURSTS_MODEL_FIRST (default 1).
 func BenchmarkNodes(b *testing.B) {

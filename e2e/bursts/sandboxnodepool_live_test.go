@@ -23,7 +23,7 @@ import (
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/framework"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
 // TestLiveSimulatedNodeSandboxNodePoolLimits: create mode's NodePool for the sandboxes

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
 // ExporterCommand is the claim exporter's command package, built by GoBuild.

@@ -50,7 +50,7 @@ func (n NextSteps) Explore() []Hint {
 
 // Teardown is the command that removes what the demo made.
 func (n NextSteps) Teardown() Hint {
-	return Hint{"go run ./e2e/localcluster/cmd/localcluster down --state " + shellQuote(n.StateDir),
+	return Hint{"go run -C e2e/localcluster ./cmd/localcluster down --state " + shellQuote(n.StateDir),
 		"removes every process it started and, with a real node, every mount, interface and rule"}
 }
 

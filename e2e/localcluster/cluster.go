@@ -22,9 +22,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/livetests"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/toolcache"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/livetests"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 )
 
 // SkipEnv, when set to 1, makes the tests that start a control plane skip,

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
 // `localcluster down`: a handle attached to a state directory another

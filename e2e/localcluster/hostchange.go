@@ -8,7 +8,7 @@ import (
 	"strings"
 	"syscall"
 
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
 // hostChangeKind names a kind of change the real nodes make to the machine,

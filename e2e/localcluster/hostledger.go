@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 	"warmpool.local/warm-pool-autoscaling-keda/poll"
 )
 

@@ -24,8 +24,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/toolcache"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 )
 
 // Image references the real nodes hold without a registry. The product's

@@ -14,9 +14,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/freeport"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/toolcache"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/freeport"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 )
 
 // plane is what starting, waiting for and stopping the control plane share:

@@ -10,7 +10,7 @@ import (
 	"runtime"
 	"strings"
 
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
 // A nodePrereq is a program a real node needs from the machine (Debian

@@ -1,7 +1,7 @@
 package localcluster
 
 import (
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
 // Processes is the control plane's processes: another program started there

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
 // processSpec is one process of the control plane as a value: its name (the

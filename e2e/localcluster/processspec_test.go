@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
 // fileData is the contents g writes at path, failing the test when g writes

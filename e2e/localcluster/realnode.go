@@ -11,9 +11,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/freeport"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/toolcache"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/freeport"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 	"warmpool.local/warm-pool-autoscaling-keda/poll"
 )
 

@@ -8,7 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/toolcache"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 )
 
 // Home is where every Pulumi run here happens, inline (New) or by the CLI in a project

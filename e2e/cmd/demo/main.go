@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/framework"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/freeport"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/toolcache"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/freeport"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 )
 
 // usage is what -h says; the demo takes no arguments (DEMO_KWOK=1 asks for simulated nodes).

@@ -1,10 +1,13 @@
 // Command localcluster runs the local control plane by hand:
 //
-//	go run ./e2e/localcluster/cmd/localcluster up     # build what is missing, start, print KUBECONFIG
-//	go run ./e2e/localcluster/cmd/localcluster env    # print KUBECONFIG=... of the running one
-//	go run ./e2e/localcluster/cmd/localcluster down   # stop exactly its processes, remove its state
-//	go run ./e2e/localcluster/cmd/localcluster build  # only build (or find) the tools (or: build gvisor containerd)
-//	go run ./e2e/localcluster/cmd/localcluster prereqs  # install the Debian packages real nodes need (root, apt-get)
+//	go run -C e2e/localcluster ./cmd/localcluster up     # build what is missing, start, print KUBECONFIG
+//	go run -C e2e/localcluster ./cmd/localcluster env    # print KUBECONFIG=... of the running one
+//	go run -C e2e/localcluster ./cmd/localcluster down   # stop exactly its processes, remove its state
+//	go run -C e2e/localcluster ./cmd/localcluster build  # only build (or find) the tools (or: build gvisor containerd)
+//	go run -C e2e/localcluster ./cmd/localcluster prereqs  # install the Debian packages real nodes need (root, apt-get)
+//
+// from the repository's root. e2e/localcluster is a module of its own: -C runs the go command,
+// and this command, in it, so a relative --state DIR is read from there.
 //
 // `up --real-nodes 1` adds a real node: kubelet, containerd, runc, gVisor.
 // `up --karpenter` adds Karpenter (its KWOK cloud provider), which launches
@@ -24,7 +27,7 @@ import (
 
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/toolcache"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 )
 
 func main() {
@@ -78,7 +81,7 @@ func main() {
 			fail(err)
 		}
 		fmt.Printf("KUBECONFIG=%s\n", c.Kubeconfig)
-		fmt.Fprintf(os.Stderr, "logs: %s\nstop it with: go run ./e2e/localcluster/cmd/localcluster down --state %s\n",
+		fmt.Fprintf(os.Stderr, "logs: %s\nstop it with: go run -C e2e/localcluster ./cmd/localcluster down --state %s\n",
 			filepath.Join(c.StateDir, "logs"), c.StateDir)
 	case "env":
 		c, err := localcluster.Attach(*state)

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"sync"
 
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/livetests"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/livetests"
 )
 
 // Binaries says where each built program and its run-time data are.

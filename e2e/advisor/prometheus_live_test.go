@@ -1,4 +1,6 @@
-package advisor
+// Package advisor_test holds advise's reading of a real Prometheus (built by the control plane's
+// tool cache, which the product's module does not require) to a generated history.
+package advisor_test
 
 import (
 	"bytes"
@@ -16,9 +18,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/freeport"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/toolcache"
+	"warmpool.local/warm-pool-autoscaling-keda/advise/advisor"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/freeport"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 	"warmpool.local/warm-pool-autoscaling-keda/history"
 	"warmpool.local/warm-pool-autoscaling-keda/replay"
 )
@@ -290,7 +293,7 @@ func TestLivePrometheusHistory(t *testing.T) {
 
 	// advise itself, on the same Prometheus: the source and the warm/cold split printed, then the advice.
 	var out, errOut bytes.Buffer
-	code := Main([]string{"--prometheus", url, "--pools", "code", "--from", base.Format(time.RFC3339), "--to", last.Format(time.RFC3339), "--day", "20m", "--current", "fixed-10"}, &out, &errOut)
+	code := advisor.Main([]string{"--prometheus", url, "--pools", "code", "--from", base.Format(time.RFC3339), "--to", last.Format(time.RFC3339), "--day", "20m", "--current", "fixed-10"}, &out, &errOut)
 	require.Equal(t, 0, code, errOut.String())
 	o := h.Observed["code"]
 	assert.Contains(t, out.String(), fmt.Sprintf("history: rebuilt from the Prometheus at %s", url))

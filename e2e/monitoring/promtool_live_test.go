@@ -1,3 +1,5 @@
+// Package monitoring_test runs the real promtool (built by the control plane's tool cache, which
+// the product's module does not require) on the alerting rules monitoring renders.
 package monitoring_test
 
 import (
@@ -14,7 +16,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/toolcache"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 	"warmpool.local/warm-pool-autoscaling-keda/monitoring"
 )
 
@@ -49,7 +51,7 @@ type expAlert struct {
 }
 
 // testSpec is two pools (so the exporter labels each), so each test also shows that one pool's
-// series never fire the other's rule.
+// series never fire the other's rule (the spec of monitoring's own rules_test.go).
 var testSpec = monitoring.Spec{
 	Pools: []monitoring.Pool{
 		{Name: "code", Namespace: "agents-code", ScaledObject: "code", HPA: "keda-hpa-code", ExporterPool: "code"},

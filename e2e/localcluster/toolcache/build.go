@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
 // entryOf is where t's build is kept, and whether it is there.
