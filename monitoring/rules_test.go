@@ -12,20 +12,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"warmpool.local/warm-pool-autoscaling-keda/monitoring"
+	"warmpool.local/warm-pool-autoscaling-keda/monitoring/monitoringtest"
 )
 
-// testSpec is two pools (so the exporter labels each); e2e/monitoring's promtool tests run the
-// rules of the same spec, where each also shows that one pool's series never fire the other's rule.
-var testSpec = monitoring.Spec{
-	Pools: []monitoring.Pool{
-		{Name: "code", Namespace: "agents-code", ScaledObject: "code", HPA: "keda-hpa-code", ExporterPool: "code"},
-		{Name: "browser", Namespace: "agents-browser", ScaledObject: "browser", HPA: "keda-hpa-browser", ExporterPool: "browser"},
-	},
-	ExporterNamespace: "agents", ExporterJob: "claim-exporter",
-	NamespaceLabel: "exported_namespace", FallbackFailureThreshold: 3,
-	Controllers: monitoring.InstalledControllers(true, true),
-	Thresholds:  monitoring.DefaultThresholds(),
-}
+// testSpec is the rules' tests' shared spec (monitoringtest.TwoPools).
+var testSpec = monitoringtest.TwoPools()
 
 // The rendered file parses back as a rule file, with a group per pool and one for the exporter,
 // each rule selecting its own pool's series by the configured label and carrying its thresholds.

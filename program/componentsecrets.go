@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+
+	"warmpool.local/warm-pool-autoscaling-keda/components"
 )
 
 // secretEnvPath is where an AutoscaledWarmPool keeps a secret input secret: an env value of a
@@ -25,13 +27,9 @@ func (c *Config) keepSecrets(paths []string) []string {
 				"anywhere else it is written into the cluster's objects and the state in clear; pass %s as a plain value, or hand the secret to the agent through template.env", path, AutoscaledWarmPoolType, path))
 			continue
 		}
-		agent := &c.Agent
-		if m[1] != "" {
-			i, _ := strconv.Atoi(m[1])
-			if i >= len(c.PoolList) {
-				continue // an entry that did not read, reported as such
-			}
-			agent = &c.PoolList[i].Agent
+		agent := c.templateAgent(m[1])
+		if agent == nil {
+			continue // an entry that did not read, reported as such
 		}
 		names := []string{m[2]}
 		if m[2] == "" {
@@ -40,4 +38,17 @@ func (c *Config) keepSecrets(paths []string) []string {
 		agent.SecretEnv = append(agent.SecretEnv, names...)
 	}
 	return errs
+}
+
+// templateAgent is the agent an input path's template describes: the one pool's (pool ""), or
+// the listed pool's at index pool; nil for an entry that did not read.
+func (c *Config) templateAgent(pool string) *components.Agent {
+	if pool == "" {
+		return &c.Agent
+	}
+	i, _ := strconv.Atoi(pool)
+	if i >= len(c.PoolList) {
+		return nil
+	}
+	return &c.PoolList[i].Agent
 }

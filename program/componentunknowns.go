@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -72,13 +71,9 @@ func (c *Config) awaitUnknown(unknown map[string]pulumi.StringOutput) []string {
 			c.unknownExporterRepository = &out
 			continue
 		}
-		agent := &c.Agent
-		if m[1] != "" {
-			i, _ := strconv.Atoi(m[1])
-			if i >= len(c.PoolList) {
-				continue // an entry that did not read, reported as such
-			}
-			agent = &c.PoolList[i].Agent
+		agent := c.templateAgent(m[1])
+		if agent == nil {
+			continue // an entry that did not read, reported as such
 		}
 		if agent.Unknown == nil {
 			agent.Unknown = map[string]pulumi.StringInput{}

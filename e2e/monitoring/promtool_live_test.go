@@ -18,6 +18,7 @@ import (
 
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 	"warmpool.local/warm-pool-autoscaling-keda/monitoring"
+	"warmpool.local/warm-pool-autoscaling-keda/monitoring/monitoringtest"
 )
 
 // A promtool unit-test file (prometheus docs, "Unit testing for rules").
@@ -50,18 +51,8 @@ type expAlert struct {
 	ExpAnnotations map[string]string `json:"exp_annotations"`
 }
 
-// testSpec is two pools (so the exporter labels each), so each test also shows that one pool's
-// series never fire the other's rule (the spec of monitoring's own rules_test.go).
-var testSpec = monitoring.Spec{
-	Pools: []monitoring.Pool{
-		{Name: "code", Namespace: "agents-code", ScaledObject: "code", HPA: "keda-hpa-code", ExporterPool: "code"},
-		{Name: "browser", Namespace: "agents-browser", ScaledObject: "browser", HPA: "keda-hpa-browser", ExporterPool: "browser"},
-	},
-	ExporterNamespace: "agents", ExporterJob: "claim-exporter",
-	NamespaceLabel: "exported_namespace", FallbackFailureThreshold: 3,
-	Controllers: monitoring.InstalledControllers(true, true),
-	Thresholds:  monitoring.DefaultThresholds(),
-}
+// testSpec is the rules' tests' shared spec (monitoringtest.TwoPools).
+var testSpec = monitoringtest.TwoPools()
 
 // values is a promtool series of samples one interval apart: missing ("_") before index from,
 // then v(i) for each index i from from up to n-1.
