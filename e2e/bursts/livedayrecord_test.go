@@ -65,25 +65,30 @@ func TestLiveDayRecordRefusesWhatTheModelCannotReplay(t *testing.T) {
 	assert.NoError(t, err)
 }
 
-// The model held to the recorded live day (testdata/liveday-record.json, docs/bursts.md's live
-// day table): node-seconds within the tolerance on every row, and every figure on at least the
-// rows that agreed when the record was judged. A model change that parts from the live cluster
-// fails here, without a cluster.
+// The model held to the recorded live days: node-seconds within the tolerance on every row, and
+// every figure on at least the rows that agreed when the record was judged. A model change that
+// parts further from the live cluster fails here, without a cluster. liveday-record.json is the
+// published seeds' day (docs/bursts.md's live day table); liveday-record-unseen.json two seeds
+// the model was never checked against before its run, on which it agrees on far fewer rows.
 func TestRecordedLiveDayHoldsTheModel(t *testing.T) {
-	rec, err := ReadLiveDayRecord(filepath.Join("testdata", "liveday-record.json"))
-	require.NoError(t, err)
-	rows, _, err := rec.Judged()
-	require.NoError(t, err)
-	require.Len(t, rows, 12, "2 families x 2 seeds x 3 settings")
-	agree := 0
-	for _, r := range rows {
-		d := math.Abs(r.Model.NodeSeconds-r.Live.NodeSeconds) / r.Live.NodeSeconds
-		assert.LessOrEqual(t, d, LiveDayNodeShare, "%s day, seed %d, %s: node-seconds %.0f live, %.0f model", r.Family, r.Seed, r.Setting.Name, r.Live.NodeSeconds, r.Model.NodeSeconds)
-		if len(r.Disagreements()) == 0 {
-			agree++
-		}
+	for file, agreeing := range map[string]int{"liveday-record.json": 11, "liveday-record-unseen.json": 5} {
+		t.Run(file, func(t *testing.T) {
+			rec, err := ReadLiveDayRecord(filepath.Join("testdata", file))
+			require.NoError(t, err)
+			rows, _, err := rec.Judged()
+			require.NoError(t, err)
+			require.Len(t, rows, 12, "2 families x 2 seeds x 3 settings")
+			agree := 0
+			for _, r := range rows {
+				d := math.Abs(r.Model.NodeSeconds-r.Live.NodeSeconds) / r.Live.NodeSeconds
+				assert.LessOrEqual(t, d, LiveDayNodeShare, "%s day, seed %d, %s: node-seconds %.0f live, %.0f model", r.Family, r.Seed, r.Setting.Name, r.Live.NodeSeconds, r.Model.NodeSeconds)
+				if len(r.Disagreements()) == 0 {
+					agree++
+				}
+			}
+			assert.GreaterOrEqual(t, agree, agreeing, "rows that agree on every figure")
+		})
 	}
-	assert.GreaterOrEqual(t, agree, 11, "rows that agree on every figure")
 }
 
 // The HPA's syncs are read from the changes it made to spec.replicas: syncs 15.08 s apart from
