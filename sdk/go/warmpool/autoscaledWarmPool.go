@@ -128,7 +128,7 @@ type autoscaledWarmPoolArgs struct {
 	ExporterImage *string `pulumi:"exporterImage"`
 	// The platform of the image the stack builds: linux/amd64 (empty) or linux/arm64; the exporter's pods are kept to nodes of it.
 	ExporterImagePlatform *ExporterImagePlatform `pulumi:"exporterImagePlatform"`
-	// Where the stack publishes the exporter's image it builds (ko-style: one static binary on an empty base, the same source gives the same digest), <registry>/<path> with neither tag nor digest; pods pull it by digest. Pushed with the credentials of the machine running up (its docker config and credential helpers); a preview builds and pushes nothing. Empty in create mode: an ECR repository the stack creates (<cluster name>/claim-exporter: scan on push, immutable tags, a lifecycle rule).
+	// Where the stack publishes the exporter's image it builds (ko-style: one static binary on an empty base, the same source gives the same digest), <registry>/<path> with neither tag nor digest; pods pull it by digest. Pushed with the credentials of the machine running up (its docker config and credential helpers); a preview builds the image (its digest) and pushes nothing. Empty in create mode: an ECR repository the stack creates (<cluster name>/claim-exporter: scan on push, immutable tags, a lifecycle rule).
 	ExporterImageRepository *string `pulumi:"exporterImageRepository"`
 	// Exporter pods behind its Service (1..5), spread over nodes and zones where it can, with a PodDisruptionBudget from 2 up so a drain or rollout always leaves one serving. 1 saves a pod and leaves KEDA on its fallback while that pod restarts.
 	ExporterReplicas *int `pulumi:"exporterReplicas"`
@@ -194,7 +194,7 @@ type AutoscaledWarmPoolArgs struct {
 	ExporterImage pulumi.StringPtrInput
 	// The platform of the image the stack builds: linux/amd64 (empty) or linux/arm64; the exporter's pods are kept to nodes of it.
 	ExporterImagePlatform *ExporterImagePlatform
-	// Where the stack publishes the exporter's image it builds (ko-style: one static binary on an empty base, the same source gives the same digest), <registry>/<path> with neither tag nor digest; pods pull it by digest. Pushed with the credentials of the machine running up (its docker config and credential helpers); a preview builds and pushes nothing. Empty in create mode: an ECR repository the stack creates (<cluster name>/claim-exporter: scan on push, immutable tags, a lifecycle rule).
+	// Where the stack publishes the exporter's image it builds (ko-style: one static binary on an empty base, the same source gives the same digest), <registry>/<path> with neither tag nor digest; pods pull it by digest. Pushed with the credentials of the machine running up (its docker config and credential helpers); a preview builds the image (its digest) and pushes nothing. Empty in create mode: an ECR repository the stack creates (<cluster name>/claim-exporter: scan on push, immutable tags, a lifecycle rule).
 	ExporterImageRepository pulumi.StringPtrInput
 	// Exporter pods behind its Service (1..5), spread over nodes and zones where it can, with a PodDisruptionBudget from 2 up so a drain or rollout always leaves one serving. 1 saves a pod and leaves KEDA on its fallback while that pod restarts.
 	ExporterReplicas *int
