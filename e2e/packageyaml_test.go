@@ -225,23 +225,7 @@ func (y *yamlConsumer) unknownInputChecked(ctx context.Context, t *testing.T, up
 	if id == "" {
 		t.Fatalf("no more-config ConfigMap in %s", yamlConsumerNamespace)
 	}
-	gvr := schema.GroupVersionResource{Group: contract.AgentSandboxExtensionsGroup, Version: contract.AgentSandboxVersion, Resource: contract.SandboxTemplatesResource}
-	list, err := y.cluster.Dynamic.Resource(gvr).Namespace(yamlSecondNamespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatalf("sandbox templates in %s: %v", yamlSecondNamespace, err)
-	}
-	var got []string
-	for _, tmpl := range list.Items {
-		containers, _, _ := unstructured.NestedSlice(tmpl.Object, "spec", "podTemplate", "spec", "containers")
-		for _, c := range containers {
-			env, _, _ := unstructured.NestedSlice(c.(map[string]any), "env")
-			for _, e := range env {
-				if e, _ := e.(map[string]any); e["name"] == secondConfigEnv {
-					got = append(got, fmt.Sprint(e["value"]))
-				}
-			}
-		}
-	}
+	got, _ := y.templateEnv(ctx, t, yamlSecondNamespace, secondConfigEnv)
 	if len(got) != 1 || got[0] != id {
 		t.Fatalf("the second component's templates give %s %v, want the ConfigMap's ID %s once", secondConfigEnv, got, id)
 	}
@@ -252,25 +236,9 @@ func (y *yamlConsumer) unknownInputChecked(ctx context.Context, t *testing.T, up
 // then the state: no file of the backend holds it in clear, and the template's resource in the
 // stack's checkpoint holds it as a secret.
 func (y *yamlConsumer) secretKept(ctx context.Context, t *testing.T) {
-	gvr := schema.GroupVersionResource{Group: contract.AgentSandboxExtensionsGroup, Version: contract.AgentSandboxVersion, Resource: contract.SandboxTemplatesResource}
-	list, err := y.cluster.Dynamic.Resource(gvr).Namespace(yamlConsumerNamespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatalf("sandbox templates in %s: %v", yamlConsumerNamespace, err)
-	}
-	reached := 0
-	for _, tmpl := range list.Items {
-		containers, _, _ := unstructured.NestedSlice(tmpl.Object, "spec", "podTemplate", "spec", "containers")
-		for _, c := range containers {
-			env, _, _ := unstructured.NestedSlice(c.(map[string]any), "env")
-			for _, e := range env {
-				if e, _ := e.(map[string]any); e["name"] == "AGENT_API_KEY" && e["value"] == y.agentAPIKey {
-					reached++
-				}
-			}
-		}
-	}
-	if reached != 1 {
-		t.Fatalf("%d of the %d sandbox templates in %s give the agent AGENT_API_KEY with the secret's value, want 1", reached, len(list.Items), yamlConsumerNamespace)
+	values, templates := y.templateEnv(ctx, t, yamlConsumerNamespace, "AGENT_API_KEY")
+	if reached := slices.Index(values, y.agentAPIKey); len(values) != 1 || reached != 0 {
+		t.Fatalf("the %d sandbox templates in %s give the agent AGENT_API_KEY %d times, with the secret's value at %d; want once, with it", templates, yamlConsumerNamespace, len(values), reached)
 	}
 	b, err := os.ReadFile(filepath.Join(y.project, "Pulumi.yaml"))
 	if err != nil {
@@ -285,6 +253,29 @@ func (y *yamlConsumer) secretKept(ctx context.Context, t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("the secret reached the agent's template; the backend holds it nowhere in clear, and %d SandboxTemplate in the checkpoint holds it encrypted", held)
+}
+
+// templateEnv reads the SandboxTemplates in ns as the cluster holds them: the values their agents'
+// env gives name, one per occurrence, and how many templates there are.
+func (y *yamlConsumer) templateEnv(ctx context.Context, t *testing.T, ns, name string) ([]string, int) {
+	gvr := schema.GroupVersionResource{Group: contract.AgentSandboxExtensionsGroup, Version: contract.AgentSandboxVersion, Resource: contract.SandboxTemplatesResource}
+	list, err := y.cluster.Dynamic.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("sandbox templates in %s: %v", ns, err)
+	}
+	var values []string
+	for _, tmpl := range list.Items {
+		containers, _, _ := unstructured.NestedSlice(tmpl.Object, "spec", "podTemplate", "spec", "containers")
+		for _, c := range containers {
+			env, _, _ := unstructured.NestedSlice(c.(map[string]any), "env")
+			for _, e := range env {
+				if e, _ := e.(map[string]any); e["name"] == name {
+					values = append(values, fmt.Sprint(e["value"]))
+				}
+			}
+		}
+	}
+	return values, len(list.Items)
 }
 
 // upOutputs runs pulumi up, checks the first component's outputs and writes them where verify

@@ -2,9 +2,9 @@ package program
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -52,12 +52,7 @@ func UnknownStandIn(path string) string {
 // naming it.
 func (c *Config) awaitUnknown(unknown map[string]pulumi.StringOutput) []string {
 	var errs []string
-	paths := make([]string, 0, len(unknown))
-	for p := range unknown {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, path := range paths {
+	for _, path := range slices.Sorted(maps.Keys(unknown)) {
 		out := unknown[path]
 		m := unknownPath.FindStringSubmatch(path)
 		switch {
@@ -92,11 +87,6 @@ func warnUnknown(ctx *pulumi.Context, c *AutoscaledWarmPool, unknown map[string]
 	if len(unknown) == 0 {
 		return nil
 	}
-	paths := make([]string, 0, len(unknown))
-	for p := range unknown {
-		paths = append(paths, p)
-	}
-	slices.Sort(paths)
 	return ctx.Log.Warn(fmt.Sprintf("the preview could not check %s: not known until the resource it comes from is created; "+
-		"`pulumi up` checks it with the same rules before it creates any of the component's resources", strings.Join(paths, ", ")), &pulumi.LogArgs{Resource: c})
+		"`pulumi up` checks it with the same rules before it creates any of the component's resources", strings.Join(slices.Sorted(maps.Keys(unknown)), ", ")), &pulumi.LogArgs{Resource: c})
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -16,12 +15,13 @@ import (
 // configValues turns a component's inputs into what the program's config reader reads, the
 // form the CLI hands stack config over in: scalars as text, lists and objects as JSON, the paths
 // of the values the caller marked secret (pools[0].template.env.API_KEY), which the component
-// keeps secret or refuses, and, in a preview (dryRun), the paths of the values not known yet.
+// keeps secret or refuses, and, in a preview (dryRun), the paths of the values not known yet
+// (returned apart: unknownOutputs turns them into the component's Unknown).
 // The component reads its inputs at once, as the program reads its config: only those
 // program.MayBeUnknown names may be unknown, and only in a preview (an update resolves every
 // input before the component is read); the checks then read program.UnknownStandIn in their
 // place. Any other unknown input is refused, naming it.
-func configValues(props resource.PropertyMap, dryRun bool) (program.ComponentInputs, error) {
+func configValues(props resource.PropertyMap, dryRun bool) (program.ComponentInputs, []string, error) {
 	values := map[string]string{}
 	var errs, secrets, unknowns []string
 	for _, k := range props.StableKeys() {
@@ -45,17 +45,11 @@ func configValues(props resource.PropertyMap, dryRun bool) (program.ComponentInp
 		}
 	}
 	if len(errs) > 0 {
-		return program.ComponentInputs{}, fmt.Errorf("%s", strings.Join(errs, "; "))
+		return program.ComponentInputs{}, nil, fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
 	slices.Sort(secrets)
-	in := program.ComponentInputs{Values: values, Secrets: secrets}
-	if len(unknowns) > 0 {
-		in.Unknown = map[string]pulumi.StringOutput{}
-		for _, p := range unknowns {
-			in.Unknown[p] = pulumi.StringOutput{} // set by unknownOutputs, from the SDK's inputs
-		}
-	}
-	return in, nil
+	slices.Sort(unknowns)
+	return program.ComponentInputs{Values: values, Secrets: secrets}, unknowns, nil
 }
 
 // marks gathers, while plain reads a value, the paths of its secrets and of its unknowns.
@@ -130,71 +124,25 @@ func (m *marks) unknownAt(path string) (any, error) {
 	return nil, fmt.Errorf("input %s is not known in an update (the resource it comes from gave it no value), and the component needs its inputs' values to create anything: pass %s as a value", path, path)
 }
 
-// unknownOutputs sets in.Unknown's Outputs from the component's inputs as the SDK gives them (one
-// Output per top-level input, with its dependencies and secrecy): each the value at its path,
-// unknown in the preview that found it unknown.
-func unknownOutputs(in program.ComponentInputs, inputs pulumi.Map) error {
-	for path := range in.Unknown {
-		key, steps := splitInputPath(path)
+// unknownOutputs gives each unknown path its Output from the component's inputs as the SDK hands
+// them over: one Output per top-level input, unknown as a whole when anything in it is
+// (pulumi/provider's constructInputsMap), with its dependencies and secrecy. A path's Output is
+// its top-level input's, as text; being unknown, it never resolves to a value here.
+func unknownOutputs(paths []string, inputs pulumi.Map) (map[string]pulumi.StringOutput, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	out := map[string]pulumi.StringOutput{}
+	for _, path := range paths {
+		key, _, _ := strings.Cut(path, ".")
+		key, _, _ = strings.Cut(key, "[")
 		top, ok := inputs[key]
 		if !ok {
-			return fmt.Errorf("input %s: the component's inputs hold no %s", path, key)
+			return nil, fmt.Errorf("input %s: the component's inputs hold no %s", path, key)
 		}
-		in.Unknown[path] = pulumi.ToOutput(top).ApplyT(func(v any) (string, error) {
-			return textAt(v, path, steps)
+		out[path] = pulumi.ToOutput(top).ApplyT(func(any) (string, error) {
+			return "", fmt.Errorf("input %s was unknown in this preview, and an unknown input never resolves", path)
 		}).(pulumi.StringOutput)
 	}
-	return nil
-}
-
-// textAt is the text at steps below v, a top-level input's value.
-func textAt(v any, path string, steps []inputStep) (string, error) {
-	for _, step := range steps {
-		switch x := v.(type) {
-		case map[string]any:
-			v = x[step.key]
-		case []any:
-			if step.index < 0 || step.index >= len(x) {
-				return "", fmt.Errorf("input %s: no such entry", path)
-			}
-			v = x[step.index]
-		default:
-			return "", fmt.Errorf("input %s: a %T where an object or a list was expected", path, v)
-		}
-	}
-	s, ok := v.(string)
-	if !ok {
-		return "", fmt.Errorf("input %s is a %T; it takes text", path, v)
-	}
-	return s, nil
-}
-
-// inputStep is one step of an input path below its top-level key: an object's key, or a list's
-// index (index >= 0).
-type inputStep struct {
-	key   string
-	index int
-}
-
-// splitInputPath splits one of the paths program.MayBeUnknown accepts
-// (pools[1].template.env.API_KEY) into its top-level key and the steps below it; an env name is
-// one step whatever it holds.
-func splitInputPath(path string) (string, []inputStep) {
-	key, rest, _ := strings.Cut(path, ".")
-	var steps []inputStep
-	if name, idx, ok := strings.Cut(key, "["); ok {
-		i, _ := strconv.Atoi(strings.TrimSuffix(idx, "]"))
-		key = name
-		steps = append(steps, inputStep{index: i})
-	}
-	for rest != "" {
-		if name, ok := strings.CutPrefix(rest, "env."); ok {
-			steps = append(steps, inputStep{key: "env", index: -1}, inputStep{key: name, index: -1})
-			break
-		}
-		var step string
-		step, rest, _ = strings.Cut(rest, ".")
-		steps = append(steps, inputStep{key: step, index: -1})
-	}
-	return key, steps
+	return out, nil
 }

@@ -60,17 +60,17 @@ func (s *server) Construct(ctx context.Context, req *pulumirpc.ConstructRequest)
 	if err != nil {
 		return nil, fmt.Errorf("reading the inputs of %s %q: %w", program.AutoscaledWarmPoolType, req.GetName(), err)
 	}
-	in, err := configValues(props, req.GetDryRun())
+	in, unknown, err := configValues(props, req.GetDryRun())
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: %w", program.AutoscaledWarmPoolType, req.GetName(), err)
 	}
 	return pprovider.Construct(ctx, req, s.host.EngineConn(), func(pctx *pulumi.Context, _, name string, given pprovider.ConstructInputs, opts pulumi.ResourceOption) (*pprovider.ConstructResult, error) {
-		if len(in.Unknown) > 0 {
+		if len(unknown) > 0 {
 			m, err := given.Map()
 			if err != nil {
 				return nil, err
 			}
-			if err := unknownOutputs(in, m); err != nil {
+			if in.Unknown, err = unknownOutputs(unknown, m); err != nil {
 				return nil, err
 			}
 		}
