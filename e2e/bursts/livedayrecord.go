@@ -1,6 +1,6 @@
 package bursts
 
-// A live day takes 25 minutes of a control plane; the model's side of it takes a second. The
+// A live day takes 41 minutes of control planes; the model's side of it takes a second. The
 // record keeps what the cluster did and counted on one live day (the claims as the harness
 // really created and deleted them, the pool's spec.replicas, the nodes, the figures), so the
 // model can be held to that day again, after every change to the model, without a cluster.
@@ -56,6 +56,15 @@ type RecordedRow struct {
 	// Reads are KEDA's reads of the pool's exporter, as its tap recorded them (none for a fixed
 	// pool, or in a record older than the tap): the HPA's syncs are among them.
 	Reads []DemandRead `json:"reads,omitempty"`
+	// LiveReady and LiveBooting are the pool's unheld sandboxes, Ready and not yet, over the day;
+	// LiveBoots each boot that ended in it (At when the sandbox became Ready, Value the seconds
+	// since it was first seen). None in a record older than them.
+	LiveReady   []Step `json:"liveReady,omitempty"`
+	LiveBooting []Step `json:"liveBooting,omitempty"`
+	LiveBoots   []Step `json:"liveBoots,omitempty"`
+	// Wall places the row's day on the wall clock where it ran on a control plane of its own
+	// (each family does); none: the record's.
+	Wall *replay.WallClock `json:"wall,omitempty"`
 }
 
 // trace is the row's claims as a trace the model replays.
@@ -79,6 +88,9 @@ func (r RecordedRow) Replayed(loop replay.Loop) (replay.Result, error) {
 	}
 	if loop.Served == nil {
 		loop.Served = r.Served()
+	}
+	if r.Wall != nil {
+		loop.Wall = r.Wall
 	}
 	return replay.Simulate(r.trace(), m, loop, r.Seed), nil
 }

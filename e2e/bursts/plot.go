@@ -145,6 +145,9 @@ type Step struct {
 type Timeline struct {
 	Policy              string
 	Demand, Spec, Ready []Step
+	// Booting is the unheld sandboxes not yet Ready; Boots each boot that ended (At when its
+	// sandbox became Ready, Value how many seconds after it was first seen).
+	Booting, Boots []Step
 }
 
 // DemandSteps is the trace's claims alive as a step function, one step per

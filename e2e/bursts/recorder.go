@@ -28,7 +28,9 @@ type Recorder struct {
 	samples   map[string][]Sample     // namespace
 	specs     map[string][]Step       // namespace: the pool's spec.replicas, At from the Unix epoch
 	boots     map[string][]time.Duration
-	now       func() time.Time
+	// readyAt are the times the boots ended, in boots' order.
+	readyAt map[string][]time.Time
+	now     func() time.Time
 }
 
 type sandboxState struct {
@@ -42,7 +44,7 @@ type sandboxState struct {
 // NewRecorder returns a recorder for namespaces whose name starts with "bursts-".
 func NewRecorder() *Recorder {
 	return &Recorder{sandboxes: map[string]map[string]*sandboxState{}, claims: map[string]*ClaimResult{},
-		samples: map[string][]Sample{}, specs: map[string][]Step{}, boots: map[string][]time.Duration{}, now: time.Now}
+		samples: map[string][]Sample{}, specs: map[string][]Step{}, boots: map[string][]time.Duration{}, readyAt: map[string][]time.Time{}, now: time.Now}
 }
 
 // Start runs the informers until ctx ends and waits for their first sync.
@@ -112,6 +114,7 @@ func (r *Recorder) sandbox(o any, deleted bool) {
 	ready := readyCondition(u)
 	if ready && !s.ready {
 		r.boots[ns] = append(r.boots[ns], now.Sub(s.firstSeen))
+		r.readyAt[ns] = append(r.readyAt[ns], now)
 	}
 	s.ready = ready
 	s.poolOwned = owner != nil && owner.Kind == "SandboxWarmPool"
@@ -229,6 +232,16 @@ func (r *Recorder) Timeline(p Policy, from, to time.Time) Timeline {
 	}
 	tl.Spec = window(specs, from, to)
 	tl.Ready = window(r.samples[ns], from, to)
+	booting := make([]Sample, len(r.samples[ns]))
+	for i, s := range r.samples[ns] {
+		booting[i] = Sample{At: s.At, Ready: s.Booting}
+	}
+	tl.Booting = window(booting, from, to)
+	for i, at := range r.readyAt[ns] {
+		if !at.Before(from) && at.Before(to) {
+			tl.Boots = append(tl.Boots, Step{At: at.Sub(from), Value: r.boots[ns][i].Seconds()})
+		}
+	}
 	return tl
 }
 
