@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 )
 
 // apiServerSettings is everything the API server's flags depend on.
@@ -54,7 +56,7 @@ func apiServerFlags(s apiServerSettings) []string {
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + p.path(saPubFile),
 		"--service-account-signing-key-file=" + p.path(saKeyFile),
-		"--service-cluster-ip-range=" + serviceCIDR,
+		"--service-cluster-ip-range=" + host.ServiceCIDR,
 		// Aggregation: the front proxy's own CA and client cert, or aggregated
 		// calls (KEDA's external metrics) arrive anonymous.
 		"--requestheader-client-ca-file=" + p.path(frontProxyCA+".crt"),

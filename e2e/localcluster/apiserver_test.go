@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 )
 
 func flagMap(t *testing.T, flags []string) map[string]string {
@@ -28,7 +30,7 @@ func flagMap(t *testing.T, flags []string) map[string]string {
 func TestAPIServerFlagsWithAndWithoutKubelets(t *testing.T) {
 	p := &pki{dir: "/state/pki"}
 	kwok := flagMap(t, apiServerFlags(apiServerSettings{EtcdURL: "http://127.0.0.1:2", Address: "127.0.0.1", Port: 3, PKI: p}))
-	real := flagMap(t, apiServerFlags(apiServerSettings{EtcdURL: "http://127.0.0.1:2", Address: hostPodAddress, Port: 3, PKI: p, WithKubelets: true}))
+	real := flagMap(t, apiServerFlags(apiServerSettings{EtcdURL: "http://127.0.0.1:2", Address: host.PodAddress, Port: 3, PKI: p, WithKubelets: true}))
 
 	for name, m := range map[string]map[string]string{"simulated nodes": kwok, "real nodes": real} {
 		for flag, want := range map[string]string{
@@ -53,8 +55,8 @@ func TestAPIServerFlagsWithAndWithoutKubelets(t *testing.T) {
 	if kwok["--endpoint-reconciler-type"] != "none" {
 		t.Errorf("simulated nodes: a loopback advertise address needs --endpoint-reconciler-type=none")
 	}
-	if real["--bind-address"] != hostPodAddress || real["--advertise-address"] != hostPodAddress {
-		t.Errorf("real nodes: listens on %s, advertises %s; want the pods' gateway %s", real["--bind-address"], real["--advertise-address"], hostPodAddress)
+	if real["--bind-address"] != host.PodAddress || real["--advertise-address"] != host.PodAddress {
+		t.Errorf("real nodes: listens on %s, advertises %s; want the pods' gateway %s", real["--bind-address"], real["--advertise-address"], host.PodAddress)
 	}
 	if _, ok := real["--endpoint-reconciler-type"]; ok {
 		t.Errorf("real nodes: kube-proxy needs the kubernetes Service's endpoints; the reconciler must run")

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/livetests"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
@@ -119,11 +120,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if opts.Progress == nil {
 		opts.Progress = os.Stderr
 	}
-	if opts.RealNodes < 0 || opts.RealNodes > maxRealNodes {
-		return nil, fmt.Errorf("RealNodes is %d: want 0..%d", opts.RealNodes, maxRealNodes)
+	if opts.RealNodes < 0 || opts.RealNodes > host.MaxRealNodes {
+		return nil, fmt.Errorf("RealNodes is %d: want 0..%d", opts.RealNodes, host.MaxRealNodes)
 	}
-	if opts.Nodes < 0 || opts.Nodes > maxKWOKNodes {
-		return nil, fmt.Errorf("Nodes is %d: want 0..%d (each simulated node gets a /24 of %s)", opts.Nodes, maxKWOKNodes, kwokPodCIDR)
+	if opts.Nodes < 0 || opts.Nodes > host.MaxKWOKNodes {
+		return nil, fmt.Errorf("Nodes is %d: want 0..%d (each simulated node gets a /24 of %s)", opts.Nodes, host.MaxKWOKNodes, host.KWOKPodCIDR)
 	}
 	if opts.Nodes == 0 && opts.RealNodes == 0 {
 		opts.Nodes = 1

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 )
 
 // Cluster DNS, with real nodes only: CoreDNS v1.15.0 (its kubernetes plugin,
@@ -20,7 +22,7 @@ const (
 	// ClusterDomain is the kubelet's and CoreDNS's cluster domain.
 	ClusterDomain = "cluster.local"
 	// ClusterDNSAddress is where CoreDNS answers.
-	ClusterDNSAddress = hostPodAddress
+	ClusterDNSAddress = host.PodAddress
 )
 
 // corefile serves the cluster domain and the reverse zones of the pod and

@@ -3,11 +3,11 @@ package localcluster
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 )
 
 // The RuntimeClass handlers a real node's containerd serves: runc for
@@ -44,8 +44,8 @@ func containerdPathsOf(n *realNode, cniConfDir, runcShim, runscShim, programDir 
 		Socket:   n.containerdSocket(),
 		RuncShim: runcShim, RunscShim: runscShim,
 		RuncRoot: filepath.Join(cd, "runc"), RunscConfig: filepath.Join(cd, "runsc.toml"),
-		CNIBinDirs: []string{cniBinDir, programDir}, CNIConfDir: cniConfDir,
-		LoopbackOnlyCNIConfDir: loopbackOnlyConfDir(n.dir),
+		CNIBinDirs: []string{host.CNIBinDir, programDir}, CNIConfDir: cniConfDir,
+		LoopbackOnlyCNIConfDir: host.LoopbackOnlyConfDir(n.dir),
 	}
 }
 
@@ -164,18 +164,4 @@ func containerdSpec(s containerdSettings) processSpec {
 		},
 		ready: readiness{socket: s.Node.containerdSocket(), timeout: 60 * time.Second},
 	}
-}
-
-// recordContainerdHost records in the ledger what node n's containerd leaves
-// outside its directory: the shims' sockets under /run/containerd/s, whatever
-// the config says (the bundles in the state dir name them, for teardown).
-func recordContainerdHost(l *hostLedger, n *realNode) error {
-	for _, d := range []string{"/run/containerd", "/run/containerd/s"} {
-		if _, err := os.Stat(d); os.IsNotExist(err) {
-			if err := l.record(hostChangeDir, d); err != nil {
-				return err
-			}
-		}
-	}
-	return l.record(hostChangeShimSockets, filepath.Join(n.containerdDir(), "state"), n.containerdSocket())
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/BurntSushi/toml"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 )
 
 // The containerd config a real node writes, read back as containerd reads it: every socket and
@@ -57,8 +58,8 @@ func TestContainerdConfigKeepsTheNodeToItsDirectoryAndLoopback(t *testing.T) {
 		{"default runtime", get(append(cri, "containerd", "default_runtime_name")...), runcHandler},
 		{"pod network config", get(append(cri, "cni", "conf_dir")...), "/state/realnode-0/cni"},
 		{"gVisor's shim", runtime(runscHandler, "runtime_type"), "io.containerd.runsc.v1"},
-		{"gVisor's network", runtime(runscHandler, "cni_conf_dir"), loopbackOnlyConfDir(n.dir)},
-		{"the reject run's network", runtime(runcLoopbackHandler, "cni_conf_dir"), loopbackOnlyConfDir(n.dir)},
+		{"gVisor's network", runtime(runscHandler, "cni_conf_dir"), host.LoopbackOnlyConfDir(n.dir)},
+		{"the reject run's network", runtime(runcLoopbackHandler, "cni_conf_dir"), host.LoopbackOnlyConfDir(n.dir)},
 		{"runc's pods on the bridge", runtime(runcHandler, "cni_conf_dir"), nil},
 		{"sandbox image", get("plugins", "io.containerd.cri.v1.images", "pinned_images", "sandbox"), pauseImage},
 	} {

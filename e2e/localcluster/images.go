@@ -24,6 +24,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 )
@@ -65,7 +66,7 @@ func buildNodePrograms(ctx context.Context, outDir string) (map[string]string, e
 	_, file, _, _ := runtime.Caller(0)
 	src := filepath.Join(filepath.Dir(file), "nodeimage")
 	out := map[string]string{}
-	for _, prog := range []string{"pause", "httpprobe", loopbackOnlyPlugin} {
+	for _, prog := range []string{"pause", "httpprobe", host.LoopbackOnlyPlugin} {
 		bin := filepath.Join(outDir, prog)
 		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, ".")
 		cmd.Dir = filepath.Join(src, prog)

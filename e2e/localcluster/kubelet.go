@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"text/template"
+
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 )
 
 // Certificates of the real nodes, all from the cluster CA (which the API
@@ -61,7 +63,7 @@ func (p *pki) realNodeCerts(nodes []string) error {
 	for _, n := range nodes {
 		leaves = append(leaves,
 			leaf{name: n + "-client", cn: "system:node:" + n, orgs: []string{"system:nodes"}, client: true},
-			leaf{name: n + "-serving", cn: n, server: true, dnsNames: []string{n}, ips: []net.IP{net.ParseIP(hostPodAddress)}},
+			leaf{name: n + "-serving", cn: n, server: true, dnsNames: []string{n}, ips: []net.IP{net.ParseIP(host.PodAddress)}},
 		)
 	}
 	for _, l := range leaves {
@@ -79,7 +81,7 @@ func (p *pki) realNodeCerts(nodes []string) error {
 // names no outside resolver; eviction thresholds a busy shared disk passes.
 func kubeletConfig(p *pki, n *realNode) string {
 	return render(kubeletConfigTemplate, kubeletConfigValues{
-		Address: hostPodAddress, Port: n.kubeletPort, HealthzPort: n.kubeletHealthPort,
+		Address: host.PodAddress, Port: n.kubeletPort, HealthzPort: n.kubeletHealthPort,
 		TLSCertFile: p.path(n.name + "-serving.crt"), TLSPrivateKeyFile: p.path(n.name + "-serving.key"),
 		ClientCAFile: p.path(clusterCA + ".crt"), ContainerdSocket: n.containerdSocket(), CgroupRoot: n.cgroup,
 		ResolvConf: filepath.Join(n.dir, "resolv.conf"), ClusterDomain: ClusterDomain, ClusterDNS: ClusterDNSAddress,
@@ -160,7 +162,7 @@ func (n *realNode) kubeletKubeconfig() string { return filepath.Join(n.dir, "kub
 
 // kubeletSpec is node's kubelet, its configuration (kubeletConfig) and
 // the resolv.conf of its pods beside it. It needs its kubeconfig and the
-// host prepared (prepareKubeletHost) first.
+// host prepared (host.PrepareKubelet) first.
 func kubeletSpec(s kubeletSettings) processSpec {
 	n := s.Node
 	cfgPath := filepath.Join(n.dir, "kubelet-config.yaml")
@@ -173,7 +175,7 @@ func kubeletSpec(s kubeletSettings) processSpec {
 			"--hostname-override=" + n.name,
 			// The host's pod-network address, which the API server reaches it on
 			// (never 127.0.0.1: the kubelet then reports no address at all).
-			"--node-ip=" + hostPodAddress,
+			"--node-ip=" + host.PodAddress,
 			"--node-labels=" + SandboxNodeLabel + "=true," + RealNodeLabel + "=true",
 			"--v=1",
 		},
@@ -184,43 +186,4 @@ func kubeletSpec(s kubeletSettings) processSpec {
 			{path: filepath.Join(n.dir, "resolv.conf"), data: "# no resolver: pods of the local control plane have only the cluster DNS\noptions ndots:1\n"},
 		},
 	}
-}
-
-// prepareKubeletHost makes node n's cgroup root and records, in the ledger,
-// what the kubelet changes machine-wide, so teardown puts it back.
-func prepareKubeletHost(l *hostLedger, n *realNode) error {
-	// The kubelet wants its cgroup root to exist; it is this node's alone.
-	if err := l.record(hostChangeCgroup, n.cgroup); err != nil {
-		return err
-	}
-	for _, m := range cgroupMounts() {
-		if strings.HasSuffix(m, "/unified") {
-			continue // cgroup v1 hybrid: the unified hierarchy holds no controllers here
-		}
-		if err := os.MkdirAll(filepath.Join(m, n.cgroup), 0o755); err != nil {
-			return fmt.Errorf("creating cgroup %s in %s: %w", n.cgroup, m, err)
-		}
-		// A new cpuset cgroup has no CPUs or memory nodes until given its parent's.
-		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
-			if b, err := os.ReadFile(filepath.Join(m, f)); err == nil {
-				if err := os.WriteFile(filepath.Join(m, n.cgroup, f), b, 0o644); err != nil {
-					return fmt.Errorf("setting %s of cgroup %s: %w", f, n.cgroup, err)
-				}
-			}
-		}
-	}
-	// The kubelet sets these machine-wide at start; record the old values so
-	// teardown puts them back.
-	for name, value := range map[string]string{
-		"vm/overcommit_memory": "1", "vm/panic_on_oom": "0", "kernel/panic": "10", "kernel/panic_on_oops": "1",
-		"kernel/keys/root_maxkeys": "1000000", "kernel/keys/root_maxbytes": "25000000",
-	} {
-		cur, err := os.ReadFile("/proc/sys/" + name)
-		if err == nil && strings.TrimSpace(string(cur)) != value {
-			if err := l.record(hostChangeSysctl, name, strings.TrimSpace(string(cur))); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 )
 
 // kwokSettings are what KWOK's command line depends on.
@@ -28,7 +29,7 @@ func kwokSpec(s kwokSettings) processSpec {
 			"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
 			// Without leases the node lifecycle controller marks nodes NotReady after ~50s.
 			"--node-lease-duration-seconds=40",
-			"--cidr=" + kwokPodCIDR,
+			"--cidr=" + host.KWOKPodCIDR,
 			"--node-ip=127.0.0.1",
 			"--server-address=127.0.0.1:" + strconv.Itoa(s.Port),
 			"--config=" + s.StagesFile,
@@ -59,7 +60,7 @@ func kwokStagesFile(dataDir, stateDir string, edit func([]byte) ([]byte, error))
 // get addresses from its own /24 of the simulated range.
 func fakeNode(name string, i int) map[string]any {
 	resources := map[string]any{"cpu": "32", "memory": "256Gi", "pods": "110", "ephemeral-storage": "500Gi"}
-	cidr := kwokPodCIDROf(i)
+	cidr := host.KWOKPodCIDROf(i)
 	return map[string]any{
 		"apiVersion": "v1", "kind": "Node",
 		"metadata": map[string]any{

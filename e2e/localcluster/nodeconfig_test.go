@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 )
 
 // The kubelet's and kube-proxy's configuration files, read back as YAML: every
@@ -40,7 +41,7 @@ func TestNodeComponentConfigsKeepToTheNode(t *testing.T) {
 		doc, want string
 		path      []string
 	}{
-		{kubelet, hostPodAddress, []string{"address"}},
+		{kubelet, host.PodAddress, []string{"address"}},
 		{kubelet, "30003", []string{"port"}},
 		{kubelet, "0", []string{"readOnlyPort"}},
 		{kubelet, "127.0.0.1", []string{"healthzBindAddress"}},
@@ -51,7 +52,7 @@ func TestNodeComponentConfigsKeepToTheNode(t *testing.T) {
 		{kubelet, "/localcluster-realnode-0", []string{"cgroupRoot"}},
 		{kubelet, "false", []string{"makeIPTablesUtilChains"}},
 		{kubelet, "[" + ClusterDNSAddress + "]", []string{"clusterDNS"}},
-		{proxy, "[" + hostPodAddress + "/32]", []string{"nodePortAddresses"}},
+		{proxy, "[" + host.PodAddress + "/32]", []string{"nodePortAddresses"}},
 		{proxy, "127.0.0.1:30001", []string{"healthzBindAddress"}},
 		{proxy, "127.0.0.1:30002", []string{"metricsBindAddress"}},
 		{proxy, "false", []string{"iptables", "localhostNodePorts"}},

@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 )
 
 // pki is the set of keys and certificates one local control plane uses. Every
@@ -61,7 +63,7 @@ func (p *pki) generate() error {
 			{name: apiServerCert, cn: "kube-apiserver", server: true,
 				dnsNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
 				// The kubernetes Service's address, and the host's on the pod network.
-				ips: append(loop, net.ParseIP(kubernetesServiceIP), net.ParseIP(hostPodAddress))},
+				ips: append(loop, net.ParseIP(host.KubernetesServiceIP), net.ParseIP(host.PodAddress))},
 			// system:masters: the operator of this local cluster, and the upstream
 			// controllers whose RBAC would come from charts we do not install.
 			{name: "admin", cn: "local-admin", orgs: []string{"system:masters"}, client: true},

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/freeport"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 )
@@ -171,7 +172,7 @@ func (pl *plane) start(ctx context.Context, kinds []nodeKind) error {
 // kubernetes Service (loopback would be their own).
 func (pl *plane) apiServerAddress() string {
 	if pl.realNodes > 0 {
-		return hostPodAddress
+		return host.PodAddress
 	}
 	return "127.0.0.1"
 }

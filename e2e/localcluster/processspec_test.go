@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
@@ -150,7 +151,7 @@ func TestAgentSandboxSpec(t *testing.T) {
 // KWOK reads the stages file it is given and manages only the annotated nodes.
 func TestKWOKSpec(t *testing.T) {
 	f := flagMap(t, kwokSpec(kwokSettings{Binary: "/tools/kwok", Kubeconfig: "/state/kubeconfig", Port: 7, StagesFile: "/state/kwok-stages.yaml"}).args)
-	if f["--config"] != "/state/kwok-stages.yaml" || f["--manage-all-nodes"] != "false" || f["--cidr"] != kwokPodCIDR {
+	if f["--config"] != "/state/kwok-stages.yaml" || f["--manage-all-nodes"] != "false" || f["--cidr"] != host.KWOKPodCIDR {
 		t.Errorf("kwok flags %v", f)
 	}
 }

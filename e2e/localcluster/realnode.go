@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/freeport"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 	"warmpool.local/warm-pool-autoscaling-keda/poll"
 )
@@ -50,7 +49,7 @@ func (n *realNode) containerdSocket() string { return filepath.Join(n.dir, "cont
 type realNodes struct {
 	pl     *plane
 	nodes  []*realNode
-	ledger *hostLedger
+	ledger *host.Ledger
 	// programDir holds the node's own programs (its CNI plugin).
 	programDir string
 }
@@ -90,7 +89,7 @@ func (k *realNodes) prepare(ctx context.Context) error {
 	if os.Geteuid() != 0 {
 		return errors.New("real nodes need root (containerd, the kubelet, bridges and iptables rules): run as root, or without real nodes")
 	}
-	if err := EnsureNodePrereqs(ctx, pl.progress); err != nil {
+	if err := host.EnsureNodePrereqs(ctx, pl.progress); err != nil {
 		return err
 	}
 	bins, err := toolcache.Ensure(ctx, pl.progress, toolcache.Node...)
@@ -98,77 +97,17 @@ func (k *realNodes) prepare(ctx context.Context) error {
 		return err
 	}
 	pl.bins.Add(bins)
-	if err := cleanPreviousOwner(pl.say); err != nil {
+	if err := host.CleanPreviousOwner(pl.say); err != nil {
 		return err
 	}
-	k.ledger = &hostLedger{path: filepath.Join(pl.stateDir, hostLedgerFile)}
-	if err := claimRealNodes(pl.stateDir); err != nil {
+	k.ledger = host.NewLedger(pl.stateDir)
+	if err := host.ClaimRealNodes(pl.stateDir); err != nil {
 		return err
 	}
-	if err := setupHostNetwork(k.ledger); err != nil {
+	if err := host.SetupNetwork(k.ledger); err != nil {
 		return err
 	}
 	return pl.pki.realNodeCerts(k.names())
-}
-
-// cleanPreviousOwner undoes what a control plane with real nodes that is no
-// longer running left on the machine (it was killed before its teardown).
-func cleanPreviousOwner(say func(string, ...any)) error {
-	owner, err := readOwner()
-	if err != nil || owner == "" {
-		return nil
-	}
-	if procs, _ := process.Load(owner); procs != nil && procs.AnyAlive() {
-		return fmt.Errorf("a local control plane with real nodes is running in %s (real nodes use fixed addresses: one at a time); stop it first: localcluster down --state %s", owner, owner)
-	}
-	say("removing what the real nodes of a stopped control plane left (state %s)", owner)
-	if err := cleanHost(owner, ""); err != nil {
-		return fmt.Errorf("cleaning up after the control plane in %s: %w", owner, err)
-	}
-	return releaseOwner(owner)
-}
-
-func ownerPath() (string, error) {
-	cache, err := toolcache.Dir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(cache, realNodeOwnerFile), nil
-}
-
-func readOwner() (string, error) {
-	p, err := ownerPath()
-	if err != nil {
-		return "", err
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(b)), nil
-}
-
-func claimRealNodes(stateDir string) error {
-	p, err := ownerPath()
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(p, []byte(stateDir+"\n"), 0o644)
-}
-
-// releaseOwner forgets the owner if it is stateDir.
-func releaseOwner(stateDir string) error {
-	if owner, _ := readOwner(); owner == stateDir {
-		p, err := ownerPath()
-		if err != nil {
-			return err
-		}
-		return os.Remove(p)
-	}
-	return nil
 }
 
 // start starts, per node, containerd (with the local images) and the
@@ -190,11 +129,11 @@ func (k *realNodes) start(ctx context.Context) error {
 			return err
 		}
 		n.kubeletPort, n.kubeletHealthPort = ports[0], ports[1]
-		cniConfDir, err := writeCNIConfig(n.dir, n.index)
+		cniConfDir, err := host.WriteCNIConfig(n.dir, n.index)
 		if err != nil {
 			return err
 		}
-		if err := recordContainerdHost(k.ledger, n); err != nil {
+		if err := host.RecordContainerd(k.ledger, n.containerdDir(), n.containerdSocket()); err != nil {
 			return err
 		}
 		containerd := containerdSpec(containerdSettings{
@@ -212,7 +151,7 @@ func (k *realNodes) start(ctx context.Context) error {
 		if err := writeKubeconfig(pl.pki, pl.apiServerURL, n.kubeletKubeconfig(), n.name+"-client"); err != nil {
 			return err
 		}
-		if err := prepareKubeletHost(k.ledger, n); err != nil {
+		if err := host.PrepareKubelet(k.ledger, n.cgroup); err != nil {
 			return err
 		}
 		if _, err := kubeletSpec(kubeletSettings{Binary: pl.bins.Path("kubelet"), Node: n, PKI: pl.pki}).start(pl.procs); err != nil {
@@ -224,7 +163,7 @@ func (k *realNodes) start(ctx context.Context) error {
 	if err := writeKubeconfig(pl.pki, pl.apiServerURL, proxy.kubeconfig(), "kube-proxy"); err != nil {
 		return err
 	}
-	if err := recordKubeProxyHost(k.ledger, proxy.Binary); err != nil {
+	if err := host.RecordKubeProxy(k.ledger, proxy.Binary); err != nil {
 		return err
 	}
 	if _, err := kubeProxySpec(proxy).start(pl.procs); err != nil {
@@ -240,10 +179,10 @@ func (k *realNodes) isolatedRuntimeClass(name string) map[string]any {
 }
 
 func (k *realNodes) cleanup() error {
-	if err := cleanHost(k.pl.stateDir, k.pl.bins.Path("kube-proxy")); err != nil {
+	if err := host.Clean(k.pl.stateDir, k.pl.bins.Path("kube-proxy")); err != nil {
 		return err
 	}
-	return releaseOwner(k.pl.stateDir)
+	return host.ReleaseOwner(k.pl.stateDir)
 }
 
 // realNodeIsolatedRuntimeClass is the isolated RuntimeClass as real nodes
@@ -279,7 +218,7 @@ func realNodeObjects() []map[string]any {
 
 // stop removes the pods of the real nodes through their kubelets
 // (so CNI releases addresses and the runtime its mounts), within a bound;
-// cleanHost then removes whatever is left by its own record.
+// host.Clean then removes whatever is left by its own record.
 func (k *realNodes) stop(ctx context.Context) {
 	if k.pl.client == nil {
 		return
@@ -295,7 +234,7 @@ func (k *realNodes) stop(ctx context.Context) {
 		}
 	}
 	// Up to 20 s for containerd's tasks to go (not bounded by ctx: teardown runs after an
-	// interrupt too); what is left then is cleanHost's.
+	// interrupt too); what is left then is host.Clean's.
 	_ = poll.Until(context.Background(), 20*time.Second, 250*time.Millisecond, func(context.Context) (bool, error) {
 		left := 0
 		for _, n := range k.nodes {
@@ -331,7 +270,7 @@ func neededTools(opts Options) []string {
 func countRealNodes(stateDir string) int {
 	dirs, _ := filepath.Glob(filepath.Join(stateDir, "realnode-*"))
 	if len(dirs) == 0 {
-		if _, err := os.Stat(filepath.Join(stateDir, hostLedgerFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(stateDir, host.LedgerFile)); err == nil {
 			return 1 // the host was being prepared when it stopped
 		}
 	}

@@ -1,4 +1,4 @@
-package localcluster
+package host
 
 import (
 	"go/ast"
@@ -118,7 +118,7 @@ func TestTheLedgerIsWrittenWithNamedKinds(t *testing.T) {
 // A ledger written before the kinds were typed (a control plane still
 // running, or one killed) is read back, and every entry of it is undoable.
 func TestAnOlderLedgerIsStillUnderstood(t *testing.T) {
-	path := filepath.Join(t.TempDir(), hostLedgerFile)
+	path := filepath.Join(t.TempDir(), LedgerFile)
 	older := strings.Join([]string{
 		`{"kind":"nft-tables-before","args":["ip filter","inet firewalld"]}`,
 		`{"kind":"link","args":["lcbr0"]}`,
@@ -149,7 +149,7 @@ func TestAnOlderLedgerIsStillUnderstood(t *testing.T) {
 		}
 	}
 	// And what record writes now is what those ledgers hold.
-	l := &hostLedger{path: filepath.Join(t.TempDir(), hostLedgerFile)}
+	l := &Ledger{path: filepath.Join(t.TempDir(), LedgerFile)}
 	if err := l.record(iptablesRule("ip6tables"), "filter", "INPUT", "-j", "KUBE-FIREWALL"); err != nil {
 		t.Fatal(err)
 	}

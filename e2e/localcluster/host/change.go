@@ -1,4 +1,4 @@
-package localcluster
+package host
 
 import (
 	"errors"
@@ -36,7 +36,7 @@ const (
 // first) and one already undone (teardown may run twice).
 type hostChange struct {
 	what string // the entry's args
-	// killFirst, when set, kills what still runs in the change; cleanHost
+	// killFirst, when set, kills what still runs in the change; Clean
 	// calls it for every entry before unmounting, since those processes
 	// hold the mounts.
 	killFirst func(args []string) []error

@@ -1,8 +1,11 @@
-package localcluster
+package host
 
 import (
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -47,5 +50,39 @@ func TestRemoveUntilGoneNamesWhatSurvived(t *testing.T) {
 	}
 	if len(errs) != 3 {
 		t.Errorf("got %d errors, want the last round's two and one naming the survivors: %q", len(errs), got)
+	}
+}
+
+// The ledger's undo removes what was recorded, and only that, also when the
+// change never happened (a control plane killed between record and change).
+func TestHostLedgerUndoesWhatItRecorded(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("this test needs root (it creates and removes a bridge): run it as root")
+	}
+	state := t.TempDir()
+	l := &Ledger{path: filepath.Join(state, LedgerFile)}
+	const link = "lcledgertest0"
+	const never = "lcledgernever0"
+	if err := l.record(hostChangeLink, link); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("ip", "link", "add", link, "type", "bridge").CombinedOutput(); err != nil {
+		t.Fatalf("ip link add: %v %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", link).Run() })
+	if err := l.record(hostChangeLink, never); err != nil {
+		t.Fatal(err)
+	}
+	if err := Clean(state, ""); err != nil {
+		t.Fatalf("Clean: %v", err)
+	}
+	if _, err := os.Stat("/sys/class/net/" + link); err == nil {
+		t.Fatalf("interface %s was recorded and is still there", link)
+	}
+	if _, err := os.Stat(l.path); err == nil {
+		t.Fatal("the ledger is kept after a clean teardown")
+	}
+	if err := Clean(state, ""); err != nil {
+		t.Fatalf("a second Clean: %v", err)
 	}
 }

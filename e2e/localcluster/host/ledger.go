@@ -1,4 +1,10 @@
-package localcluster
+// Package host is what real nodes change on this machine outside the state
+// directory, and how it is put back: the prerequisites they install
+// (prereqs.go), the pod network of bridge, routes and rules (network.go), what
+// their processes change (nodes.go), the ledger that records each change
+// before it is made (ledger.go, change.go) and the one control plane that owns
+// the fixed addresses (owner.go).
+package host
 
 import (
 	"bufio"
@@ -27,12 +33,7 @@ import (
 // left; teardown (Stop, `localcluster down`, or the next start with real
 // nodes) undoes the entries in reverse order, each by its own name, and
 // tolerates an entry whose change never happened.
-const hostLedgerFile = "host-ledger.jsonl"
-
-// realNodeOwnerFile (in the cache directory) names the state directory of the
-// control plane that last set up real nodes: their addresses are fixed, so
-// only one runs at a time, and a start finds there what a killed one left.
-const realNodeOwnerFile = "real-nodes-owner"
+const LedgerFile = "host-ledger.jsonl"
 
 // hostEntry is one line of the ledger; hostChanges says what each kind's
 // args are and how it is undone.
@@ -41,11 +42,16 @@ type hostEntry struct {
 	Args []string       `json:"args"`
 }
 
-type hostLedger struct {
+type Ledger struct {
 	path string
 }
 
-func (l *hostLedger) record(kind hostChangeKind, args ...string) error {
+// NewLedger is the ledger of the control plane in stateDir.
+func NewLedger(stateDir string) *Ledger {
+	return &Ledger{path: filepath.Join(stateDir, LedgerFile)}
+}
+
+func (l *Ledger) record(kind hostChangeKind, args ...string) error {
 	b, err := json.Marshal(hostEntry{Kind: kind, Args: args})
 	if err != nil {
 		return err
@@ -79,12 +85,12 @@ func readHostLedger(path string) ([]hostEntry, error) {
 	return out, s.Err()
 }
 
-// cleanHost undoes what the real nodes of the control plane in stateDir did
+// Clean undoes what the real nodes of the control plane in stateDir did
 // to the machine: it kills what still runs from them (shims, sandboxes,
 // container processes), unmounts everything mounted under stateDir, then
 // undoes the ledger's entries in reverse. It is safe to run twice.
-func cleanHost(stateDir string, kubeProxy string) error {
-	ledgerPath := filepath.Join(stateDir, hostLedgerFile)
+func Clean(stateDir string, kubeProxy string) error {
+	ledgerPath := filepath.Join(stateDir, LedgerFile)
 	entries, err := readHostLedger(ledgerPath)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -125,7 +131,7 @@ func undo(e hostEntry, kubeProxy string) error {
 // (containerd's shims name its socket, runsc its root), which are the
 // processes the recorded pids do not cover.
 func killStateProcesses(stateDir string) []error {
-	return removeUntilGone(5*time.Second, 100*time.Millisecond, func() []int { return processesNaming(stateDir) },
+	return removeUntilGone(5*time.Second, 100*time.Millisecond, func() []int { return ProcessesNaming(stateDir) },
 		func(pid int) error {
 			_ = syscall.Kill(pid, syscall.SIGKILL) // gone already (ESRCH) is what we want
 			return nil
@@ -135,14 +141,16 @@ func killStateProcesses(stateDir string) []error {
 		})
 }
 
-// nodePrograms are the programs a real node runs (runsc re-executes itself as
+// NodePrograms are the programs a real node runs (runsc re-executes itself as
 // the sandbox and the gofer).
-var nodePrograms = map[string]bool{
+var NodePrograms = map[string]bool{
 	"containerd": true, "containerd-shim-runc-v2": true, "containerd-shim-runsc-v1": true,
 	"runsc": true, "runsc-gofer": true, "runsc-sandbox": true, "runc": true, "kubelet": true, "kube-proxy": true,
 }
 
-func processesNaming(stateDir string) []int {
+// ProcessesNaming are the pids of the real nodes' programs whose command
+// lines name stateDir.
+func ProcessesNaming(stateDir string) []int {
 	var pids []int
 	self := os.Getpid()
 	dirs, _ := os.ReadDir("/proc")
@@ -158,7 +166,7 @@ func processesNaming(stateDir string) []int {
 		// Only the node's own programs: never, say, a shell tailing a log there.
 		argv0, _, _ := strings.Cut(string(b), "\x00")
 		exe, _ := os.Readlink(filepath.Join("/proc", d.Name(), "exe"))
-		if !nodePrograms[filepath.Base(argv0)] && !nodePrograms[filepath.Base(exe)] {
+		if !NodePrograms[filepath.Base(argv0)] && !NodePrograms[filepath.Base(exe)] {
 			continue
 		}
 		if _, err := process.StartTime(pid); err != nil {
@@ -169,8 +177,8 @@ func processesNaming(stateDir string) []int {
 	return pids
 }
 
-// cgroupMounts are the cgroup hierarchies (v1 controllers, v2's unified).
-func cgroupMounts() []string {
+// CgroupMounts are the cgroup hierarchies (v1 controllers, v2's unified).
+func CgroupMounts() []string {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return nil
@@ -193,7 +201,7 @@ func cgroupMounts() []string {
 // hierarchy, deepest first.
 func cgroupDirs(name string) []string {
 	var dirs []string
-	for _, m := range cgroupMounts() {
+	for _, m := range CgroupMounts() {
 		root := filepath.Join(m, name)
 		_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 			if err == nil && d.IsDir() {
@@ -251,7 +259,7 @@ func removeCgroup(name string) error {
 // volumes, container root file systems, network namespaces, the kubelet's
 // shared bind mount of its root).
 func unmountUnder(dir string) []error {
-	return removeUntilGone(2*time.Second, 10*time.Millisecond, func() []string { return mountsUnder(dir) },
+	return removeUntilGone(2*time.Second, 10*time.Millisecond, func() []string { return MountsUnder(dir) },
 		func(p string) error {
 			// EINVAL: no longer a mount point; ENOENT: gone with its parent.
 			if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
@@ -290,7 +298,8 @@ func removeUntilGone[T any](within, interval time.Duration, left func() []T, rem
 	return nil
 }
 
-func mountsUnder(dir string) []string {
+// MountsUnder are the mount points under dir.
+func MountsUnder(dir string) []string {
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return nil

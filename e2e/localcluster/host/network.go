@@ -1,14 +1,12 @@
-package localcluster
+package host
 
 import (
 	"encoding/json"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"text/template"
 )
 
 // Addresses. Everything comes from 198.18.0.0/15 (RFC 2544's benchmarking
@@ -18,40 +16,40 @@ import (
 const (
 	safeRange = "198.18.0.0/15"
 	// nodeBridge joins the real nodes' ordinary pods; the host is
-	// hostPodAddress on it: the pods' gateway, the nodes' address, and the
+	// PodAddress on it: the pods' gateway, the nodes' address, and the
 	// API server's address for pods (behind the kubernetes Service).
-	nodeBridge     = "lcbr0"
-	hostPodAddress = "198.18.0.1"
-	realPodSubnet  = "198.18.0.0/17"   // the bridge's subnet: real nodes' pods
-	kwokPodCIDR    = "198.18.128.0/17" // simulated nodes' pod addresses
-	clusterCIDR    = "198.18.0.0/16"   // every pod address
-	serviceCIDR    = "198.19.0.0/16"
-	// kubernetesServiceIP is the first address of serviceCIDR, which the API
+	nodeBridge    = "lcbr0"
+	PodAddress    = "198.18.0.1"
+	realPodSubnet = "198.18.0.0/17"   // the bridge's subnet: real nodes' pods
+	KWOKPodCIDR   = "198.18.128.0/17" // simulated nodes' pod addresses
+	ClusterCIDR   = "198.18.0.0/16"   // every pod address
+	ServiceCIDR   = "198.19.0.0/16"
+	// KubernetesServiceIP is the first address of ServiceCIDR, which the API
 	// server gives the kubernetes Service.
-	kubernetesServiceIP = "198.19.0.1"
-	// maxKWOKNodes: simulated node i gets 198.18.(128+i).0/24.
-	maxKWOKNodes = 128
-	// maxRealNodes: real node i hands out 198.18.(i+1).0/24 on the bridge.
-	maxRealNodes = 8
+	KubernetesServiceIP = "198.19.0.1"
+	// MaxKWOKNodes: simulated node i gets 198.18.(128+i).0/24.
+	MaxKWOKNodes = 128
+	// MaxRealNodes: real node i hands out 198.18.(i+1).0/24 on the bridge.
+	MaxRealNodes = 8
 )
 
 // Chains of the network-safety rules (iptables, the same backend kube-proxy uses).
 const (
-	forwardChain = "LOCALCLUSTER-FORWARD" // filter FORWARD: what pods may reach
+	ForwardChain = "LOCALCLUSTER-FORWARD" // filter FORWARD: what pods may reach
 	egressChain  = "LOCALCLUSTER-EGRESS"  // mangle POSTROUTING: nothing of the range leaves
 )
 
-// kwokPodCIDROf is simulated node i's pod range.
-func kwokPodCIDROf(i int) string { return fmt.Sprintf("198.18.%d.0/24", 128+i) }
+// KWOKPodCIDROf is simulated node i's pod range.
+func KWOKPodCIDROf(i int) string { return fmt.Sprintf("198.18.%d.0/24", 128+i) }
 
 // realPodRangeOf is the part of the bridge's subnet node i's pods get.
 func realPodRangeOf(i int) (start, end, cidr string) {
 	return fmt.Sprintf("198.18.%d.2", i+1), fmt.Sprintf("198.18.%d.254", i+1), fmt.Sprintf("198.18.%d.0/24", i+1)
 }
 
-// setupHostNetwork makes the bridge, the unreachable route and the
+// SetupNetwork makes the bridge, the unreachable route and the
 // network-safety rules, recording each in the ledger before making it.
-func setupHostNetwork(l *hostLedger) error {
+func SetupNetwork(l *Ledger) error {
 	if _, err := os.Stat("/sys/class/net/" + nodeBridge); err == nil {
 		return fmt.Errorf("interface %s already exists: another local control plane with real nodes is running, or one left it behind "+
 			"(`localcluster down --state <its state dir>` removes it; `ip link del %s` if nothing runs)", nodeBridge, nodeBridge)
@@ -72,15 +70,15 @@ func setupHostNetwork(l *hostLedger) error {
 		cmd    []string
 	}{
 		{hostChangeLink, []string{nodeBridge}, []string{"ip", "link", "add", nodeBridge, "type", "bridge"}},
-		{"", nil, []string{"ip", "addr", "add", hostPodAddress + "/17", "dev", nodeBridge}},
+		{"", nil, []string{"ip", "addr", "add", PodAddress + "/17", "dev", nodeBridge}},
 		{"", nil, []string{"ip", "link", "set", nodeBridge, "up"}},
 		// The bridge's own /17 route is more specific; everything else of the
 		// range is unreachable instead of going to the default gateway.
 		{hostChangeRoute, []string{"unreachable", safeRange}, []string{"ip", "route", "add", "unreachable", safeRange}},
 		// Service addresses go to the bridge, so a host process's connect()
 		// finds a route; kube-proxy's DNAT then picks the pod.
-		{hostChangeRoute, []string{serviceCIDR, "dev", nodeBridge}, []string{"ip", "route", "add", serviceCIDR, "dev", nodeBridge, "src", hostPodAddress}},
-		{hostChangeIPTablesChain, []string{"filter", forwardChain}, []string{"iptables", "-w", "-t", "filter", "-N", forwardChain}},
+		{hostChangeRoute, []string{ServiceCIDR, "dev", nodeBridge}, []string{"ip", "route", "add", ServiceCIDR, "dev", nodeBridge, "src", PodAddress}},
+		{hostChangeIPTablesChain, []string{"filter", ForwardChain}, []string{"iptables", "-w", "-t", "filter", "-N", ForwardChain}},
 		{hostChangeIPTablesChain, []string{"mangle", egressChain}, []string{"iptables", "-w", "-t", "mangle", "-N", egressChain}},
 	}
 	for _, s := range steps {
@@ -105,10 +103,10 @@ func setupHostNetwork(l *hostLedger) error {
 	rules := [][]string{
 		// Pods may reach pod and Service addresses (after kube-proxy's DNAT, a
 		// Service is its endpoints' pod addresses) and, through INPUT, the host.
-		{"filter", forwardChain, "-i", nodeBridge, "-d", safeRange, "-j", "RETURN"},
-		{"filter", forwardChain, "-i", nodeBridge, "-m", "comment", "--comment", "localcluster: pods reach no address outside " + safeRange,
+		{"filter", ForwardChain, "-i", nodeBridge, "-d", safeRange, "-j", "RETURN"},
+		{"filter", ForwardChain, "-i", nodeBridge, "-m", "comment", "--comment", "localcluster: pods reach no address outside " + safeRange,
 			"-j", "REJECT", "--reject-with", "icmp-admin-prohibited"},
-		{"filter", forwardChain, "-o", nodeBridge, "-m", "comment", "--comment", "localcluster: nothing from outside is forwarded to pods", "-j", "DROP"},
+		{"filter", ForwardChain, "-o", nodeBridge, "-m", "comment", "--comment", "localcluster: nothing from outside is forwarded to pods", "-j", "DROP"},
 		// Whatever the filter chains let through (kube-proxy accepts its own
 		// marked packets before this chain), no packet of the range leaves
 		// the machine: only loopback and the bridge carry it.
@@ -123,7 +121,7 @@ func setupHostNetwork(l *hostLedger) error {
 		}
 	}
 	jumps := [][]string{
-		{"filter", "FORWARD", "-j", forwardChain},
+		{"filter", "FORWARD", "-j", ForwardChain},
 		{"mangle", "POSTROUTING", "-j", egressChain},
 	}
 	for _, j := range jumps {
@@ -158,7 +156,7 @@ func checkRangeFree() error {
 
 // setSysctl sets a machine-wide sysctl, recording the old value so teardown
 // restores it.
-func setSysctl(l *hostLedger, name, value string) error {
+func setSysctl(l *Ledger, name, value string) error {
 	cur, err := os.ReadFile("/proc/sys/" + name)
 	if err != nil {
 		return fmt.Errorf("reading sysctl %s: %w", name, err)
@@ -173,12 +171,12 @@ func setSysctl(l *hostLedger, name, value string) error {
 	return os.WriteFile("/proc/sys/"+name, []byte(value), 0o644)
 }
 
-// writeCNIConfig writes node i's CNI network: the shared bridge, addresses
+// WriteCNIConfig writes node i's CNI network: the shared bridge, addresses
 // from the node's part of the subnet, a default route through the host (so
 // a request to an outside address reaches the host's rules and is rejected
 // there, visibly), and no masquerade. host-local keeps its allocations under
 // the node's directory.
-func writeCNIConfig(nodeDir string, i int) (confDir string, err error) {
+func WriteCNIConfig(nodeDir string, i int) (confDir string, err error) {
 	if err := writeLoopbackOnlyCNIConfig(nodeDir, i); err != nil {
 		return "", err
 	}
@@ -197,9 +195,9 @@ func writeCNIConfig(nodeDir string, i int) (confDir string, err error) {
 			"ipam": map[string]any{
 				"type": "host-local",
 				"ranges": []any{[]any{map[string]any{
-					"subnet": realPodSubnet, "rangeStart": start, "rangeEnd": end, "gateway": hostPodAddress,
+					"subnet": realPodSubnet, "rangeStart": start, "rangeEnd": end, "gateway": PodAddress,
 				}}},
-				"routes":  []any{map[string]any{"dst": "0.0.0.0/0", "gw": hostPodAddress}},
+				"routes":  []any{map[string]any{"dst": "0.0.0.0/0", "gw": PodAddress}},
 				"dataDir": filepath.Join(nodeDir, "cni", "ipam"),
 			},
 		}},
@@ -211,102 +209,15 @@ func writeCNIConfig(nodeDir string, i int) (confDir string, err error) {
 	return confDir, os.WriteFile(filepath.Join(confDir, "10-localcluster.conflist"), b, 0o644)
 }
 
-// kubeProxySettings are what kube-proxy's command line and configuration
-// depend on.
-type kubeProxySettings struct {
-	Binary      string
-	Dir         string // its configuration's and kubeconfig's
-	NodeName    string
-	HealthPort  int
-	MetricsPort int
-}
-
-func (s kubeProxySettings) kubeconfig() string { return filepath.Join(s.Dir, "kubeconfig") }
-
-// kubeProxySpec is the one kube-proxy (iptables mode) of the machine:
-// every real node shares the host's network namespace, so one set of rules
-// serves them all. It needs its kubeconfig and its rules recorded in the
-// ledger (recordKubeProxyHost) first.
-func kubeProxySpec(s kubeProxySettings) processSpec {
-	cfgPath := filepath.Join(s.Dir, "config.yaml")
-	return processSpec{
-		name: "kube-proxy", binary: s.Binary,
-		args:  []string{"--config=" + cfgPath, "--v=1"},
-		files: []file{{path: cfgPath, data: kubeProxyConfig(s)}},
-	}
-}
-
-// recordKubeProxyHost records in the ledger the rules kube-proxy (at binary)
-// will make, which teardown removes.
-func recordKubeProxyHost(l *hostLedger, binary string) error {
-	if err := l.record(hostChangeKubeProxyRules, binary); err != nil {
-		return err
-	}
-	// kube-proxy --cleanup flushes KUBE-FIREWALL but keeps the chain and its
-	// jumps from INPUT and OUTPUT; they are ours when they were not there before.
-	for _, bin := range []string{"iptables", "ip6tables"} {
-		if exec.Command(bin, "-w", "-t", "filter", "-S", "KUBE-FIREWALL").Run() == nil {
-			continue // another Kubernetes on this machine made it: not ours to remove
-		}
-		if err := l.record(iptablesChain(bin), "filter", "KUBE-FIREWALL"); err != nil {
-			return err
-		}
-		for _, chain := range []string{"INPUT", "OUTPUT"} {
-			if err := l.record(iptablesRule(bin), "filter", chain, "-j", "KUBE-FIREWALL"); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// kubeProxyConfig is kube-proxy's configuration: iptables mode, NodePorts and
-// health only where the node is, nothing machine-wide changed.
-func kubeProxyConfig(s kubeProxySettings) string {
-	return render(kubeProxyConfigTemplate, kubeProxyConfigValues{
-		Kubeconfig: s.kubeconfig(), NodeName: s.NodeName, ClusterCIDR: clusterCIDR, NodePortAddress: hostPodAddress,
-		HealthzPort: s.HealthPort, MetricsPort: s.MetricsPort,
-	})
-}
-
-// kubeProxyConfigValues are what differs between runs in kube-proxy's
-// configuration; the rest is fixed in its template.
-type kubeProxyConfigValues struct {
-	Kubeconfig, NodeName, ClusterCIDR, NodePortAddress string
-	HealthzPort, MetricsPort                           int
-}
-
-var kubeProxyConfigTemplate = template.Must(template.New("kube-proxy config.yaml").Parse(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
-kind: KubeProxyConfiguration
-clientConnection:
-  kubeconfig: {{.Kubeconfig}}
-mode: iptables
-hostnameOverride: {{.NodeName}}
-clusterCIDR: {{.ClusterCIDR}}
-# NodePorts only on the host's pod-network address, never the machine's interface.
-nodePortAddresses: ["{{.NodePortAddress}}/32"]
-healthzBindAddress: 127.0.0.1:{{.HealthzPort}}
-metricsBindAddress: 127.0.0.1:{{.MetricsPort}}
-iptables:
-  # true would set route_localnet machine-wide.
-  localhostNodePorts: false
-# Zeros leave the machine's conntrack sysctls as they are.
-conntrack:
-  maxPerCore: 0
-  min: 0
-  tcpEstablishedTimeout: 0s
-  tcpCloseWaitTimeout: 0s
-`))
-
 // cniNetworkName names the pods' network in both CNI configurations: the
 // bridge's and the loopback-only one share its host-local address store.
 const cniNetworkName = "localcluster"
 
-// loopbackOnlyPlugin is the CNI plugin (nodeimage/loopbackonly) that reserves
+// LoopbackOnlyPlugin is the CNI plugin (nodeimage/loopbackonly) that reserves
 // an address and creates no interface.
-const loopbackOnlyPlugin = "loopbackonly"
+const LoopbackOnlyPlugin = "loopbackonly"
 
-func loopbackOnlyConfDir(nodeDir string) string {
+func LoopbackOnlyConfDir(nodeDir string) string {
 	return filepath.Join(nodeDir, "cni", "loopback-only.d")
 }
 
@@ -317,7 +228,7 @@ func loopbackOnlyConfDir(nodeDir string) string {
 // both configurations carry the bridge's network name (cniNetworkName): under
 // a name of its own this one handed out the bridge pods' addresses again.
 func writeLoopbackOnlyCNIConfig(nodeDir string, i int) error {
-	dir := loopbackOnlyConfDir(nodeDir)
+	dir := LoopbackOnlyConfDir(nodeDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -325,7 +236,7 @@ func writeLoopbackOnlyCNIConfig(nodeDir string, i int) error {
 	conf := map[string]any{
 		"cniVersion": "1.0.0", "name": cniNetworkName,
 		"plugins": []any{map[string]any{
-			"type": loopbackOnlyPlugin,
+			"type": LoopbackOnlyPlugin,
 			"ipam": map[string]any{
 				"type":    "host-local",
 				"ranges":  []any{[]any{map[string]any{"subnet": realPodSubnet, "rangeStart": start, "rangeEnd": end}}},

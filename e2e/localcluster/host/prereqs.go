@@ -1,4 +1,4 @@
-package localcluster
+package host
 
 import (
 	"context"
@@ -21,14 +21,14 @@ type nodePrereq struct {
 	purpose string
 }
 
-// cniBinDir is where Debian's containernetworking-plugins installs them.
-const cniBinDir = "/usr/lib/cni"
+// CNIBinDir is where Debian's containernetworking-plugins installs them.
+const CNIBinDir = "/usr/lib/cni"
 
 var nodePrereqs = []nodePrereq{
 	{"/usr/sbin/runc", "runc", "the OCI runtime of ordinary pods"},
-	{cniBinDir + "/bridge", "containernetworking-plugins", "the pod network's bridge plugin"},
-	{cniBinDir + "/host-local", "containernetworking-plugins", "pod address allocation"},
-	{cniBinDir + "/loopback", "containernetworking-plugins", "each pod's loopback interface"},
+	{CNIBinDir + "/bridge", "containernetworking-plugins", "the pod network's bridge plugin"},
+	{CNIBinDir + "/host-local", "containernetworking-plugins", "pod address allocation"},
+	{CNIBinDir + "/loopback", "containernetworking-plugins", "each pod's loopback interface"},
 	{"/usr/sbin/iptables", "iptables", "the network-safety rules and kube-proxy"},
 	{"/usr/sbin/nft", "nftables", "removing the iptables tables that first use created"},
 	{"/usr/sbin/ip", "iproute2", "the bridge, its address and routes"},

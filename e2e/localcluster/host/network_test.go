@@ -1,9 +1,8 @@
-package localcluster
+package host
 
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,7 +10,7 @@ import (
 
 func TestCNIConfigStaysInTheBenchmarkingRange(t *testing.T) {
 	dir := t.TempDir()
-	confDir, err := writeCNIConfig(dir, 2)
+	confDir, err := WriteCNIConfig(dir, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +37,7 @@ func TestCNIConfigStaysInTheBenchmarkingRange(t *testing.T) {
 // same pod IP.
 func TestLoopbackOnlyPodsShareTheBridgesAddressStore(t *testing.T) {
 	dir := t.TempDir()
-	bridgeDir, err := writeCNIConfig(dir, 0)
+	bridgeDir, err := WriteCNIConfig(dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,43 +61,9 @@ func TestLoopbackOnlyPodsShareTheBridgesAddressStore(t *testing.T) {
 		return c.Name, c.Plugins[0].IPAM.DataDir
 	}
 	bridgeName, bridgeData := store(filepath.Join(bridgeDir, "10-localcluster.conflist"))
-	loName, loData := store(filepath.Join(loopbackOnlyConfDir(dir), "10-loopback-only.conflist"))
+	loName, loData := store(filepath.Join(LoopbackOnlyConfDir(dir), "10-loopback-only.conflist"))
 	if bridgeName != loName || bridgeData != loData {
 		t.Fatalf("the bridge allocates from %s/%s, the loopback-only network from %s/%s: one address can be handed out twice", bridgeData, bridgeName, loData, loName)
 	}
 	t.Logf("both networks allocate from %s", filepath.Join(bridgeData, bridgeName))
-}
-
-// The ledger's undo removes what was recorded, and only that, also when the
-// change never happened (a control plane killed between record and change).
-func TestHostLedgerUndoesWhatItRecorded(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("this test needs root (it creates and removes a bridge): run it as root")
-	}
-	state := t.TempDir()
-	l := &hostLedger{path: filepath.Join(state, hostLedgerFile)}
-	const link = "lcledgertest0"
-	const never = "lcledgernever0"
-	if err := l.record(hostChangeLink, link); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("ip", "link", "add", link, "type", "bridge").CombinedOutput(); err != nil {
-		t.Fatalf("ip link add: %v %s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", link).Run() })
-	if err := l.record(hostChangeLink, never); err != nil {
-		t.Fatal(err)
-	}
-	if err := cleanHost(state, ""); err != nil {
-		t.Fatalf("cleanHost: %v", err)
-	}
-	if _, err := os.Stat("/sys/class/net/" + link); err == nil {
-		t.Fatalf("interface %s was recorded and is still there", link)
-	}
-	if _, err := os.Stat(l.path); err == nil {
-		t.Fatal("the ledger is kept after a clean teardown")
-	}
-	if err := cleanHost(state, ""); err != nil {
-		t.Fatalf("a second cleanHost: %v", err)
-	}
 }
