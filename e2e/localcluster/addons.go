@@ -8,6 +8,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/pki"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/procspec"
 	"warmpool.local/warm-pool-autoscaling-keda/poll"
 )
 
@@ -19,11 +21,11 @@ type addon struct {
 	name string // as Options.Without names it
 	// crdTool is the tool whose run-time data holds the add-on's CRDs ("" for none).
 	crdTool string
-	objects func(p *pki) ([]map[string]any, error)
+	objects func(p *pki.PKI) ([]map[string]any, error)
 	// customResources are objects of the add-on's own CRDs, applied once
 	// those are Established (Karpenter's node class and pool).
 	customResources []map[string]any
-	processes       []processSpec
+	processes       []procspec.Spec
 	// readyAtStart: its processes are ready before the next add-on starts
 	// (the cluster DNS, which KEDA and the nodes' pods resolve with);
 	// otherwise they are waited for once the nodes run.
@@ -36,7 +38,7 @@ type addon struct {
 // KEDA, and Karpenter (only with Options.Karpenter); Options.Without leaves
 // out agent-sandbox's controller and KEDA. The ports must be chosen.
 func (pl *plane) addons() []addon {
-	kedaSet := kedaSettings{
+	kedaSet := procspec.KEDASettings{
 		OperatorBinary: pl.bins.Path("keda-operator"), AdapterBinary: pl.bins.Path("keda-adapter"),
 		Kubeconfig: pl.kubeconfig, CertDir: filepath.Join(pl.stateDir, "keda-certs"), PKI: pl.pki,
 		MetricsPort: pl.ports.kedaMetrics, HealthPort: pl.ports.kedaHealth, GRPCPort: pl.ports.kedaGRPC,
@@ -48,7 +50,7 @@ func (pl *plane) addons() []addon {
 	all := []addon{
 		{
 			name: "agent-sandbox-controller", crdTool: "agent-sandbox",
-			processes: []processSpec{agentSandboxSpec(agentSandboxSettings{
+			processes: []procspec.Spec{procspec.AgentSandbox(procspec.AgentSandboxSettings{
 				Binary: pl.bins.Path("agent-sandbox-controller"), Kubeconfig: pl.kubeconfig,
 				MetricsPort: pl.ports.sandboxMetrics, HealthPort: pl.ports.sandboxHealth,
 			})},
@@ -61,12 +63,12 @@ func (pl *plane) addons() []addon {
 		},
 		{
 			name: "keda", crdTool: "keda", objects: pl.kedaAPIObjects,
-			processes: []processSpec{kedaOperatorSpec(kedaSet), kedaAdapterSpec(kedaSet)},
+			processes: []procspec.Spec{procspec.KEDAOperator(kedaSet), procspec.KEDAAdapter(kedaSet)},
 			ready:     pl.kedaAPIServiceAvailable,
 		},
 	}
 	if pl.realNodes > 0 {
-		dns := addon{name: "cluster DNS", readyAtStart: true, processes: []processSpec{clusterDNSSpec(clusterDNSSettings{
+		dns := addon{name: "cluster DNS", readyAtStart: true, processes: []procspec.Spec{procspec.ClusterDNS(procspec.ClusterDNSSettings{
 			Binary: pl.bins.Path("coredns"), Dir: filepath.Join(pl.stateDir, "coredns"), Kubeconfig: pl.kubeconfig,
 			HealthPort: pl.ports.corednsHealth, ReadyPort: pl.ports.corednsReady,
 		})}}
@@ -75,7 +77,7 @@ func (pl *plane) addons() []addon {
 	if k := pl.karpenter; k != nil {
 		all = append(all, addon{
 			name: "karpenter", crdTool: "karpenter",
-			processes: []processSpec{karpenterSpec(karpenterSettings{
+			processes: []procspec.Spec{procspec.Karpenter(procspec.KarpenterSettings{
 				Binary: pl.bins.Path("karpenter"), Kubeconfig: pl.kubeconfig,
 				MetricsPort: pl.ports.karpenterMetrics, HealthPort: pl.ports.karpenterHealth,
 				InstanceTypesFile: filepath.Join(pl.stateDir, "karpenter", "instance-types.json"), InstanceTypes: k.InstanceTypes,
@@ -104,12 +106,12 @@ func (pl *plane) startAddons(ctx context.Context) error {
 	}
 	for _, a := range pl.addons() {
 		for _, g := range a.processes {
-			proc, err := g.start(pl.procs)
+			proc, err := g.Start(pl.procs)
 			if err != nil {
 				return err
 			}
 			if a.readyAtStart {
-				if err := g.waitReady(ctx, proc, pl.pki); err != nil {
+				if err := g.WaitReady(ctx, proc, pl.pki); err != nil {
 					return err
 				}
 			}
@@ -124,7 +126,7 @@ func (pl *plane) addonsReady(ctx context.Context) error {
 	for _, a := range pl.addons() {
 		if !a.readyAtStart {
 			for _, g := range a.processes {
-				if err := g.waitReady(ctx, pl.procs.Get(g.name), pl.pki); err != nil {
+				if err := g.WaitReady(ctx, pl.procs.Get(g.Name), pl.pki); err != nil {
 					return fmt.Errorf("%s: %w", a.name, err)
 				}
 			}

@@ -16,10 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/pki"
 )
-
-// SandboxNodeLabel marks the simulated nodes the runtime class schedules to.
-const SandboxNodeLabel = "warm-pool-autoscaling-keda.local/sandbox-capable"
 
 const fieldManager = "localcluster"
 
@@ -67,8 +65,8 @@ func (pl *plane) bootstrap(ctx context.Context, kinds []nodeKind) error {
 
 // kedaAPIObjects are KEDA's namespace and how the aggregator reaches its
 // metrics adapter, a process on loopback.
-func (pl *plane) kedaAPIObjects(p *pki) ([]map[string]any, error) {
-	kedaCAPEM, err := os.ReadFile(p.path(kedaCA + ".crt"))
+func (pl *plane) kedaAPIObjects(p *pki.PKI) ([]map[string]any, error) {
+	kedaCAPEM, err := os.ReadFile(p.Path(pki.KEDACA + ".crt"))
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,7 @@ import (
 
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/livetests"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/pki"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 )
@@ -201,7 +202,7 @@ func (c *Cluster) publish() {
 	pl := c.plane
 	c.Kubeconfig, c.APIServerURL, c.Config, c.Client, c.Dynamic = pl.kubeconfig, pl.apiServerURL, pl.config, pl.client, pl.dynamic
 	if pl.pki != nil {
-		c.CAFile = pl.pki.path(clusterCA + ".crt")
+		c.CAFile = pl.pki.Path(pki.ClusterCA + ".crt")
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/procspec"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 )
 
@@ -116,7 +117,7 @@ func nodeImages(progs map[string]string) ([]imageSpec, error) {
 	sandboxFiles := append(append(baseDirs(), bb...), imageFile{path: "bin/httpprobe", from: progs["httpprobe"]})
 	path := "PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 	return []imageSpec{
-		{refs: []string{pauseImage}, files: []imageFile{{path: "pause", from: progs["pause"]}},
+		{refs: []string{procspec.PauseImage}, files: []imageFile{{path: "pause", from: progs["pause"]}},
 			cfg: v1.Config{Entrypoint: []string{"/pause"}}},
 		{refs: []string{SandboxImage, TestBusyboxImage}, files: sandboxFiles,
 			cfg: v1.Config{Cmd: []string{"sh"}, Env: []string{path}}},
@@ -366,12 +367,12 @@ func addTree(tw *tar.Writer, from, to string, seen map[string]bool) error {
 
 // importImages loads the archives into node n's containerd, in the k8s.io
 // namespace the CRI plugin reads, unpacked for its snapshotter.
-func (k *realNodes) importImages(ctx context.Context, n *realNode, archives []string) error {
+func (k *realNodes) importImages(ctx context.Context, n *procspec.RealNode, archives []string) error {
 	for _, a := range archives {
-		cmd := exec.CommandContext(ctx, k.pl.bins.Path("ctr"), "--address", n.containerdSocket(), "-n", "k8s.io",
+		cmd := exec.CommandContext(ctx, k.pl.bins.Path("ctr"), "--address", n.ContainerdSocket(), "-n", "k8s.io",
 			"images", "import", "--snapshotter", "overlayfs", "--local", a)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("importing %s into %s's containerd: %w\n%s", filepath.Base(a), n.name, err, process.Tail(string(out), 2000))
+			return fmt.Errorf("importing %s into %s's containerd: %w\n%s", filepath.Base(a), n.Name, err, process.Tail(string(out), 2000))
 		}
 	}
 	return nil

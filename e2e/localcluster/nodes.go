@@ -3,6 +3,10 @@ package localcluster
 import (
 	"context"
 	"fmt"
+
+	"warmpool.local/warm-pool-autoscaling-keda/contract"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/procspec"
 )
 
 // nodeKind is one backend of nodes: simulated nodes (KWOK plays their
@@ -79,19 +83,44 @@ func (k *simulatedNodes) isolatedRuntimeClass(name string) map[string]any {
 		"metadata": map[string]any{"name": name},
 		// The handler names nothing real: no kubelet runs here.
 		"handler":    "local-simulated",
-		"scheduling": map[string]any{"nodeSelector": map[string]any{SandboxNodeLabel: "true"}},
+		"scheduling": map[string]any{"nodeSelector": map[string]any{procspec.SandboxNodeLabel: "true"}},
 	}
 }
 
 func (k *simulatedNodes) start(context.Context) error {
 	pl := k.pl
-	stages, err := kwokStagesFile(pl.bins.DataDir("kwok"), pl.stateDir, k.stages)
+	stages, err := procspec.KWOKStagesFile(pl.bins.DataDir("kwok"), pl.stateDir, k.stages)
 	if err != nil {
 		return err
 	}
-	_, err = kwokSpec(kwokSettings{Binary: pl.bins.Path("kwok"), Kubeconfig: pl.kubeconfig, Port: pl.ports.kwok, StagesFile: stages}).start(pl.procs)
+	_, err = procspec.KWOK(procspec.KWOKSettings{Binary: pl.bins.Path("kwok"), Kubeconfig: pl.kubeconfig, Port: pl.ports.kwok, StagesFile: stages}).Start(pl.procs)
 	return err
 }
 
 func (k *simulatedNodes) stop(context.Context) {}
 func (k *simulatedNodes) cleanup() error       { return nil }
+
+// fakeNode is simulated node i: KWOK manages it by its annotation; its pods
+// get addresses from its own /24 of the simulated range.
+func fakeNode(name string, i int) map[string]any {
+	resources := map[string]any{"cpu": "32", "memory": "256Gi", "pods": "110", "ephemeral-storage": "500Gi"}
+	cidr := host.KWOKPodCIDROf(i)
+	return map[string]any{
+		"apiVersion": "v1", "kind": "Node",
+		"metadata": map[string]any{
+			"name": name,
+			// KWOK manages only nodes carrying this annotation.
+			"annotations": map[string]any{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+			"labels": map[string]any{
+				"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+				"type": "kwok", procspec.SandboxNodeLabel: "true",
+			},
+		},
+		"spec": map[string]any{"podCIDR": cidr, "podCIDRs": []any{cidr}},
+		// Status is kept on create: capacity is what the scheduler reads.
+		"status": map[string]any{
+			"capacity": resources, "allocatable": resources,
+			"nodeInfo": map[string]any{"kubeletVersion": "kwok-" + contract.KubernetesModule, "operatingSystem": "linux", "architecture": "amd64"},
+		},
+	}
+}

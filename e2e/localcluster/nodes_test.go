@@ -3,6 +3,8 @@ package localcluster
 import (
 	"slices"
 	"testing"
+
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/procspec"
 )
 
 // The nodes' objects by kind: each kind adds its own, and the isolated
@@ -17,8 +19,8 @@ func TestNodeObjectsFollowTheKindsAsked(t *testing.T) {
 		wantLoopback    bool
 	}{
 		"simulated only": {simulated: 3, wantNodes: 3, wantHandler: "local-simulated"},
-		"real only":      {real: 1, wantHandler: runscHandler, wantLoopback: true},
-		"both":           {simulated: 2, real: 1, wantNodes: 2, wantHandler: runscHandler, wantLoopback: true},
+		"real only":      {real: 1, wantHandler: procspec.RunscHandler, wantLoopback: true},
+		"both":           {simulated: 2, real: 1, wantNodes: 2, wantHandler: procspec.RunscHandler, wantLoopback: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/dynamic"
@@ -16,7 +17,9 @@ import (
 
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/freeport"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/pki"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/procspec"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 )
 
@@ -31,7 +34,7 @@ type plane struct {
 	procs    *process.Set
 	progress io.Writer
 	ports    ports
-	pki      *pki
+	pki      *pki.PKI
 
 	hpaSyncPeriod time.Duration
 	// realNodes is Options.RealNodes: the API server then listens where pods
@@ -72,7 +75,7 @@ type startStep struct {
 // objects and CRDs the add-ons and nodes need, the add-ons, the nodes (whose
 // pods need the add-ons' CRDs and DNS), then the whole chain's readiness.
 func (pl *plane) startSteps(kinds []nodeKind) []startStep {
-	kubernetes := kubernetesSpecs(pl.kubernetesSettings())
+	kubernetes := procspec.Kubernetes(pl.kubernetesSettings())
 	return []startStep{
 		{"the host for the nodes", func(ctx context.Context) error {
 			for _, k := range kinds {
@@ -82,8 +85,8 @@ func (pl *plane) startSteps(kinds []nodeKind) []startStep {
 			}
 			return nil
 		}},
-		{joinedNames(kubernetes, func(g processSpec) string { return g.name }), func(ctx context.Context) error {
-			if err := runSpecs(ctx, pl.procs, pl.pki, kubernetes); err != nil {
+		{joinedNames(kubernetes, func(g procspec.Spec) string { return g.Name }), func(ctx context.Context) error {
+			if err := procspec.RunAll(ctx, pl.procs, pl.pki, kubernetes); err != nil {
 				return err
 			}
 			return pl.connect()
@@ -105,34 +108,15 @@ func (pl *plane) startSteps(kinds []nodeKind) []startStep {
 }
 
 // kubernetesSettings are the settings of Kubernetes' own processes.
-type kubernetesSettings struct {
-	Etcd              etcdSettings
-	APIServer         apiServerSettings
-	ControllerManager controllerManagerSettings
-	Scheduler         schedulerSettings
-}
-
-// kubernetesSpecs are Kubernetes' own processes in start order, each ready
-// (when it has a readiness) before the next starts: etcd, the API server on
-// it, then its two controllers.
-func kubernetesSpecs(s kubernetesSettings) []processSpec {
-	return []processSpec{
-		etcdSpec(s.Etcd),
-		apiServerSpec(s.APIServer),
-		controllerManagerSpec(s.ControllerManager),
-		schedulerSpec(s.Scheduler),
-	}
-}
-
-func (pl *plane) kubernetesSettings() kubernetesSettings {
-	etcd := etcdSettings{Binary: pl.bins.Path("etcd"), DataDir: filepath.Join(pl.stateDir, "etcd"), ClientPort: pl.ports.etcdClient, PeerPort: pl.ports.etcdPeer}
-	return kubernetesSettings{
+func (pl *plane) kubernetesSettings() procspec.KubernetesSettings {
+	etcd := procspec.EtcdSettings{Binary: pl.bins.Path("etcd"), DataDir: filepath.Join(pl.stateDir, "etcd"), ClientPort: pl.ports.etcdClient, PeerPort: pl.ports.etcdPeer}
+	return procspec.KubernetesSettings{
 		Etcd: etcd,
-		APIServer: apiServerSettings{Binary: pl.bins.Path("kube-apiserver"), EtcdURL: etcd.clientURL(), Address: pl.apiServerAddress(),
+		APIServer: procspec.APIServerSettings{Binary: pl.bins.Path("kube-apiserver"), EtcdURL: etcd.ClientURL(), Address: pl.apiServerAddress(),
 			Port: pl.ports.apiserver, PKI: pl.pki, WithKubelets: pl.realNodes > 0},
-		ControllerManager: controllerManagerSettings{Binary: pl.bins.Path("kube-controller-manager"), Kubeconfig: filepath.Join(pl.stateDir, "controller-manager.kubeconfig"),
+		ControllerManager: procspec.ControllerManagerSettings{Binary: pl.bins.Path("kube-controller-manager"), Kubeconfig: filepath.Join(pl.stateDir, "controller-manager.kubeconfig"),
 			Port: pl.ports.controllerManager, PKI: pl.pki, HPASyncPeriod: pl.hpaSyncPeriod},
-		Scheduler: schedulerSettings{Binary: pl.bins.Path("kube-scheduler"), Kubeconfig: filepath.Join(pl.stateDir, "scheduler.kubeconfig"), Port: pl.ports.scheduler},
+		Scheduler: procspec.SchedulerSettings{Binary: pl.bins.Path("kube-scheduler"), Kubeconfig: filepath.Join(pl.stateDir, "scheduler.kubeconfig"), Port: pl.ports.scheduler},
 	}
 }
 
@@ -143,13 +127,13 @@ func (pl *plane) start(ctx context.Context, kinds []nodeKind) error {
 	if err := pl.allocatePorts(); err != nil {
 		return err
 	}
-	pl.pki = &pki{dir: filepath.Join(pl.stateDir, "pki")}
-	if err := pl.pki.generate(); err != nil {
+	pl.pki = pki.New(filepath.Join(pl.stateDir, "pki"))
+	if err := pl.pki.Generate(); err != nil {
 		return fmt.Errorf("making certificates: %w", err)
 	}
 	pl.apiServerURL = "https://" + pl.apiServerAddress() + ":" + strconv.Itoa(pl.ports.apiserver)
 	for _, k := range []struct{ file, user string }{{"kubeconfig", "admin"}, {"controller-manager.kubeconfig", "controller-manager"}, {"scheduler.kubeconfig", "scheduler"}} {
-		if err := writeKubeconfig(pl.pki, pl.apiServerURL, filepath.Join(pl.stateDir, k.file), k.user); err != nil {
+		if err := pki.WriteKubeconfig(pl.pki, pl.apiServerURL, filepath.Join(pl.stateDir, k.file), k.user); err != nil {
 			return err
 		}
 	}
@@ -213,4 +197,13 @@ func (pl *plane) allocatePorts() error {
 		*t = ports[i]
 	}
 	return nil
+}
+
+// joinedNames joins the names of xs (processes, add-ons), for saying what starts.
+func joinedNames[T any](xs []T, name func(T) string) string {
+	names := make([]string, 0, len(xs))
+	for _, x := range xs {
+		names = append(names, name(x))
+	}
+	return strings.Join(names, ", ")
 }

@@ -12,21 +12,11 @@ import (
 
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/freeport"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/pki"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/procspec"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 	"warmpool.local/warm-pool-autoscaling-keda/poll"
 )
-
-// A real node is a kubelet v1.36.3 with its own containerd 2.x (runc for
-// ordinary pods, gVisor's runsc for the isolated RuntimeClass), on the
-// host's network namespace and cgroup tree, its pods on a bridge in
-// 198.18.0.0/15 that nothing outside the machine ever sees.
-type realNode struct {
-	name                           string
-	index                          int
-	dir                            string // <state>/<name>
-	cgroup                         string // top-level cgroup of its pods
-	kubeletPort, kubeletHealthPort int
-}
 
 // LoopbackOnlyRuntimeClass runs pods with runc and only loopback: the
 // "no isolation" stand-in of a reject run (same network as a sandbox, the
@@ -36,19 +26,13 @@ const LoopbackOnlyRuntimeClass = "localcluster-runc-loopback-only"
 // RealNodeName is the name of real node i.
 func RealNodeName(i int) string { return fmt.Sprintf("realnode-%d", i) }
 
-// RealNodeLabel marks real nodes (value "true").
-const RealNodeLabel = "node.warm-pool-autoscaling-keda.local/real"
-
-func (n *realNode) containerdDir() string    { return filepath.Join(n.dir, "containerd") }
-func (n *realNode) containerdSocket() string { return filepath.Join(n.dir, "containerd.sock") }
-
 // realNodes are kubelets on this machine, each with its containerd, and one
 // kube-proxy for them all. They own their nodes, the host ledger (what they
 // changed on the machine, which cleanup undoes) and the directory of the
 // nodes' own programs.
 type realNodes struct {
 	pl     *plane
-	nodes  []*realNode
+	nodes  []*procspec.RealNode
 	ledger *host.Ledger
 	// programDir holds the node's own programs (its CNI plugin).
 	programDir string
@@ -58,7 +42,7 @@ func newRealNodes(pl *plane, count int) *realNodes {
 	k := &realNodes{pl: pl}
 	for i := 0; i < count; i++ {
 		name := RealNodeName(i)
-		k.nodes = append(k.nodes, &realNode{name: name, index: i, dir: filepath.Join(pl.stateDir, name), cgroup: "localcluster-" + name})
+		k.nodes = append(k.nodes, &procspec.RealNode{Name: name, Index: i, Dir: filepath.Join(pl.stateDir, name), Cgroup: "localcluster-" + name})
 	}
 	return k
 }
@@ -76,7 +60,7 @@ func (c *Cluster) realNodes() *realNodes {
 func (k *realNodes) names() []string {
 	var names []string
 	for _, n := range k.nodes {
-		names = append(names, n.name)
+		names = append(names, n.Name)
 	}
 	return names
 }
@@ -107,7 +91,7 @@ func (k *realNodes) prepare(ctx context.Context) error {
 	if err := host.SetupNetwork(k.ledger); err != nil {
 		return err
 	}
-	return pl.pki.realNodeCerts(k.names())
+	return pl.pki.RealNodeCerts(k.names())
 }
 
 // start starts, per node, containerd (with the local images) and the
@@ -121,52 +105,52 @@ func (k *realNodes) start(ctx context.Context) error {
 	}
 	k.programDir = programDir
 	for _, n := range k.nodes {
-		if err := os.MkdirAll(n.dir, 0o755); err != nil {
+		if err := os.MkdirAll(n.Dir, 0o755); err != nil {
 			return err
 		}
 		ports, err := freeport.Ports(2)
 		if err != nil {
 			return err
 		}
-		n.kubeletPort, n.kubeletHealthPort = ports[0], ports[1]
-		cniConfDir, err := host.WriteCNIConfig(n.dir, n.index)
+		n.KubeletPort, n.KubeletHealthPort = ports[0], ports[1]
+		cniConfDir, err := host.WriteCNIConfig(n.Dir, n.Index)
 		if err != nil {
 			return err
 		}
-		if err := host.RecordContainerd(k.ledger, n.containerdDir(), n.containerdSocket()); err != nil {
+		if err := host.RecordContainerd(k.ledger, n.ContainerdDir(), n.ContainerdSocket()); err != nil {
 			return err
 		}
-		containerd := containerdSpec(containerdSettings{
+		containerd := procspec.Containerd(procspec.ContainerdSettings{
 			Binary: pl.bins.Path("containerd"), Runsc: pl.bins.Path("runsc"), Node: n,
-			Paths: containerdPathsOf(n, cniConfDir, pl.bins.Path("containerd-shim-runc-v2"), pl.bins.Path("containerd-shim-runsc-v1"), k.programDir),
+			Paths: procspec.ContainerdPathsOf(n, cniConfDir, pl.bins.Path("containerd-shim-runc-v2"), pl.bins.Path("containerd-shim-runsc-v1"), k.programDir),
 		})
-		if err := containerd.run(ctx, pl.procs, pl.pki); err != nil {
+		if err := containerd.Run(ctx, pl.procs, pl.pki); err != nil {
 			return err
 		}
 		start := time.Now()
 		if err := k.importImages(ctx, n, archives); err != nil {
 			return err
 		}
-		pl.say("imported %d images into %s's containerd in %s", len(archives), n.name, time.Since(start).Round(100*time.Millisecond))
-		if err := writeKubeconfig(pl.pki, pl.apiServerURL, n.kubeletKubeconfig(), n.name+"-client"); err != nil {
+		pl.say("imported %d images into %s's containerd in %s", len(archives), n.Name, time.Since(start).Round(100*time.Millisecond))
+		if err := pki.WriteKubeconfig(pl.pki, pl.apiServerURL, n.KubeletKubeconfig(), n.Name+"-client"); err != nil {
 			return err
 		}
-		if err := host.PrepareKubelet(k.ledger, n.cgroup); err != nil {
+		if err := host.PrepareKubelet(k.ledger, n.Cgroup); err != nil {
 			return err
 		}
-		if _, err := kubeletSpec(kubeletSettings{Binary: pl.bins.Path("kubelet"), Node: n, PKI: pl.pki}).start(pl.procs); err != nil {
+		if _, err := procspec.Kubelet(procspec.KubeletSettings{Binary: pl.bins.Path("kubelet"), Node: n, PKI: pl.pki}).Start(pl.procs); err != nil {
 			return err
 		}
 	}
-	proxy := kubeProxySettings{Binary: pl.bins.Path("kube-proxy"), Dir: filepath.Join(pl.stateDir, "kube-proxy"), NodeName: k.nodes[0].name,
+	proxy := procspec.KubeProxySettings{Binary: pl.bins.Path("kube-proxy"), Dir: filepath.Join(pl.stateDir, "kube-proxy"), NodeName: k.nodes[0].Name,
 		HealthPort: pl.ports.kubeProxyHealth, MetricsPort: pl.ports.kubeProxyMetrics}
-	if err := writeKubeconfig(pl.pki, pl.apiServerURL, proxy.kubeconfig(), "kube-proxy"); err != nil {
+	if err := pki.WriteKubeconfig(pl.pki, pl.apiServerURL, proxy.Kubeconfig(), "kube-proxy"); err != nil {
 		return err
 	}
 	if err := host.RecordKubeProxy(k.ledger, proxy.Binary); err != nil {
 		return err
 	}
-	if _, err := kubeProxySpec(proxy).start(pl.procs); err != nil {
+	if _, err := procspec.KubeProxy(proxy).Start(pl.procs); err != nil {
 		return err
 	}
 	return pl.waitFor(ctx, fmt.Sprintf("real nodes %v to be Ready", k.names()), 180*time.Second, pl.nodesReady(k.names()...))
@@ -191,8 +175,8 @@ func realNodeIsolatedRuntimeClass(name string) map[string]any {
 	return map[string]any{
 		"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
 		"metadata":   map[string]any{"name": name},
-		"handler":    runscHandler,
-		"scheduling": map[string]any{"nodeSelector": map[string]any{SandboxNodeLabel: "true", RealNodeLabel: "true"}},
+		"handler":    procspec.RunscHandler,
+		"scheduling": map[string]any{"nodeSelector": map[string]any{procspec.SandboxNodeLabel: "true", procspec.RealNodeLabel: "true"}},
 	}
 }
 
@@ -204,8 +188,8 @@ func realNodeObjects() []map[string]any {
 		{
 			"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
 			"metadata":   map[string]any{"name": LoopbackOnlyRuntimeClass},
-			"handler":    runcLoopbackHandler,
-			"scheduling": map[string]any{"nodeSelector": map[string]any{RealNodeLabel: "true"}},
+			"handler":    procspec.RuncLoopbackHandler,
+			"scheduling": map[string]any{"nodeSelector": map[string]any{procspec.RealNodeLabel: "true"}},
 		},
 		{
 			"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
@@ -224,7 +208,7 @@ func (k *realNodes) stop(ctx context.Context) {
 		return
 	}
 	for _, n := range k.nodes {
-		pods, err := k.pl.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.name})
+		pods, err := k.pl.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.Name})
 		if err != nil {
 			return
 		}
@@ -238,7 +222,7 @@ func (k *realNodes) stop(ctx context.Context) {
 	_ = poll.Until(context.Background(), 20*time.Second, 250*time.Millisecond, func(context.Context) (bool, error) {
 		left := 0
 		for _, n := range k.nodes {
-			files, _ := filepath.Glob(filepath.Join(n.containerdDir(), "state", "io.containerd.runtime.v2.task", "*", "*"))
+			files, _ := filepath.Glob(filepath.Join(n.ContainerdDir(), "state", "io.containerd.runtime.v2.task", "*", "*"))
 			left += len(files)
 		}
 		return left == 0, nil

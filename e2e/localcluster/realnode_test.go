@@ -26,6 +26,7 @@ import (
 
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/procspec"
 )
 
 // TestLiveRealNode starts a control plane with one real node and proves, through
@@ -242,7 +243,7 @@ func runPodSpec(t *testing.T, ctx context.Context, c *Cluster, ns, name string, 
 	t.Helper()
 	zero := int64(0)
 	spec.TerminationGracePeriodSeconds = &zero
-	spec.NodeSelector = map[string]string{RealNodeLabel: "true"}
+	spec.NodeSelector = map[string]string{procspec.RealNodeLabel: "true"}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: spec}
 	start := time.Now()
 	if _, err := c.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {

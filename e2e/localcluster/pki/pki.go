@@ -1,4 +1,7 @@
-package localcluster
+// Package pki makes the keys and certificates of one local control plane
+// (pki.go), the real nodes' own (nodes.go), and the kubeconfigs and TLS
+// configurations its clients use them by (kubeconfig.go).
+package pki
 
 import (
 	"crypto/ecdsa"
@@ -18,11 +21,14 @@ import (
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 )
 
-// pki is the set of keys and certificates one local control plane uses. Every
+// PKI is the set of keys and certificates one local control plane uses. Every
 // credential is made fresh for each state directory and never leaves it.
-type pki struct {
+type PKI struct {
 	dir string
 }
+
+// New is the PKI kept in dir; Generate makes it.
+func New(dir string) *PKI { return &PKI{dir: dir} }
 
 type certAuthority struct {
 	cert *x509.Certificate
@@ -41,26 +47,27 @@ type leaf struct {
 
 // CA file names inside the state directory.
 const (
-	clusterCA     = "ca"             // signs the API server's cert and every client cert
-	frontProxyCA  = "front-proxy-ca" // signs the aggregator's client cert
-	kedaCA        = "keda-ca"        // KEDA's gRPC and the metrics adapter's serving cert
-	saKeyFile     = "sa.key"
-	saPubFile     = "sa.pub"
+	ClusterCA     = "ca"             // signs the API server's cert and every client cert
+	FrontProxyCA  = "front-proxy-ca" // signs the aggregator's client cert
+	KEDACA        = "keda-ca"        // KEDA's gRPC and the metrics adapter's serving cert
+	SAKeyFile     = "sa.key"
+	SAPubFile     = "sa.pub"
 	certValidity  = 7 * 24 * time.Hour
-	apiServerCert = "apiserver"
+	APIServerCert = "apiserver"
 )
 
-func (p *pki) path(name string) string { return filepath.Join(p.dir, name) }
+// Path is where the PKI keeps the file name.
+func (p *PKI) Path(name string) string { return filepath.Join(p.dir, name) }
 
 // generate writes every key and certificate the control plane needs.
-func (p *pki) generate() error {
+func (p *PKI) Generate() error {
 	if err := os.MkdirAll(p.dir, 0o700); err != nil {
 		return err
 	}
 	loop := []net.IP{net.ParseIP("127.0.0.1")}
 	cas := map[string][]leaf{
-		clusterCA: {
-			{name: apiServerCert, cn: "kube-apiserver", server: true,
+		ClusterCA: {
+			{name: APIServerCert, cn: "kube-apiserver", server: true,
 				dnsNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
 				// The kubernetes Service's address, and the host's on the pod network.
 				ips: append(loop, net.ParseIP(host.KubernetesServiceIP), net.ParseIP(host.PodAddress))},
@@ -71,10 +78,10 @@ func (p *pki) generate() error {
 			{name: "controller-manager", cn: "system:kube-controller-manager", client: true},
 			{name: "scheduler", cn: "system:kube-scheduler", client: true},
 		},
-		frontProxyCA: {
+		FrontProxyCA: {
 			{name: "front-proxy-client", cn: "front-proxy-client", client: true},
 		},
-		kedaCA: {
+		KEDACA: {
 			// One leaf for KEDA: the operator's gRPC server, the adapter's gRPC
 			// client, and the adapter's HTTPS server behind the APIService.
 			{name: "keda", cn: "keda", server: true, client: true,
@@ -97,7 +104,7 @@ func (p *pki) generate() error {
 	return p.serviceAccountKey()
 }
 
-func (p *pki) newCA(name string) (*certAuthority, error) {
+func (p *PKI) newCA(name string) (*certAuthority, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -116,13 +123,13 @@ func (p *pki) newCA(name string) (*certAuthority, error) {
 		return nil, err
 	}
 	cert, _ := x509.ParseCertificate(der)
-	if err := writePEM(p.path(name+".crt"), "CERTIFICATE", der); err != nil {
+	if err := writePEM(p.Path(name+".crt"), "CERTIFICATE", der); err != nil {
 		return nil, err
 	}
-	return &certAuthority{cert: cert, key: key}, writeKey(p.path(name+".key"), key)
+	return &certAuthority{cert: cert, key: key}, writeKey(p.Path(name+".key"), key)
 }
 
-func (p *pki) newLeaf(ca *certAuthority, l leaf) error {
+func (p *PKI) newLeaf(ca *certAuthority, l leaf) error {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return err
@@ -146,27 +153,27 @@ func (p *pki) newLeaf(ca *certAuthority, l leaf) error {
 	if err != nil {
 		return err
 	}
-	if err := writePEM(p.path(l.name+".crt"), "CERTIFICATE", der); err != nil {
+	if err := writePEM(p.Path(l.name+".crt"), "CERTIFICATE", der); err != nil {
 		return err
 	}
-	return writeKey(p.path(l.name+".key"), key)
+	return writeKey(p.Path(l.name+".key"), key)
 }
 
 // serviceAccountKey is the key pair the API server signs ServiceAccount tokens
 // with (TokenRequest) and the controller-manager's token controller uses.
-func (p *pki) serviceAccountKey() error {
+func (p *PKI) serviceAccountKey() error {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return err
 	}
-	if err := writePEM(p.path(saKeyFile), "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(key)); err != nil {
+	if err := writePEM(p.Path(SAKeyFile), "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(key)); err != nil {
 		return err
 	}
 	pub, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
 	if err != nil {
 		return err
 	}
-	return writePEM(p.path(saPubFile), "PUBLIC KEY", pub)
+	return writePEM(p.Path(SAPubFile), "PUBLIC KEY", pub)
 }
 
 func writeKey(path string, key *ecdsa.PrivateKey) error {

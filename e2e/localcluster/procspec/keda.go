@@ -1,21 +1,23 @@
-package localcluster
+package procspec
 
 import (
 	"fmt"
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/pki"
 )
 
-// kedaSettings are what the command lines of KEDA's operator and metrics
+// KEDASettings are what the command lines of KEDA's operator and metrics
 // adapter depend on.
-type kedaSettings struct {
+type KEDASettings struct {
 	OperatorBinary, AdapterBinary string
 	Kubeconfig                    string
 	// CertDir holds KEDA's CA and leaf under the names KEDA reads, copied
 	// from PKI.
 	CertDir string
-	PKI     *pki
+	PKI     *pki.PKI
 	// The operator's metrics, health and gRPC (the adapter's source) ports,
 	// the adapter's secure (the APIService's) and metrics ports.
 	MetricsPort, HealthPort, GRPCPort     int
@@ -31,11 +33,11 @@ func kedaEnv(kubeconfig string) []string {
 	return []string{"KUBECONFIG=" + kubeconfig, "WATCH_NAMESPACE=", "KEDA_CLUSTER_OBJECT_NAMESPACE=keda", "POD_NAMESPACE=keda", "POD_NAME=keda-operator-local"}
 }
 
-// kedaOperatorSpec is KEDA's operator; ready when its /readyz answers. It
+// KEDAOperator is KEDA's operator; ready when its /readyz answers. It
 // writes KEDA's certificates and, with real nodes, its resolv.conf.
-func kedaOperatorSpec(s kedaSettings) processSpec {
-	g := processSpec{
-		name: "keda-operator", binary: s.OperatorBinary,
+func KEDAOperator(s KEDASettings) Spec {
+	g := Spec{
+		Name: "keda-operator", binary: s.OperatorBinary,
 		args: []string{
 			"--kubeconfig=" + s.Kubeconfig,
 			"--leader-elect=false",
@@ -48,9 +50,9 @@ func kedaOperatorSpec(s kedaSettings) processSpec {
 		},
 		env: kedaEnv(s.Kubeconfig),
 		files: []file{
-			{path: filepath.Join(s.CertDir, "ca.crt"), from: s.PKI.path(kedaCA + ".crt"), mode: 0o600},
-			{path: filepath.Join(s.CertDir, "tls.crt"), from: s.PKI.path("keda.crt"), mode: 0o600},
-			{path: filepath.Join(s.CertDir, "tls.key"), from: s.PKI.path("keda.key"), mode: 0o600},
+			{path: filepath.Join(s.CertDir, "ca.crt"), from: s.PKI.Path(pki.KEDACA + ".crt"), mode: 0o600},
+			{path: filepath.Join(s.CertDir, "tls.crt"), from: s.PKI.Path("keda.crt"), mode: 0o600},
+			{path: filepath.Join(s.CertDir, "tls.key"), from: s.PKI.Path("keda.key"), mode: 0o600},
 		},
 		ready: readiness{url: "http://127.0.0.1:" + strconv.Itoa(s.HealthPort) + "/readyz", timeout: 90 * time.Second},
 	}
@@ -60,12 +62,12 @@ func kedaOperatorSpec(s kedaSettings) processSpec {
 	return s.withResolvConf(g)
 }
 
-// kedaAdapterSpec is KEDA's metrics adapter (the external metrics API the
+// KEDAAdapter is KEDA's metrics adapter (the external metrics API the
 // HPA reads). It exits 0 on start-up errors; it is ready when the aggregator
 // calls its APIService Available (plane.kedaAPIServiceAvailable).
-func kedaAdapterSpec(s kedaSettings) processSpec {
-	return s.withResolvConf(processSpec{
-		name: "keda-adapter", binary: s.AdapterBinary,
+func KEDAAdapter(s KEDASettings) Spec {
+	return s.withResolvConf(Spec{
+		Name: "keda-adapter", binary: s.AdapterBinary,
 		args: []string{
 			"--kubeconfig=" + s.Kubeconfig, "--lister-kubeconfig=" + s.Kubeconfig,
 			"--authentication-kubeconfig=" + s.Kubeconfig, "--authorization-kubeconfig=" + s.Kubeconfig,
@@ -81,7 +83,7 @@ func kedaAdapterSpec(s kedaSettings) processSpec {
 }
 
 // withResolvConf runs g under s.ResolvConf, when set.
-func (s kedaSettings) withResolvConf(g processSpec) processSpec {
+func (s KEDASettings) withResolvConf(g Spec) Spec {
 	if s.ResolvConf != "" {
 		g.binary, g.args = withResolvConf(s.ResolvConf, g.binary, g.args)
 	}

@@ -1,24 +1,24 @@
-package localcluster
+package procspec
 
 import (
 	"strconv"
 	"time"
 )
 
-// agentSandboxSettings are what agent-sandbox's controller's command line
+// AgentSandboxSettings are what agent-sandbox's controller's command line
 // depends on.
-type agentSandboxSettings struct {
+type AgentSandboxSettings struct {
 	Binary      string
 	Kubeconfig  string
 	MetricsPort int
 	HealthPort  int
 }
 
-// agentSandboxSpec is agent-sandbox's controller (with its extensions:
+// AgentSandbox is agent-sandbox's controller (with its extensions:
 // templates, warm pools, claims); ready when its /readyz answers.
-func agentSandboxSpec(s agentSandboxSettings) processSpec {
-	return processSpec{
-		name: "agent-sandbox-controller", binary: s.Binary,
+func AgentSandbox(s AgentSandboxSettings) Spec {
+	return Spec{
+		Name: "agent-sandbox-controller", binary: s.Binary,
 		args: []string{
 			"--kubeconfig=" + s.Kubeconfig,
 			"--extensions=true",

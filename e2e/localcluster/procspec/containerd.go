@@ -1,4 +1,4 @@
-package localcluster
+package procspec
 
 import (
 	"bytes"
@@ -13,18 +13,18 @@ import (
 // The RuntimeClass handlers a real node's containerd serves: runc for
 // ordinary pods (the default), gVisor's runsc for the isolated RuntimeClass.
 const (
-	runcHandler  = "runc"
-	runscHandler = "runsc"
-	// runcLoopbackHandler is runc with only loopback (LoopbackOnlyRuntimeClass).
-	runcLoopbackHandler = "runc-loopback-only"
-	// pauseImage is the sandbox ("pause") image, built locally (images.go).
-	pauseImage = "localcluster.local/pause:1"
+	RuncHandler  = "runc"
+	RunscHandler = "runsc"
+	// RuncLoopbackHandler is runc with only loopback (LoopbackOnlyRuntimeClass).
+	RuncLoopbackHandler = "runc-loopback-only"
+	// PauseImage is the sandbox ("pause") image, built locally (images.go).
+	PauseImage = "localcluster.local/pause:1"
 )
 
-// containerdPaths is everything of one node's containerd that is a path: its
+// ContainerdPaths is everything of one node's containerd that is a path: its
 // own root, state and sockets under the node's directory (so it never touches
 // a system containerd), the shims, and the CNI directories.
-type containerdPaths struct {
+type ContainerdPaths struct {
 	Root, State, Opt       string
 	Socket                 string // gRPC; ttrpc beside it
 	RuncShim, RunscShim    string
@@ -34,24 +34,24 @@ type containerdPaths struct {
 	LoopbackOnlyCNIConfDir string // loopback only: gVisor's and the reject run's runtimes
 }
 
-// containerdPathsOf are node n's containerd paths, with the shims at
+// ContainerdPathsOf are node n's containerd paths, with the shims at
 // runcShim and runscShim and the CNI plugins in the system's directory and
 // programDir (the node's own).
-func containerdPathsOf(n *realNode, cniConfDir, runcShim, runscShim, programDir string) containerdPaths {
-	cd := n.containerdDir()
-	return containerdPaths{
+func ContainerdPathsOf(n *RealNode, cniConfDir, runcShim, runscShim, programDir string) ContainerdPaths {
+	cd := n.ContainerdDir()
+	return ContainerdPaths{
 		Root: filepath.Join(cd, "root"), State: filepath.Join(cd, "state"), Opt: filepath.Join(cd, "opt"),
-		Socket:   n.containerdSocket(),
+		Socket:   n.ContainerdSocket(),
 		RuncShim: runcShim, RunscShim: runscShim,
 		RuncRoot: filepath.Join(cd, "runc"), RunscConfig: filepath.Join(cd, "runsc.toml"),
 		CNIBinDirs: []string{host.CNIBinDir, programDir}, CNIConfDir: cniConfDir,
-		LoopbackOnlyCNIConfDir: host.LoopbackOnlyConfDir(n.dir),
+		LoopbackOnlyCNIConfDir: host.LoopbackOnlyConfDir(n.Dir),
 	}
 }
 
 // containerdConfig is containerd 2.x's configuration (version 3) for one node,
 // as data: nothing of it listens beyond loopback.
-func containerdConfig(p containerdPaths) map[string]any {
+func containerdConfig(p ContainerdPaths) map[string]any {
 	runc := func(cniConfDir string) map[string]any {
 		r := map[string]any{
 			"runtime_type": "io.containerd.runc.v2",
@@ -79,7 +79,7 @@ func containerdConfig(p containerdPaths) map[string]any {
 			"io.containerd.grpc.v1.cri":     map[string]any{"stream_server_address": "127.0.0.1", "stream_server_port": "0"},
 			"io.containerd.cri.v1.images": map[string]any{
 				"snapshotter":   "overlayfs",
-				"pinned_images": map[string]any{"sandbox": pauseImage},
+				"pinned_images": map[string]any{"sandbox": PauseImage},
 			},
 			"io.containerd.cri.v1.runtime": map[string]any{
 				// root lacks CAP_SYS_RESOURCE here: no oom_score_adj below the current one.
@@ -89,17 +89,17 @@ func containerdConfig(p containerdPaths) map[string]any {
 				"cdi_spec_dirs":                []string{},
 				"cni":                          map[string]any{"bin_dirs": p.CNIBinDirs, "conf_dir": p.CNIConfDir},
 				"containerd": map[string]any{
-					"default_runtime_name": runcHandler,
+					"default_runtime_name": RuncHandler,
 					"runtimes": map[string]any{
-						runcHandler: runc(""),
+						RuncHandler: runc(""),
 						// gVisor is never on the bridge: an address for the CRI's sake, no interface.
-						runscHandler: map[string]any{
+						RunscHandler: map[string]any{
 							"runtime_type": "io.containerd.runsc.v1",
 							"runtime_path": p.RunscShim,
 							"cni_conf_dir": p.LoopbackOnlyCNIConfDir,
 							"options":      map[string]any{"TypeUrl": "io.containerd.runsc.v1.options", "ConfigPath": p.RunscConfig},
 						},
-						runcLoopbackHandler: runc(p.LoopbackOnlyCNIConfDir),
+						RuncLoopbackHandler: runc(p.LoopbackOnlyCNIConfDir),
 					},
 				},
 			},
@@ -141,27 +141,27 @@ func encodeTOML(v any) string {
 	return b.String()
 }
 
-// containerdSettings are what a real node's containerd's command line and
+// ContainerdSettings are what a real node's containerd's command line and
 // configuration depend on.
-type containerdSettings struct {
+type ContainerdSettings struct {
 	Binary string
 	Runsc  string // gVisor's runsc, which the runsc shim runs
-	Node   *realNode
-	Paths  containerdPaths
+	Node   *RealNode
+	Paths  ContainerdPaths
 }
 
-// containerdSpec is node's own containerd, its configuration and the gVisor
+// Containerd is node's own containerd, its configuration and the gVisor
 // shim's beside it; ready when its socket accepts connections.
-func containerdSpec(s containerdSettings) processSpec {
-	cd := s.Node.containerdDir()
+func Containerd(s ContainerdSettings) Spec {
+	cd := s.Node.ContainerdDir()
 	cfg := filepath.Join(cd, "config.toml")
-	return processSpec{
-		name: s.Node.name + "-containerd", binary: s.Binary,
+	return Spec{
+		Name: s.Node.Name + "-containerd", binary: s.Binary,
 		args: []string{"--config=" + cfg, "--log-level=warn"},
 		files: []file{
 			{path: s.Paths.RunscConfig, data: encodeTOML(runscConfig(s.Runsc, filepath.Join(cd, "runsc-root")))},
 			{path: cfg, data: encodeTOML(containerdConfig(s.Paths))},
 		},
-		ready: readiness{socket: s.Node.containerdSocket(), timeout: 60 * time.Second},
+		ready: readiness{socket: s.Node.ContainerdSocket(), timeout: 60 * time.Second},
 	}
 }

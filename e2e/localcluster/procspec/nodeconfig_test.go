@@ -1,4 +1,4 @@
-package localcluster
+package procspec
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/pki"
 )
 
 // The kubelet's and kube-proxy's configuration files, read back as YAML: every
@@ -14,9 +15,9 @@ import (
 // that changes the machine beyond the node (no iptables chains of the
 // kubelet's own, no route_localnet, the conntrack sysctls left alone).
 func TestNodeComponentConfigsKeepToTheNode(t *testing.T) {
-	n := &realNode{name: "realnode-0", dir: "/state/realnode-0", cgroup: "localcluster-realnode-0", kubeletPort: 30003, kubeletHealthPort: 30004}
-	kubelet := fileData(t, kubeletSpec(kubeletSettings{Binary: "/tools/kubelet", Node: n, PKI: &pki{dir: "/state/pki"}}), "/state/realnode-0/kubelet-config.yaml")
-	proxy := fileData(t, kubeProxySpec(kubeProxySettings{Binary: "/tools/kube-proxy", Dir: "/state/kube-proxy", NodeName: n.name, HealthPort: 30001, MetricsPort: 30002}),
+	n := &RealNode{Name: "realnode-0", Dir: "/state/realnode-0", Cgroup: "localcluster-realnode-0", KubeletPort: 30003, KubeletHealthPort: 30004}
+	kubelet := fileData(t, Kubelet(KubeletSettings{Binary: "/tools/kubelet", Node: n, PKI: pki.New("/state/pki")}), "/state/realnode-0/kubelet-config.yaml")
+	proxy := fileData(t, KubeProxy(KubeProxySettings{Binary: "/tools/kube-proxy", Dir: "/state/kube-proxy", NodeName: n.Name, HealthPort: 30001, MetricsPort: 30002}),
 		"/state/kube-proxy/config.yaml")
 	for name, doc := range map[string]string{"kubelet": kubelet, "kube-proxy": proxy} {
 		if strings.Contains(doc, "<no value>") {

@@ -1,12 +1,11 @@
-package localcluster
+package procspec
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/pki"
 )
 
 func flagMap(t *testing.T, flags []string) map[string]string {
@@ -28,16 +27,16 @@ func flagMap(t *testing.T, flags []string) map[string]string {
 // The API server's command line with simulated nodes and with real ones: the differences are
 // the address, the kubelet client and the endpoint reconciler, and nothing else.
 func TestAPIServerFlagsWithAndWithoutKubelets(t *testing.T) {
-	p := &pki{dir: "/state/pki"}
-	kwok := flagMap(t, apiServerFlags(apiServerSettings{EtcdURL: "http://127.0.0.1:2", Address: "127.0.0.1", Port: 3, PKI: p}))
-	real := flagMap(t, apiServerFlags(apiServerSettings{EtcdURL: "http://127.0.0.1:2", Address: host.PodAddress, Port: 3, PKI: p, WithKubelets: true}))
+	p := pki.New("/state/pki")
+	kwok := flagMap(t, apiServerFlags(APIServerSettings{EtcdURL: "http://127.0.0.1:2", Address: "127.0.0.1", Port: 3, PKI: p}))
+	real := flagMap(t, apiServerFlags(APIServerSettings{EtcdURL: "http://127.0.0.1:2", Address: host.PodAddress, Port: 3, PKI: p, WithKubelets: true}))
 
 	for name, m := range map[string]map[string]string{"simulated nodes": kwok, "real nodes": real} {
 		for flag, want := range map[string]string{
 			"--etcd-servers":       "http://127.0.0.1:2",
 			"--secure-port":        "3",
 			"--authorization-mode": "Node,RBAC",
-			"--client-ca-file":     "/state/pki/" + clusterCA + ".crt",
+			"--client-ca-file":     "/state/pki/" + pki.ClusterCA + ".crt",
 		} {
 			if m[flag] != want {
 				t.Errorf("%s: %s=%q, want %q", name, flag, m[flag], want)
@@ -71,23 +70,5 @@ func TestAPIServerFlagsWithAndWithoutKubelets(t *testing.T) {
 	}
 	if len(real) != len(kwok)+3 {
 		t.Errorf("real nodes have %d flags, simulated %d: want exactly the four kubelet flags instead of the endpoint reconciler", len(real), len(kwok))
-	}
-}
-
-// A kubeconfig is written where a client reads it, its directory made when
-// missing (kube-proxy's directory is new when its kubeconfig is written), and
-// names the server it is given.
-func TestWriteKubeconfigMakesItsDirectory(t *testing.T) {
-	p := &pki{dir: filepath.Join(t.TempDir(), "pki")}
-	if err := p.generate(); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "kube-proxy", "kubeconfig")
-	if err := writeKubeconfig(p, "https://127.0.0.1:6443", path, "admin"); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil || !strings.Contains(string(b), "server: https://127.0.0.1:6443\n") {
-		t.Fatalf("%s: %v\n%s", path, err, b)
 	}
 }

@@ -1,31 +1,33 @@
-package localcluster
+package procspec
 
 import (
 	"strconv"
 	"time"
+
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/pki"
 )
 
-// controllerManagerSettings are what kube-controller-manager's command line
+// ControllerManagerSettings are what kube-controller-manager's command line
 // depends on.
-type controllerManagerSettings struct {
+type ControllerManagerSettings struct {
 	Binary        string
 	Kubeconfig    string
 	Port          int
-	PKI           *pki
+	PKI           *pki.PKI
 	HPASyncPeriod time.Duration
 }
 
-// controllerManagerSpec is kube-controller-manager with the controllers
+// ControllerManager is kube-controller-manager with the controllers
 // the product relies on (the HPA among them).
-func controllerManagerSpec(s controllerManagerSettings) processSpec {
-	return processSpec{
-		name: "kube-controller-manager", binary: s.Binary,
+func ControllerManager(s ControllerManagerSettings) Spec {
+	return Spec{
+		Name: "kube-controller-manager", binary: s.Binary,
 		args: []string{
 			"--kubeconfig=" + s.Kubeconfig, "--authentication-kubeconfig=" + s.Kubeconfig, "--authorization-kubeconfig=" + s.Kubeconfig,
 			"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(s.Port),
 			"--leader-elect=false",
-			"--service-account-private-key-file=" + s.PKI.path(saKeyFile),
-			"--root-ca-file=" + s.PKI.path(clusterCA+".crt"),
+			"--service-account-private-key-file=" + s.PKI.Path(pki.SAKeyFile),
+			"--root-ca-file=" + s.PKI.Path(pki.ClusterCA+".crt"),
 			// Each controller acts as its own ServiceAccount with its built-in role
 			// (system:controller:*), as on a real cluster.
 			"--use-service-account-credentials=true",

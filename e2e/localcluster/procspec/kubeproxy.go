@@ -1,4 +1,4 @@
-package localcluster
+package procspec
 
 import (
 	"path/filepath"
@@ -7,9 +7,9 @@ import (
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 )
 
-// kubeProxySettings are what kube-proxy's command line and configuration
+// KubeProxySettings are what kube-proxy's command line and configuration
 // depend on.
-type kubeProxySettings struct {
+type KubeProxySettings struct {
 	Binary      string
 	Dir         string // its configuration's and kubeconfig's
 	NodeName    string
@@ -17,16 +17,17 @@ type kubeProxySettings struct {
 	MetricsPort int
 }
 
-func (s kubeProxySettings) kubeconfig() string { return filepath.Join(s.Dir, "kubeconfig") }
+// Kubeconfig is where kube-proxy reads its kubeconfig.
+func (s KubeProxySettings) Kubeconfig() string { return filepath.Join(s.Dir, "kubeconfig") }
 
-// kubeProxySpec is the one kube-proxy (iptables mode) of the machine:
+// KubeProxy is the one kube-proxy (iptables mode) of the machine:
 // every real node shares the host's network namespace, so one set of rules
 // serves them all. It needs its kubeconfig and its rules recorded in the
 // ledger (host.RecordKubeProxy) first.
-func kubeProxySpec(s kubeProxySettings) processSpec {
+func KubeProxy(s KubeProxySettings) Spec {
 	cfgPath := filepath.Join(s.Dir, "config.yaml")
-	return processSpec{
-		name: "kube-proxy", binary: s.Binary,
+	return Spec{
+		Name: "kube-proxy", binary: s.Binary,
 		args:  []string{"--config=" + cfgPath, "--v=1"},
 		files: []file{{path: cfgPath, data: kubeProxyConfig(s)}},
 	}
@@ -34,9 +35,9 @@ func kubeProxySpec(s kubeProxySettings) processSpec {
 
 // kubeProxyConfig is kube-proxy's configuration: iptables mode, NodePorts and
 // health only where the node is, nothing machine-wide changed.
-func kubeProxyConfig(s kubeProxySettings) string {
+func kubeProxyConfig(s KubeProxySettings) string {
 	return render(kubeProxyConfigTemplate, kubeProxyConfigValues{
-		Kubeconfig: s.kubeconfig(), NodeName: s.NodeName, ClusterCIDR: host.ClusterCIDR, NodePortAddress: host.PodAddress,
+		Kubeconfig: s.Kubeconfig(), NodeName: s.NodeName, ClusterCIDR: host.ClusterCIDR, NodePortAddress: host.PodAddress,
 		HealthzPort: s.HealthPort, MetricsPort: s.MetricsPort,
 	})
 }

@@ -1,4 +1,7 @@
-package localcluster
+// Package procspec builds each process of the control plane as a value:
+// settings in, a Spec out, one file per process with the why of each flag
+// beside it (etcd.go, apiserver.go, kubelet.go, ...); spec.go runs a Spec.
+package procspec
 
 import (
 	"context"
@@ -6,20 +9,20 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/pki"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
-// processSpec is one process of the control plane as a value: its name (the
+// Spec is one process of the control plane as a value: its name (the
 // process record's, which Kill and Restart take), the command, the
 // configuration files it reads, and what it is ready by. Each process's file
-// holds its builder, a pure function from named settings to a processSpec
-// (etcdSpec, apiServerSpec, ...), with the why of each flag beside it;
-// start runs the value.
-type processSpec struct {
-	name   string
+// holds its builder, a pure function from named settings to a Spec
+// (Etcd, APIServer, ...), with the why of each flag beside it;
+// Start runs the value.
+type Spec struct {
+	Name   string
 	binary string
 	args   []string
 	// env is added to this process's environment.
@@ -28,6 +31,9 @@ type processSpec struct {
 	files []file
 	ready readiness
 }
+
+// Args are the process's arguments, for saying and checking what it runs with.
+func (g Spec) Args() []string { return g.args }
 
 // file is a configuration file a process reads: data, or a copy of from.
 type file struct {
@@ -49,32 +55,32 @@ type readiness struct {
 
 // start writes the process's files and starts it in procs; it does not wait
 // (waitReady does).
-func (g processSpec) start(procs *process.Set) (*process.Process, error) {
+func (g Spec) Start(procs *process.Set) (*process.Process, error) {
 	for _, f := range g.files {
 		if err := f.write(); err != nil {
-			return nil, fmt.Errorf("%s: %w", g.name, err)
+			return nil, fmt.Errorf("%s: %w", g.Name, err)
 		}
 	}
-	return procs.Start(g.name, g.binary, g.args, g.env...)
+	return procs.Start(g.Name, g.binary, g.args, g.env...)
 }
 
 // run starts the process and waits until it is ready.
-func (g processSpec) run(ctx context.Context, procs *process.Set, p *pki) error {
-	proc, err := g.start(procs)
+func (g Spec) Run(ctx context.Context, procs *process.Set, p *pki.PKI) error {
+	proc, err := g.Start(procs)
 	if err != nil {
 		return err
 	}
-	return g.waitReady(ctx, proc, p)
+	return g.WaitReady(ctx, proc, p)
 }
 
 // waitReady waits for proc, started from g, to be ready by g.ready.
-func (g processSpec) waitReady(ctx context.Context, proc *process.Process, p *pki) error {
+func (g Spec) WaitReady(ctx context.Context, proc *process.Process, p *pki.PKI) error {
 	var err error
 	switch r := g.ready; {
 	case r.url != "":
 		var tlsCfg *tls.Config
 		if r.clientUser != "" {
-			if tlsCfg, err = clientTLS(p, r.clientUser); err != nil {
+			if tlsCfg, err = pki.ClientTLS(p, r.clientUser); err != nil {
 				return err
 			}
 		}
@@ -83,7 +89,7 @@ func (g processSpec) waitReady(ctx context.Context, proc *process.Process, p *pk
 		err = process.WaitListening(ctx, proc, "unix", r.socket, r.timeout)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", g.name, err)
+		return fmt.Errorf("%s: %w", g.Name, err)
 	}
 	return nil
 }
@@ -107,21 +113,12 @@ func (f file) write() error {
 	return os.WriteFile(f.path, data, mode)
 }
 
-// runSpecs runs each process in order, each ready before the next starts.
-func runSpecs(ctx context.Context, procs *process.Set, p *pki, specs []processSpec) error {
+// RunAll runs each process in order, each ready before the next starts.
+func RunAll(ctx context.Context, procs *process.Set, p *pki.PKI, specs []Spec) error {
 	for _, g := range specs {
-		if err := g.run(ctx, procs, p); err != nil {
+		if err := g.Run(ctx, procs, p); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// joinedNames joins the names of xs (processes, add-ons), for saying what starts.
-func joinedNames[T any](xs []T, name func(T) string) string {
-	names := make([]string, 0, len(xs))
-	for _, x := range xs {
-		names = append(names, name(x))
-	}
-	return strings.Join(names, ", ")
 }

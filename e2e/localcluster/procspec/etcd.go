@@ -1,26 +1,27 @@
-package localcluster
+package procspec
 
 import (
 	"strconv"
 	"time"
 )
 
-// etcdSettings are what etcd's command line depends on.
-type etcdSettings struct {
+// EtcdSettings are what etcd's command line depends on.
+type EtcdSettings struct {
 	Binary     string
 	DataDir    string
 	ClientPort int
 	PeerPort   int
 }
 
-func (s etcdSettings) clientURL() string { return "http://127.0.0.1:" + strconv.Itoa(s.ClientPort) }
+// ClientURL is where etcd serves its clients.
+func (s EtcdSettings) ClientURL() string { return "http://127.0.0.1:" + strconv.Itoa(s.ClientPort) }
 
-// etcdSpec is etcd, the control plane's store, on loopback; ready when its
+// Etcd is etcd, the control plane's store, on loopback; ready when its
 // /health answers.
-func etcdSpec(s etcdSettings) processSpec {
-	clientURL, peerURL := s.clientURL(), "http://127.0.0.1:"+strconv.Itoa(s.PeerPort)
-	return processSpec{
-		name: "etcd", binary: s.Binary,
+func Etcd(s EtcdSettings) Spec {
+	clientURL, peerURL := s.ClientURL(), "http://127.0.0.1:"+strconv.Itoa(s.PeerPort)
+	return Spec{
+		Name: "etcd", binary: s.Binary,
 		args: []string{
 			"--name=local", "--data-dir=" + s.DataDir,
 			"--listen-client-urls=" + clientURL, "--advertise-client-urls=" + clientURL,
