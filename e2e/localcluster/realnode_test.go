@@ -173,7 +173,7 @@ func TestLiveRealNode(t *testing.T) {
 	if len(host.ProcessesNaming(first)) == 0 {
 		t.Fatal("no shim or sandbox process survived the kill: the leftover cleanup would be tested on nothing")
 	}
-	c.plane.procs.Forget()
+	c.plane.Procs.Forget()
 	c.kinds = nil // this handle must not clean up: the next start must
 	t.Logf("killed the control plane's processes; left behind: %d runtime processes, %d mounts under the state dir", len(host.ProcessesNaming(first)), len(host.MountsUnder(first)))
 
@@ -458,7 +458,7 @@ func requireLoopbackOnlyAndNoWayOut(t *testing.T, ctx context.Context, c *Cluste
 			t.Fatalf("%s has an interface besides loopback:\n%s", what, addrs)
 		}
 	}
-	out, code = execCode(t, ctx, c, ns, pod, "httpprobe", "http://"+host.PodAddress+":"+strconv.Itoa(c.plane.ports.apiserver)+"/")
+	out, code = execCode(t, ctx, c, ns, pod, "httpprobe", "http://"+host.PodAddress+":"+strconv.Itoa(c.plane.Ports.APIServer)+"/")
 	if code == 0 {
 		t.Fatalf("an outbound request from %s got an answer: %s", what, out)
 	}

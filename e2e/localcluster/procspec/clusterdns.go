@@ -13,7 +13,7 @@ import (
 // nothing forwarded: a name outside its zones is REFUSED, so no query
 // ever leaves the machine) on the host's pod-network address, port 53. Pods
 // use it through the kubelet's clusterDNS; KEDA, a host process, through a
-// resolv.conf of its own (kedaResolvConf, kedaprocesses.go) bind-mounted over
+// resolv.conf of its own (kedaResolvConf, keda.go) bind-mounted over
 // /etc/resolv.conf in a private mount namespace, so the host's resolver is
 // untouched.
 const (

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 )
 
@@ -17,7 +18,7 @@ const (
 	RunscHandler = "runsc"
 	// RuncLoopbackHandler is runc with only loopback (LoopbackOnlyRuntimeClass).
 	RuncLoopbackHandler = "runc-loopback-only"
-	// PauseImage is the sandbox ("pause") image, built locally (images.go).
+	// PauseImage is the sandbox ("pause") image, built locally (nodes/images.go).
 	PauseImage = "localcluster.local/pause:1"
 )
 

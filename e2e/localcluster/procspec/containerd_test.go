@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/BurntSushi/toml"
+
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 )
 

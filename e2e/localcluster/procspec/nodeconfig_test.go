@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/pki"
 )

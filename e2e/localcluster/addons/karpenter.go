@@ -1,10 +1,16 @@
-package localcluster
+package addons
 
 import (
+	"context"
 	"fmt"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/plane"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/procspec"
+	"warmpool.local/warm-pool-autoscaling-keda/poll"
 )
 
 // DefaultInstanceTypes are x86 compute- and general-purpose sizes of the kind
@@ -39,16 +45,23 @@ type KarpenterOptions struct {
 	InstanceTypes []procspec.InstanceType
 }
 
+// Karpenter's resources (Options.Karpenter).
+var (
+	NodePoolGVR      = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodepools"}
+	NodeClaimGVR     = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
+	KWOKNodeClassGVR = schema.GroupVersionResource{Group: "karpenter.kwok.sh", Version: "v1alpha1", Resource: "kwoknodeclasses"}
+)
+
 // The names of the objects Options.Karpenter applies.
 const (
 	KarpenterNodeClass = "default"
 	KarpenterNodePool  = "general-purpose"
 )
 
-// withDefaults fills what o leaves unset and refuses what Karpenter or its
+// WithDefaults fills what o leaves unset and refuses what Karpenter or its
 // CRDs would refuse later (durations in whole seconds, instance types it
 // cannot size or price).
-func (o KarpenterOptions) withDefaults() (KarpenterOptions, error) {
+func (o KarpenterOptions) WithDefaults() (KarpenterOptions, error) {
 	if o.LaunchDelay == 0 {
 		o.LaunchDelay = 30 * time.Second
 	}
@@ -111,4 +124,22 @@ func karpenterNodePool(name, nodeClass string, consolidateAfter time.Duration) m
 			},
 		},
 	}
+}
+
+// karpenterNodePoolReady waits for Karpenter to call its node pool Ready:
+// the node class Ready (its CRD's default status), the pool validated.
+func karpenterNodePoolReady(ctx context.Context, pl *plane.Plane) error {
+	return pl.WaitFor(ctx, "NodePool "+KarpenterNodePool+" to be Ready (Karpenter)", 60*time.Second, func(ctx context.Context) (bool, error) {
+		if p := pl.Procs.Get("karpenter"); p != nil && p.Exited() {
+			return false, poll.Stop(p.ExitedError())
+		}
+		np, err := pl.Dynamic.Resource(NodePoolGVR).Get(ctx, KarpenterNodePool, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if !plane.ConditionTrue(np, "Ready") {
+			return false, fmt.Errorf("NodePool not Ready: %v", np.Object["status"])
+		}
+		return true, nil
+	})
 }

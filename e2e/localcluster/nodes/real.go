@@ -1,4 +1,4 @@
-package localcluster
+package nodes
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/freeport"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/pki"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/plane"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/procspec"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 	"warmpool.local/warm-pool-autoscaling-keda/poll"
@@ -26,38 +27,29 @@ const LoopbackOnlyRuntimeClass = "localcluster-runc-loopback-only"
 // RealNodeName is the name of real node i.
 func RealNodeName(i int) string { return fmt.Sprintf("realnode-%d", i) }
 
-// realNodes are kubelets on this machine, each with its containerd, and one
+// Real are kubelets on this machine, each with its containerd, and one
 // kube-proxy for them all. They own their nodes, the host ledger (what they
 // changed on the machine, which cleanup undoes) and the directory of the
 // nodes' own programs.
-type realNodes struct {
-	pl     *plane
+type Real struct {
+	pl     *plane.Plane
 	nodes  []*procspec.RealNode
 	ledger *host.Ledger
 	// programDir holds the node's own programs (its CNI plugin).
 	programDir string
 }
 
-func newRealNodes(pl *plane, count int) *realNodes {
-	k := &realNodes{pl: pl}
+func newReal(pl *plane.Plane, count int) *Real {
+	k := &Real{pl: pl}
 	for i := 0; i < count; i++ {
 		name := RealNodeName(i)
-		k.nodes = append(k.nodes, &procspec.RealNode{Name: name, Index: i, Dir: filepath.Join(pl.stateDir, name), Cgroup: "localcluster-" + name})
+		k.nodes = append(k.nodes, &procspec.RealNode{Name: name, Index: i, Dir: filepath.Join(pl.StateDir, name), Cgroup: "localcluster-" + name})
 	}
 	return k
 }
 
-// realNodes is the cluster's real nodes, or nil without any.
-func (c *Cluster) realNodes() *realNodes {
-	for _, k := range c.kinds {
-		if r, ok := k.(*realNodes); ok {
-			return r
-		}
-	}
-	return nil
-}
-
-func (k *realNodes) names() []string {
+// Names are the real nodes' names.
+func (k *Real) Names() []string {
 	var names []string
 	for _, n := range k.nodes {
 		names = append(names, n.Name)
@@ -65,41 +57,41 @@ func (k *realNodes) names() []string {
 	return names
 }
 
-// prepare runs before the API server (which listens on the bridge's
+// Prepare runs before the API server (which listens on the bridge's
 // address): prerequisites, tools, leftovers of a killed control plane, the
 // host network, the nodes' certificates. Nothing here runs without real nodes.
-func (k *realNodes) prepare(ctx context.Context) error {
+func (k *Real) Prepare(ctx context.Context) error {
 	pl := k.pl
 	if os.Geteuid() != 0 {
 		return errors.New("real nodes need root (containerd, the kubelet, bridges and iptables rules): run as root, or without real nodes")
 	}
-	if err := host.EnsureNodePrereqs(ctx, pl.progress); err != nil {
+	if err := host.EnsureNodePrereqs(ctx, pl.Progress); err != nil {
 		return err
 	}
-	bins, err := toolcache.Ensure(ctx, pl.progress, toolcache.Node...)
+	bins, err := toolcache.Ensure(ctx, pl.Progress, toolcache.Node...)
 	if err != nil {
 		return err
 	}
-	pl.bins.Add(bins)
-	if err := host.CleanPreviousOwner(pl.say); err != nil {
+	pl.Bins.Add(bins)
+	if err := host.CleanPreviousOwner(pl.Say); err != nil {
 		return err
 	}
-	k.ledger = host.NewLedger(pl.stateDir)
-	if err := host.ClaimRealNodes(pl.stateDir); err != nil {
+	k.ledger = host.NewLedger(pl.StateDir)
+	if err := host.ClaimRealNodes(pl.StateDir); err != nil {
 		return err
 	}
 	if err := host.SetupNetwork(k.ledger); err != nil {
 		return err
 	}
-	return pl.pki.RealNodeCerts(k.names())
+	return pl.PKI.RealNodeCerts(k.Names())
 }
 
-// start starts, per node, containerd (with the local images) and the
+// Start starts, per node, containerd (with the local images) and the
 // kubelet, then kube-proxy, and waits until every real node is Ready.
-func (k *realNodes) start(ctx context.Context) error {
+func (k *Real) Start(ctx context.Context) error {
 	pl := k.pl
 	// (Their certificates were made before the API server started.)
-	archives, programDir, err := imageArchives(ctx, pl.progress)
+	archives, programDir, err := imageArchives(ctx, pl.Progress)
 	if err != nil {
 		return err
 	}
@@ -121,52 +113,52 @@ func (k *realNodes) start(ctx context.Context) error {
 			return err
 		}
 		containerd := procspec.Containerd(procspec.ContainerdSettings{
-			Binary: pl.bins.Path("containerd"), Runsc: pl.bins.Path("runsc"), Node: n,
-			Paths: procspec.ContainerdPathsOf(n, cniConfDir, pl.bins.Path("containerd-shim-runc-v2"), pl.bins.Path("containerd-shim-runsc-v1"), k.programDir),
+			Binary: pl.Bins.Path("containerd"), Runsc: pl.Bins.Path("runsc"), Node: n,
+			Paths: procspec.ContainerdPathsOf(n, cniConfDir, pl.Bins.Path("containerd-shim-runc-v2"), pl.Bins.Path("containerd-shim-runsc-v1"), k.programDir),
 		})
-		if err := containerd.Run(ctx, pl.procs, pl.pki); err != nil {
+		if err := containerd.Run(ctx, pl.Procs, pl.PKI); err != nil {
 			return err
 		}
 		start := time.Now()
 		if err := k.importImages(ctx, n, archives); err != nil {
 			return err
 		}
-		pl.say("imported %d images into %s's containerd in %s", len(archives), n.Name, time.Since(start).Round(100*time.Millisecond))
-		if err := pki.WriteKubeconfig(pl.pki, pl.apiServerURL, n.KubeletKubeconfig(), n.Name+"-client"); err != nil {
+		pl.Say("imported %d images into %s's containerd in %s", len(archives), n.Name, time.Since(start).Round(100*time.Millisecond))
+		if err := pki.WriteKubeconfig(pl.PKI, pl.APIServerURL, n.KubeletKubeconfig(), n.Name+"-client"); err != nil {
 			return err
 		}
 		if err := host.PrepareKubelet(k.ledger, n.Cgroup); err != nil {
 			return err
 		}
-		if _, err := procspec.Kubelet(procspec.KubeletSettings{Binary: pl.bins.Path("kubelet"), Node: n, PKI: pl.pki}).Start(pl.procs); err != nil {
+		if _, err := procspec.Kubelet(procspec.KubeletSettings{Binary: pl.Bins.Path("kubelet"), Node: n, PKI: pl.PKI}).Start(pl.Procs); err != nil {
 			return err
 		}
 	}
-	proxy := procspec.KubeProxySettings{Binary: pl.bins.Path("kube-proxy"), Dir: filepath.Join(pl.stateDir, "kube-proxy"), NodeName: k.nodes[0].Name,
-		HealthPort: pl.ports.kubeProxyHealth, MetricsPort: pl.ports.kubeProxyMetrics}
-	if err := pki.WriteKubeconfig(pl.pki, pl.apiServerURL, proxy.Kubeconfig(), "kube-proxy"); err != nil {
+	proxy := procspec.KubeProxySettings{Binary: pl.Bins.Path("kube-proxy"), Dir: filepath.Join(pl.StateDir, "kube-proxy"), NodeName: k.nodes[0].Name,
+		HealthPort: pl.Ports.KubeProxyHealth, MetricsPort: pl.Ports.KubeProxyMetrics}
+	if err := pki.WriteKubeconfig(pl.PKI, pl.APIServerURL, proxy.Kubeconfig(), "kube-proxy"); err != nil {
 		return err
 	}
 	if err := host.RecordKubeProxy(k.ledger, proxy.Binary); err != nil {
 		return err
 	}
-	if _, err := procspec.KubeProxy(proxy).Start(pl.procs); err != nil {
+	if _, err := procspec.KubeProxy(proxy).Start(pl.Procs); err != nil {
 		return err
 	}
-	return pl.waitFor(ctx, fmt.Sprintf("real nodes %v to be Ready", k.names()), 180*time.Second, pl.nodesReady(k.names()...))
+	return pl.WaitFor(ctx, fmt.Sprintf("real nodes %v to be Ready", k.Names()), 180*time.Second, pl.NodesReady(k.Names()...))
 }
 
-func (k *realNodes) objects() []map[string]any { return realNodeObjects() }
+func (k *Real) Objects() []map[string]any { return realNodeObjects() }
 
-func (k *realNodes) isolatedRuntimeClass(name string) map[string]any {
+func (k *Real) IsolatedRuntimeClass(name string) map[string]any {
 	return realNodeIsolatedRuntimeClass(name)
 }
 
-func (k *realNodes) cleanup() error {
-	if err := host.Clean(k.pl.stateDir, k.pl.bins.Path("kube-proxy")); err != nil {
+func (k *Real) Cleanup() error {
+	if err := host.Clean(k.pl.StateDir, k.pl.Bins.Path("kube-proxy")); err != nil {
 		return err
 	}
-	return host.ReleaseOwner(k.pl.stateDir)
+	return host.ReleaseOwner(k.pl.StateDir)
 }
 
 // realNodeIsolatedRuntimeClass is the isolated RuntimeClass as real nodes
@@ -200,21 +192,21 @@ func realNodeObjects() []map[string]any {
 	}
 }
 
-// stop removes the pods of the real nodes through their kubelets
+// Stop removes the pods of the real nodes through their kubelets
 // (so CNI releases addresses and the runtime its mounts), within a bound;
 // host.Clean then removes whatever is left by its own record.
-func (k *realNodes) stop(ctx context.Context) {
-	if k.pl.client == nil {
+func (k *Real) Stop(ctx context.Context) {
+	if k.pl.Client == nil {
 		return
 	}
 	for _, n := range k.nodes {
-		pods, err := k.pl.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.Name})
+		pods, err := k.pl.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.Name})
 		if err != nil {
 			return
 		}
 		zero := int64(0)
 		for _, pod := range pods.Items {
-			_ = k.pl.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+			_ = k.pl.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 		}
 	}
 	// Up to 20 s for containerd's tasks to go (not bounded by ctx: teardown runs after an
@@ -229,29 +221,8 @@ func (k *realNodes) stop(ctx context.Context) {
 	})
 }
 
-// neededTools are the control plane's tools less KEDA when it is not started
-// (its CRDs and APIService are then not installed either) and less KWOK when
-// no node is simulated, plus Karpenter when asked for. A real node's tools are
-// built when it is prepared.
-func neededTools(opts Options) []string {
-	skip := map[string]bool{"kwok": opts.Nodes == 0}
-	for _, w := range opts.Without {
-		skip["keda"] = skip["keda"] || w == "keda"
-	}
-	var out []string
-	for _, t := range toolcache.ControlPlane {
-		if !skip[t] {
-			out = append(out, t)
-		}
-	}
-	if opts.Karpenter != nil {
-		out = append(out, toolcache.NodeAutoscaler...)
-	}
-	return out
-}
-
-// countRealNodes finds how many real nodes a control plane in stateDir had.
-func countRealNodes(stateDir string) int {
+// CountReal finds how many real nodes a control plane in stateDir had.
+func CountReal(stateDir string) int {
 	dirs, _ := filepath.Glob(filepath.Join(stateDir, "realnode-*"))
 	if len(dirs) == 0 {
 		if _, err := os.Stat(filepath.Join(stateDir, host.LedgerFile)); err == nil {

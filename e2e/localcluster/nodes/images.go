@@ -1,4 +1,4 @@
-package localcluster
+package nodes
 
 import (
 	"archive/tar"
@@ -367,9 +367,9 @@ func addTree(tw *tar.Writer, from, to string, seen map[string]bool) error {
 
 // importImages loads the archives into node n's containerd, in the k8s.io
 // namespace the CRI plugin reads, unpacked for its snapshotter.
-func (k *realNodes) importImages(ctx context.Context, n *procspec.RealNode, archives []string) error {
+func (k *Real) importImages(ctx context.Context, n *procspec.RealNode, archives []string) error {
 	for _, a := range archives {
-		cmd := exec.CommandContext(ctx, k.pl.bins.Path("ctr"), "--address", n.ContainerdSocket(), "-n", "k8s.io",
+		cmd := exec.CommandContext(ctx, k.pl.Bins.Path("ctr"), "--address", n.ContainerdSocket(), "-n", "k8s.io",
 			"images", "import", "--snapshotter", "overlayfs", "--local", a)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("importing %s into %s's containerd: %w\n%s", filepath.Base(a), n.Name, err, process.Tail(string(out), 2000))
@@ -378,15 +378,9 @@ func (k *realNodes) importImages(ctx context.Context, n *procspec.RealNode, arch
 	return nil
 }
 
-// ImportImage loads a docker-archive image (one `docker save` or
-// go-containerregistry tarball) into every real node's containerd, under the
-// references it names: how a locally built image reaches the nodes without a
-// registry. Pods find it with imagePullPolicy IfNotPresent.
-func (c *Cluster) ImportImage(ctx context.Context, archive string) error {
-	k := c.realNodes()
-	if k == nil {
-		return fmt.Errorf("no real nodes to import %s into (start with RealNodes > 0)", filepath.Base(archive))
-	}
+// ImportImage loads a docker-archive image into every real node's containerd,
+// under the references it names.
+func (k *Real) ImportImage(ctx context.Context, archive string) error {
 	for _, n := range k.nodes {
 		if err := k.importImages(ctx, n, []string{archive}); err != nil {
 			return err

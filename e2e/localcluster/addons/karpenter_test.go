@@ -1,4 +1,4 @@
-package localcluster
+package addons
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 // later (an instance type it cannot size or price, none at all, a duration
 // that is not whole seconds) is refused before start.
 func TestKarpenterOptionsDefaultsAndRefusals(t *testing.T) {
-	o, err := KarpenterOptions{}.withDefaults()
+	o, err := KarpenterOptions{}.WithDefaults()
 	if err != nil || o.LaunchDelay != 30*time.Second || o.ConsolidateAfter != 30*time.Second || len(o.InstanceTypes) != len(DefaultInstanceTypes) {
 		t.Errorf("defaults %+v, %v", o, err)
 	}
@@ -24,7 +24,7 @@ func TestKarpenterOptionsDefaultsAndRefusals(t *testing.T) {
 		"sub-second delay":  {LaunchDelay: 1500 * time.Millisecond},
 		"negative":          {ConsolidateAfter: -time.Second},
 	} {
-		if _, err := bad.withDefaults(); err == nil {
+		if _, err := bad.WithDefaults(); err == nil {
 			t.Errorf("%s: accepted %+v", name, bad)
 		}
 	}

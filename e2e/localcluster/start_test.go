@@ -4,7 +4,9 @@ import (
 	"slices"
 	"testing"
 
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/addons"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/pki"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/plane"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/procspec"
 )
 
@@ -12,18 +14,18 @@ import (
 // names of processes a cluster with a real node starts: the process record
 // knows them by these.
 func TestFaultTestsNamesAreProcessSpecs(t *testing.T) {
-	pl := &plane{realNodes: 1, without: map[string]bool{}, pki: pki.New("/state/pki")}
+	pl := &plane.Plane{RealNodes: 1, Without: map[string]bool{}, PKI: pki.New("/state/pki")}
 	var names []string
-	for _, g := range procspec.Kubernetes(pl.kubernetesSettings()) {
+	for _, g := range procspec.Kubernetes(kubernetesSettings(pl)) {
 		names = append(names, g.Name)
 	}
-	for _, a := range pl.addons() {
-		for _, g := range a.processes {
+	for _, a := range addons.List(pl, nil) {
+		for _, g := range a.Processes {
 			names = append(names, g.Name)
 		}
 	}
-	n := newRealNodes(&plane{stateDir: "/state"}, 1).nodes[0]
-	names = append(names, procspec.Kubelet(procspec.KubeletSettings{Node: n, PKI: pl.pki}).Name,
+	n := &procspec.RealNode{Name: RealNodeName(0), Dir: "/state/" + RealNodeName(0)}
+	names = append(names, procspec.Kubelet(procspec.KubeletSettings{Node: n, PKI: pl.PKI}).Name,
 		procspec.Containerd(procspec.ContainerdSettings{Node: n}).Name, procspec.KubeProxy(procspec.KubeProxySettings{}).Name)
 	for _, want := range []string{"keda-operator", "keda-adapter", "kube-controller-manager", "agent-sandbox-controller",
 		RealNodeName(0) + "-kubelet", "kube-apiserver", "etcd", "coredns", RealNodeName(0) + "-containerd", "kube-proxy"} {
@@ -42,9 +44,9 @@ func TestFaultTestsNamesAreProcessSpecs(t *testing.T) {
 // add-ons that read them, the add-ons (CRDs' controllers, the cluster DNS)
 // before the nodes whose pods use them, and the readiness last.
 func TestStartStepsRunInTheOrderTheyRelyOn(t *testing.T) {
-	pl := &plane{realNodes: 1, without: map[string]bool{}, pki: pki.New("/state/pki")}
+	c := &Cluster{plane: &plane.Plane{RealNodes: 1, Without: map[string]bool{}, PKI: pki.New("/state/pki")}}
 	var got []string
-	for _, s := range pl.startSteps(nil) {
+	for _, s := range c.startSteps() {
 		got = append(got, s.what)
 	}
 	want := []string{

@@ -1,9 +1,9 @@
-package localcluster
+package nodes
 
 import (
-	"slices"
 	"testing"
 
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/plane"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/procspec"
 )
 
@@ -24,9 +24,9 @@ func TestNodeObjectsFollowTheKindsAsked(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			kinds := nodeKinds(&plane{}, tc.simulated, tc.real, nil)
+			kinds := Kinds(&plane.Plane{}, tc.simulated, tc.real, nil)
 			nodes, handlers, loopback := 0, []string{}, false
-			for _, o := range nodeObjects(kinds, rc) {
+			for _, o := range Objects(kinds, rc) {
 				meta, _ := o["metadata"].(map[string]any)
 				switch {
 				case o["kind"] == "Node":
@@ -42,33 +42,5 @@ func TestNodeObjectsFollowTheKindsAsked(t *testing.T) {
 					nodes, rc, handlers, loopback, tc.wantNodes, tc.wantHandler, tc.wantLoopback)
 			}
 		})
-	}
-}
-
-// Only what the cluster runs is built: no KWOK without simulated nodes, no
-// KEDA without KEDA.
-func TestNeededToolsLeaveOutWhatIsNotStarted(t *testing.T) {
-	cases := map[string]struct {
-		opts      Options
-		want, not []string
-	}{
-		"simulated":         {Options{Nodes: 1}, []string{"etcd", "kubernetes", "kwok", "agent-sandbox", "keda"}, nil},
-		"real only":         {Options{RealNodes: 1}, []string{"etcd", "kubernetes", "agent-sandbox", "keda"}, []string{"kwok"}},
-		"real without KEDA": {Options{RealNodes: 1, Without: []string{"keda"}}, []string{"etcd", "kubernetes", "agent-sandbox"}, []string{"kwok", "keda"}},
-		"without Karpenter": {Options{Nodes: 1}, nil, []string{"karpenter"}},
-		"with Karpenter":    {Options{Nodes: 1, Karpenter: &KarpenterOptions{}}, []string{"kwok", "karpenter"}, nil},
-	}
-	for name, tc := range cases {
-		got := neededTools(tc.opts)
-		for _, w := range tc.want {
-			if !slices.Contains(got, w) {
-				t.Errorf("%s: %v lacks %s", name, got, w)
-			}
-		}
-		for _, n := range tc.not {
-			if slices.Contains(got, n) {
-				t.Errorf("%s: %v builds %s", name, got, n)
-			}
-		}
 	}
 }

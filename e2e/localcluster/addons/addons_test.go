@@ -1,4 +1,4 @@
-package localcluster
+package addons
 
 import (
 	"slices"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/pki"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/plane"
 )
 
 // The add-ons run are the list less Options.Without, in start order, with the
@@ -23,13 +24,13 @@ func TestAddonsFollowTheNodesAndWithout(t *testing.T) {
 		"without both, real nodes": {realNodes: 1, without: []string{"agent-sandbox-controller", "keda"}, want: []string{"cluster DNS"}},
 	}
 	for name, tc := range cases {
-		pl := &plane{realNodes: tc.realNodes, without: map[string]bool{}, pki: pki.New("/state/pki")}
+		pl := &plane.Plane{RealNodes: tc.realNodes, Without: map[string]bool{}, PKI: pki.New("/state/pki")}
 		for _, w := range tc.without {
-			pl.without[w] = true
+			pl.Without[w] = true
 		}
 		var got, crds []string
-		for _, a := range pl.addons() {
-			got = append(got, a.name)
+		for _, a := range List(pl, nil) {
+			got = append(got, a.Name)
 			if a.crdTool != "" {
 				crds = append(crds, a.crdTool)
 			}
@@ -47,21 +48,21 @@ func TestAddonsFollowTheNodesAndWithout(t *testing.T) {
 // tool, its process on the chosen ports, and its node class and pool (applied
 // once the CRDs are Established) with the launch delay and consolidation asked.
 func TestKarpenterAddonWhenAsked(t *testing.T) {
-	k, err := KarpenterOptions{LaunchDelay: 5 * time.Second}.withDefaults()
+	k, err := KarpenterOptions{LaunchDelay: 5 * time.Second}.WithDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl := &plane{stateDir: "/state", without: map[string]bool{}, pki: pki.New("/state/pki"), karpenter: &k}
-	pl.ports.karpenterMetrics, pl.ports.karpenterHealth = 21, 22
-	as := pl.addons()
+	pl := &plane.Plane{StateDir: "/state", Without: map[string]bool{}, PKI: pki.New("/state/pki")}
+	pl.Ports.KarpenterMetrics, pl.Ports.KarpenterHealth = 21, 22
+	as := List(pl, &k)
 	last := as[len(as)-1]
-	if last.name != "karpenter" || last.crdTool != "karpenter" || len(last.processes) != 1 || last.processes[0].Name != "karpenter" || last.ready == nil {
+	if last.Name != "karpenter" || last.crdTool != "karpenter" || len(last.Processes) != 1 || last.Processes[0].Name != "karpenter" || last.ready == nil {
 		t.Fatalf("last add-on %+v", last)
 	}
-	if args := last.processes[0].Args(); !slices.Contains(args, "--health-probe-port=22") || !slices.Contains(args, "--metrics-port=21") {
+	if args := last.Processes[0].Args(); !slices.Contains(args, "--health-probe-port=22") || !slices.Contains(args, "--metrics-port=21") {
 		t.Errorf("karpenter's ports %v", args)
 	}
-	crs := pl.addonCustomResources()
+	crs := CustomResources(as)
 	if len(crs) != 2 || crs[0]["kind"] != "KWOKNodeClass" || crs[1]["kind"] != "NodePool" {
 		t.Fatalf("custom resources %v", crs)
 	}
@@ -72,13 +73,13 @@ func TestKarpenterAddonWhenAsked(t *testing.T) {
 		t.Errorf("consolidateAfter %v, want the default 30s", d)
 	}
 
-	pl.karpenter = nil
-	for _, a := range pl.addons() {
-		if a.name == "karpenter" {
+	as = List(pl, nil)
+	for _, a := range as {
+		if a.Name == "karpenter" {
 			t.Error("Karpenter runs without Options.Karpenter")
 		}
 	}
-	if len(pl.addonCustomResources()) != 0 {
+	if len(CustomResources(as)) != 0 {
 		t.Error("custom resources without Karpenter")
 	}
 }
