@@ -4,8 +4,8 @@
 // module proxy at pinned versions, with simulated nodes, whose kubelets KWOK
 // plays (pods are scheduled and reported Running and Ready, but no container
 // runs, so exec and logs are not available), and, as root, real nodes (a
-// kubelet with its containerd, runc and gVisor; realnode.go) beside them or
-// instead. Every process is a value (processspec.go) built by its own file.
+// kubelet with its containerd, runc and gVisor; nodes/real.go) beside them or
+// instead. Every process is a value (procspec/spec.go) built by its own file.
 package localcluster
 
 import (
@@ -22,7 +22,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/addons"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/livetests"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/nodes"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/pki"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/plane"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 )
@@ -39,7 +44,7 @@ type Options struct {
 	// Nodes is the number of simulated (KWOK) nodes; default 1, or 0 with
 	// real nodes.
 	Nodes int
-	// RealNodes is the number of real nodes (realnode.go): a kubelet with
+	// RealNodes is the number of real nodes (nodes/real.go): a kubelet with
 	// containerd, runc and gVisor each, pods that really run. Needs root; the
 	// Debian packages they use are installed when missing. Default 0.
 	RealNodes int
@@ -67,7 +72,7 @@ type Options struct {
 	// its APIService, and its tool is not built).
 	Without []string
 	// Karpenter, when set, runs Karpenter with its KWOK cloud provider
-	// (karpenter.go) and applies its KWOKNodeClass and NodePool: a pod that
+	// (addons/karpenter.go) and applies its KWOKNodeClass and NodePool: a pod that
 	// no node fits makes it launch a simulated node, which KWOK runs beside
 	// the Nodes. Needs simulated nodes (KWOK runs with them).
 	Karpenter *KarpenterOptions
@@ -79,8 +84,8 @@ type Options struct {
 }
 
 // Cluster is a running local control plane: what its users read (the fields)
-// and do (the methods). What starts and stops it is the plane's (plane.go);
-// each process is a value built by its own file (processspec.go).
+// and do (the methods). What its parts share is the plane (plane/plane.go);
+// the order they start in is start.go's.
 type Cluster struct {
 	StateDir string
 	// Kubeconfig is the path of an admin kubeconfig (system:masters, client
@@ -97,9 +102,11 @@ type Cluster struct {
 	Client  kubernetes.Interface
 	Dynamic dynamic.Interface
 
-	plane *plane
-	// kinds are the kinds of node, in start order (nodes.go).
-	kinds       []nodeKind
+	plane *plane.Plane
+	// kinds are the kinds of node, in start order (nodes/kind.go).
+	kinds []nodes.Kind
+	// karpenter is Options.Karpenter with its defaults; nil: no Karpenter.
+	karpenter   *addons.KarpenterOptions
 	removeState bool
 }
 
@@ -119,11 +126,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if opts.Progress == nil {
 		opts.Progress = os.Stderr
 	}
-	if opts.RealNodes < 0 || opts.RealNodes > maxRealNodes {
-		return nil, fmt.Errorf("RealNodes is %d: want 0..%d", opts.RealNodes, maxRealNodes)
+	if opts.RealNodes < 0 || opts.RealNodes > host.MaxRealNodes {
+		return nil, fmt.Errorf("RealNodes is %d: want 0..%d", opts.RealNodes, host.MaxRealNodes)
 	}
-	if opts.Nodes < 0 || opts.Nodes > maxKWOKNodes {
-		return nil, fmt.Errorf("Nodes is %d: want 0..%d (each simulated node gets a /24 of %s)", opts.Nodes, maxKWOKNodes, kwokPodCIDR)
+	if opts.Nodes < 0 || opts.Nodes > host.MaxKWOKNodes {
+		return nil, fmt.Errorf("Nodes is %d: want 0..%d (each simulated node gets a /24 of %s)", opts.Nodes, host.MaxKWOKNodes, host.KWOKPodCIDR)
 	}
 	if opts.Nodes == 0 && opts.RealNodes == 0 {
 		opts.Nodes = 1
@@ -138,12 +145,12 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		}
 		without[w] = true
 	}
-	var karpenter *KarpenterOptions
+	var karpenter *addons.KarpenterOptions
 	if opts.Karpenter != nil {
 		if opts.Nodes == 0 {
 			return nil, errors.New("Options.Karpenter needs simulated nodes (Nodes > 0): its nodes are KWOK's, and KWOK runs with them")
 		}
-		k, err := opts.Karpenter.withDefaults()
+		k, err := opts.Karpenter.WithDefaults()
 		if err != nil {
 			return nil, err
 		}
@@ -153,7 +160,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{StateDir: opts.StateDir, Binaries: bins, HPASyncPeriod: opts.HPASyncPeriod}
+	c := &Cluster{StateDir: opts.StateDir, Binaries: bins, HPASyncPeriod: opts.HPASyncPeriod, karpenter: karpenter}
 	if c.StateDir == "" {
 		if c.StateDir, err = os.MkdirTemp("", "localcluster-"); err != nil {
 			return nil, err
@@ -175,20 +182,19 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if c.StateDir, err = filepath.Abs(c.StateDir); err != nil {
 		return nil, err
 	}
-	c.plane = &plane{
-		stateDir: c.StateDir, bins: bins, procs: process.NewSet(c.StateDir, opts.OutliveCaller), progress: opts.Progress,
-		hpaSyncPeriod: opts.HPASyncPeriod, realNodes: opts.RealNodes, without: without,
-		isolatedRuntimeClass: opts.IsolatedRuntimeClass, warmPoolCheck: !opts.SkipWarmPoolCheck,
-		karpenter: karpenter,
+	c.plane = &plane.Plane{
+		StateDir: c.StateDir, Bins: bins, Procs: process.NewSet(c.StateDir, opts.OutliveCaller), Progress: opts.Progress,
+		HPASyncPeriod: opts.HPASyncPeriod, RealNodes: opts.RealNodes, Without: without,
+		IsolatedRuntimeClass: opts.IsolatedRuntimeClass, WarmPoolCheck: !opts.SkipWarmPoolCheck,
 	}
-	c.kinds = nodeKinds(c.plane, opts.Nodes, opts.RealNodes, opts.KwokStages)
+	c.kinds = nodes.Kinds(c.plane, opts.Nodes, opts.RealNodes, opts.KwokStages)
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("%w\n(logs of every process are in %s)", err, filepath.Join(c.StateDir, "logs"))
 			_ = c.teardown()
 		}
 	}()
-	if err := c.plane.start(ctx, c.kinds); err != nil {
+	if err := c.start(ctx); err != nil {
 		return nil, err
 	}
 	c.publish()
@@ -198,9 +204,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 // publish copies what the plane knows once it runs into the public fields.
 func (c *Cluster) publish() {
 	pl := c.plane
-	c.Kubeconfig, c.APIServerURL, c.Config, c.Client, c.Dynamic = pl.kubeconfig, pl.apiServerURL, pl.config, pl.client, pl.dynamic
-	if pl.pki != nil {
-		c.CAFile = pl.pki.path(clusterCA + ".crt")
+	c.Kubeconfig, c.APIServerURL, c.Config, c.Client, c.Dynamic = pl.Kubeconfig, pl.APIServerURL, pl.Config, pl.Client, pl.Dynamic
+	if pl.PKI != nil {
+		c.CAFile = pl.PKI.Path(pki.ClusterCA + ".crt")
 	}
 }
 
@@ -215,56 +221,13 @@ func Attach(stateDir string) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no local control plane in %s: %w", abs, err)
 	}
-	pl := &plane{stateDir: abs, procs: procs, kubeconfig: filepath.Join(abs, "kubeconfig"), progress: os.Stderr, realNodes: countRealNodes(abs)}
-	c := &Cluster{StateDir: abs, plane: pl, kinds: nodeKinds(pl, 0, pl.realNodes, nil)}
-	if err := pl.connect(); err != nil {
+	pl := &plane.Plane{StateDir: abs, Procs: procs, Kubeconfig: filepath.Join(abs, "kubeconfig"), Progress: os.Stderr, RealNodes: nodes.CountReal(abs)}
+	c := &Cluster{StateDir: abs, plane: pl, kinds: nodes.Kinds(pl, 0, pl.RealNodes, nil)}
+	if err := pl.Connect(); err != nil {
 		return nil, err
 	}
 	c.publish()
 	return c, nil
-}
-
-// Stop kills exactly the processes this control plane started and, for a
-// temporary state directory, removes it.
-func (c *Cluster) Stop() error {
-	errs := c.teardown()
-	if errs == nil && c.removeState {
-		return os.RemoveAll(c.StateDir)
-	}
-	return errs
-}
-
-// teardown ends what the node kinds run beyond the process record, stops the
-// processes, then undoes what the nodes did to the machine (last kind first).
-func (c *Cluster) teardown() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	for i := len(c.kinds) - 1; i >= 0; i-- {
-		c.kinds[i].stop(ctx)
-	}
-	cancel()
-	errs := c.plane.procs.Stop(10 * time.Second)
-	if len(errs) == 0 {
-		// After the processes: they hold what it removes.
-		for i := len(c.kinds) - 1; i >= 0; i-- {
-			if err := c.kinds[i].cleanup(); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	if len(errs) == 0 {
-		if err := c.plane.procs.RemoveRecord(); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// RemoveState deletes the state directory of a stopped control plane.
-func (c *Cluster) RemoveState() error {
-	if ok, _ := c.Running(); ok && len(c.plane.procs.All()) > 0 {
-		return errors.New("the control plane is still running")
-	}
-	return os.RemoveAll(c.StateDir)
 }
 
 // Log returns the path of a component's log (e.g. "kube-apiserver").
@@ -276,14 +239,14 @@ func (c *Cluster) Log(name string) string { return process.LogPath(c.StateDir, n
 func (c *Cluster) MetricsAddrs() map[string]string {
 	at := func(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 	return map[string]string{
-		"keda-operator":            at(c.plane.ports.kedaMetrics),
-		"keda-adapter":             at(c.plane.ports.adapterMetrics),
-		"agent-sandbox-controller": at(c.plane.ports.sandboxMetrics),
+		"keda-operator":            at(c.plane.Ports.KEDAMetrics),
+		"keda-adapter":             at(c.plane.Ports.AdapterMetrics),
+		"agent-sandbox-controller": at(c.plane.Ports.SandboxMetrics),
 	}
 }
 
 // KEDAOperatorMetricsURL is where KEDA's operator serves its Prometheus metrics
 // (keda_scaler_detail_errors_total among them), as its metrics Service does in a cluster.
 func (c *Cluster) KEDAOperatorMetricsURL() string {
-	return "http://127.0.0.1:" + strconv.Itoa(c.plane.ports.kedaMetrics) + "/metrics"
+	return "http://127.0.0.1:" + strconv.Itoa(c.plane.Ports.KEDAMetrics) + "/metrics"
 }

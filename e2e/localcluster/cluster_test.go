@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/pki"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 )
 
@@ -13,11 +14,11 @@ import (
 // removes the record; it reads the admin kubeconfig without reaching a server.
 func TestAttachedClusterStopsTheRecordedProcesses(t *testing.T) {
 	dir := t.TempDir()
-	p := &pki{dir: filepath.Join(dir, "pki")}
-	if err := p.generate(); err != nil {
+	p := pki.New(filepath.Join(dir, "pki"))
+	if err := p.Generate(); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeKubeconfig(p, "https://127.0.0.1:1", filepath.Join(dir, "kubeconfig"), "admin"); err != nil {
+	if err := pki.WriteKubeconfig(p, "https://127.0.0.1:1", filepath.Join(dir, "kubeconfig"), "admin"); err != nil {
 		t.Fatal(err)
 	}
 	started := process.NewSet(dir, false)

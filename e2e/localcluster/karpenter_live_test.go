@@ -141,7 +141,7 @@ func TestLiveKarpenter(t *testing.T) {
 	t.Logf("pod Ready on %s %s after it was created", nodeName, time.Since(start).Round(100*time.Millisecond))
 
 	// Its servers listen on loopback only (the tool's loopback-bind.patch).
-	health := net.JoinHostPort("127.0.0.1", strconv.Itoa(c.plane.ports.karpenterHealth))
+	health := net.JoinHostPort("127.0.0.1", strconv.Itoa(c.plane.Ports.KarpenterHealth))
 	if conn, err := net.DialTimeout("tcp", health, time.Second); err != nil {
 		t.Errorf("Karpenter's health port on loopback: %v", err)
 	} else {
@@ -155,7 +155,7 @@ func TestLiveKarpenter(t *testing.T) {
 			continue
 		}
 		others = append(others, ip.IP.String())
-		for _, port := range []int{c.plane.ports.karpenterHealth, c.plane.ports.karpenterMetrics} {
+		for _, port := range []int{c.plane.Ports.KarpenterHealth, c.plane.Ports.KarpenterMetrics} {
 			if conn, err := net.DialTimeout("tcp", net.JoinHostPort(ip.IP.String(), strconv.Itoa(port)), time.Second); err == nil {
 				conn.Close()
 				t.Errorf("Karpenter answers on %s:%d: it must listen on loopback only", ip.IP, port)

@@ -27,6 +27,7 @@ import (
 
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
 	"warmpool.local/warm-pool-autoscaling-keda/contract/gvr"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/addons"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 	"warmpool.local/warm-pool-autoscaling-keda/poll"
@@ -93,8 +94,8 @@ func TestLiveControlPlane(t *testing.T) {
 
 	t.Run("a warm pool of 2 is Ready, a claim adopts a warm sandbox and the pool replenishes", func(t *testing.T) {
 		ns := newNamespace(t, c, "pool")
-		createObject(t, c, gvr.SandboxTemplate, ns, sandboxTemplate("tmpl", testIsolatedRuntimeClass))
-		createObject(t, c, gvr.SandboxWarmPool, ns, warmPool("pool", "tmpl", 2))
+		createObject(t, c, gvr.SandboxTemplate, ns, addons.SandboxTemplate("tmpl", testIsolatedRuntimeClass))
+		createObject(t, c, gvr.SandboxWarmPool, ns, addons.WarmPool("pool", "tmpl", 2))
 		waitPoolReady(t, ctx, c, ns, "pool", 2)
 		before := sandboxNames(t, c, ns)
 

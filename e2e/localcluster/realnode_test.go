@@ -24,7 +24,9 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/process"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/procspec"
 )
 
 // TestLiveRealNode starts a control plane with one real node and proves, through
@@ -101,7 +103,7 @@ func TestLiveRealNode(t *testing.T) {
 		}
 		url := "http://" + svc.Spec.ClusterIP + "/"
 		if !strings.HasPrefix(svc.Spec.ClusterIP, "198.19.") {
-			t.Fatalf("ClusterIP %s is outside %s", svc.Spec.ClusterIP, serviceCIDR)
+			t.Fatalf("ClusterIP %s is outside %s", svc.Spec.ClusterIP, host.ServiceCIDR)
 		}
 		var body string
 		waitUntil(t, ctx, "the Service to answer a host process at "+url, 60*time.Second, func(ctx context.Context) (bool, error) {
@@ -125,7 +127,7 @@ func TestLiveRealNode(t *testing.T) {
 	t.Run("a pod reaches the API server through the kubernetes Service with its projected token", func(t *testing.T) {
 		grantRole(t, c, ns, "read-pods", "default", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get"}})
 		pod := runPod(t, ctx, c, ns, "apiclient", "")
-		url := fmt.Sprintf("https://%s:443/api/v1/namespaces/%s/pods/%s", kubernetesServiceIP, ns, pod.Name)
+		url := fmt.Sprintf("https://%s:443/api/v1/namespaces/%s/pods/%s", host.KubernetesServiceIP, ns, pod.Name)
 		const token = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 		with, code := execCode(t, ctx, c, ns, pod.Name, "sh", "-c", "HTTPPROBE_TOKEN_FILE="+token+" httpprobe "+url)
 		if code != 0 || with != "HTTP 200" {
@@ -150,7 +152,7 @@ func TestLiveRealNode(t *testing.T) {
 		if afterCount <= beforeCount {
 			t.Fatalf("the request failed (%s) but the host's reject rule counted no packet (%d -> %d): it was not the rule that stopped it", out, beforeCount, afterCount)
 		}
-		t.Logf("pod %s -> 203.0.113.10: %s (exit %d); %s's reject rule counted %d -> %d packets", pod.Name, out, code, forwardChain, beforeCount, afterCount)
+		t.Logf("pod %s -> 203.0.113.10: %s (exit %d); %s's reject rule counted %d -> %d packets", pod.Name, out, code, host.ForwardChain, beforeCount, afterCount)
 	})
 
 	logNodeMemory(t, c.StateDir)
@@ -168,18 +170,18 @@ func TestLiveRealNode(t *testing.T) {
 		}
 	}
 	time.Sleep(time.Second)
-	if len(processesNaming(first)) == 0 {
+	if len(host.ProcessesNaming(first)) == 0 {
 		t.Fatal("no shim or sandbox process survived the kill: the leftover cleanup would be tested on nothing")
 	}
-	c.plane.procs.Forget()
+	c.plane.Procs.Forget()
 	c.kinds = nil // this handle must not clean up: the next start must
-	t.Logf("killed the control plane's processes; left behind: %d runtime processes, %d mounts under the state dir", len(processesNaming(first)), len(mountsUnder(first)))
+	t.Logf("killed the control plane's processes; left behind: %d runtime processes, %d mounts under the state dir", len(host.ProcessesNaming(first)), len(host.MountsUnder(first)))
 
 	second := startRealCluster(t)
-	if left := processesNaming(first); len(left) > 0 {
+	if left := host.ProcessesNaming(first); len(left) > 0 {
 		t.Fatalf("the next start left processes of the killed one running: %v", left)
 	}
-	if left := mountsUnder(first); len(left) > 0 {
+	if left := host.MountsUnder(first); len(left) > 0 {
 		t.Fatalf("the next start left mounts of the killed one: %v", left)
 	}
 	if err := second.Stop(); err != nil {
@@ -241,7 +243,7 @@ func runPodSpec(t *testing.T, ctx context.Context, c *Cluster, ns, name string, 
 	t.Helper()
 	zero := int64(0)
 	spec.TerminationGracePeriodSeconds = &zero
-	spec.NodeSelector = map[string]string{RealNodeLabel: "true"}
+	spec.NodeSelector = map[string]string{procspec.RealNodeLabel: "true"}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: spec}
 	start := time.Now()
 	if _, err := c.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
@@ -313,9 +315,9 @@ func execCode(t *testing.T, ctx context.Context, c *Cluster, ns, pod string, cmd
 // to outside addresses.
 func rejectCount(t *testing.T) int64 {
 	t.Helper()
-	out, err := exec.Command("iptables", "-w", "-t", "filter", "-L", forwardChain, "-v", "-x", "-n").Output()
+	out, err := exec.Command("iptables", "-w", "-t", "filter", "-L", host.ForwardChain, "-v", "-x", "-n").Output()
 	if err != nil {
-		t.Fatalf("reading %s: %v", forwardChain, err)
+		t.Fatalf("reading %s: %v", host.ForwardChain, err)
 	}
 	for _, line := range strings.Split(string(out), "\n") {
 		if strings.Contains(line, "REJECT") {
@@ -326,7 +328,7 @@ func rejectCount(t *testing.T) int64 {
 			return n
 		}
 	}
-	t.Fatalf("no REJECT rule in %s:\n%s", forwardChain, out)
+	t.Fatalf("no REJECT rule in %s:\n%s", host.ForwardChain, out)
 	return 0
 }
 
@@ -365,7 +367,7 @@ func snapshotHost(t *testing.T) hostSnapshot {
 		}
 	}
 	sort.Strings(s["mounts"])
-	for _, m := range cgroupMounts() {
+	for _, m := range host.CgroupMounts() {
 		entries, _ := os.ReadDir(m)
 		for _, e := range entries {
 			if e.IsDir() {
@@ -386,7 +388,7 @@ func snapshotHost(t *testing.T) hostSnapshot {
 			continue
 		}
 		argv0, _, _ := strings.Cut(string(b), "\x00")
-		if nodePrograms[filepath.Base(argv0)] {
+		if host.NodePrograms[filepath.Base(argv0)] {
 			s["node processes"] = append(s["node processes"], d.Name()+" "+strings.ReplaceAll(string(b), "\x00", " "))
 		}
 	}
@@ -427,7 +429,7 @@ func diffSnapshots(before, after hostSnapshot) string {
 func logNodeMemory(t *testing.T, stateDir string) {
 	total := map[string]int64{}
 	var sum int64
-	for _, pid := range processesNaming(stateDir) {
+	for _, pid := range host.ProcessesNaming(stateDir) {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 		if err != nil {
 			continue
@@ -456,7 +458,7 @@ func requireLoopbackOnlyAndNoWayOut(t *testing.T, ctx context.Context, c *Cluste
 			t.Fatalf("%s has an interface besides loopback:\n%s", what, addrs)
 		}
 	}
-	out, code = execCode(t, ctx, c, ns, pod, "httpprobe", "http://"+hostPodAddress+":"+strconv.Itoa(c.plane.ports.apiserver)+"/")
+	out, code = execCode(t, ctx, c, ns, pod, "httpprobe", "http://"+host.PodAddress+":"+strconv.Itoa(c.plane.Ports.APIServer)+"/")
 	if code == 0 {
 		t.Fatalf("an outbound request from %s got an answer: %s", what, out)
 	}

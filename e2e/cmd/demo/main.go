@@ -22,6 +22,7 @@ import (
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/framework"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/freeport"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 )
 
@@ -102,7 +103,7 @@ func newDemo() (*demo, error) {
 		_ = c.Stop()
 	}
 	_ = os.RemoveAll(d.dir)
-	real, why := localcluster.RealNodesPossible()
+	real, why := host.RealNodesPossible()
 	if os.Getenv("DEMO_KWOK") == "1" {
 		real, why = false, "DEMO_KWOK=1"
 	}

@@ -27,6 +27,7 @@ import (
 
 	"warmpool.local/warm-pool-autoscaling-keda/contract"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster"
+	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/host"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 )
 
@@ -67,10 +68,10 @@ func main() {
 		}
 		fmt.Println("tools are built")
 	case "prereqs":
-		if err := localcluster.EnsureNodePrereqs(ctx, os.Stderr); err != nil {
+		if err := host.EnsureNodePrereqs(ctx, os.Stderr); err != nil {
 			fail(err)
 		}
-		fmt.Println("real nodes' packages are installed:", strings.Join(localcluster.NodePrereqPackages(), " "))
+		fmt.Println("real nodes' packages are installed:", strings.Join(host.NodePrereqPackages(), " "))
 	case "up":
 		opts := localcluster.Options{StateDir: *state, Nodes: *nodes, RealNodes: *realNodes, HPASyncPeriod: *hpaSync, IsolatedRuntimeClass: *isolated, OutliveCaller: true}
 		if *karpenter {
