@@ -50,6 +50,10 @@ func (c *Cluster) startSteps() []startStep {
 			return c.bootstrap(ctx, addonList)
 		}},
 		{"the add-ons (" + joinedNames(addonList, func(a addons.Addon) string { return a.Name }) + ")", func(ctx context.Context) error {
+			// Built again now that the nodes are prepared: a real node's tools,
+			// CoreDNS among them, are built then, and a process takes its
+			// binary's path when it is built.
+			addonList = c.addons()
 			return addons.Start(ctx, pl, addonList)
 		}},
 		{"the nodes (KWOK, kubelets)", func(ctx context.Context) error {

@@ -53,9 +53,13 @@ type readiness struct {
 	timeout    time.Duration
 }
 
-// start writes the process's files and starts it in procs; it does not wait
-// (waitReady does).
+// Start writes the process's files and starts it in procs; it does not wait
+// (WaitReady does). A spec built before its tool was (an empty path) is
+// refused, naming the process, rather than exec'd as no command.
 func (g Spec) Start(procs *process.Set) (*process.Process, error) {
+	if g.binary == "" {
+		return nil, fmt.Errorf("%s: no binary: the spec was built before its tool (toolcache) was", g.Name)
+	}
 	for _, f := range g.files {
 		if err := f.write(); err != nil {
 			return nil, fmt.Errorf("%s: %w", g.Name, err)

@@ -228,3 +228,13 @@ func TestSchedulerSpec(t *testing.T) {
 		t.Errorf("scheduler flags %v", f)
 	}
 }
+
+// A spec built before its tool (an empty path: a real node's tools are built
+// when the node is prepared) is refused by name, not exec'd as no command.
+func TestSpecWithoutItsBinaryIsRefusedByName(t *testing.T) {
+	procs := process.NewSet(t.TempDir(), false)
+	_, err := ClusterDNS(ClusterDNSSettings{Dir: t.TempDir()}).Start(procs)
+	if err == nil || !strings.Contains(err.Error(), "coredns: no binary") {
+		t.Fatalf("a CoreDNS spec with no binary started or failed otherwise: %v", err)
+	}
+}
