@@ -62,10 +62,16 @@ type imageFile struct {
 	mode    int64  // for directories made empty (from and symlink unset)
 }
 
+// nodeProgramsSource is the directory of the programs' sources: the module's
+// nodeimage, beside this package.
+func nodeProgramsSource() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "nodeimage")
+}
+
 // buildNodePrograms builds the small static programs the images hold.
 func buildNodePrograms(ctx context.Context, outDir string) (map[string]string, error) {
-	_, file, _, _ := runtime.Caller(0)
-	src := filepath.Join(filepath.Dir(file), "nodeimage")
+	src := nodeProgramsSource()
 	out := map[string]string{}
 	for _, prog := range []string{"pause", "httpprobe", host.LoopbackOnlyPlugin} {
 		bin := filepath.Join(outDir, prog)
