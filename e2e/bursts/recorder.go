@@ -27,10 +27,14 @@ type Recorder struct {
 	claims    map[string]*ClaimResult // namespace/name
 	samples   map[string][]Sample     // namespace
 	specs     map[string][]Step       // namespace: the pool's spec.replicas, At from the Unix epoch
-	boots     map[string][]time.Duration
-	// readyAt are the times the boots ended, in boots' order.
-	readyAt map[string][]time.Time
-	now     func() time.Time
+	boots     map[string][]boot
+	now       func() time.Time
+}
+
+// boot is one sandbox's boot: it ended (the sandbox Ready) at readyAt, took after it was first seen.
+type boot struct {
+	readyAt time.Time
+	took    time.Duration
 }
 
 type sandboxState struct {
@@ -44,7 +48,7 @@ type sandboxState struct {
 // NewRecorder returns a recorder for namespaces whose name starts with "bursts-".
 func NewRecorder() *Recorder {
 	return &Recorder{sandboxes: map[string]map[string]*sandboxState{}, claims: map[string]*ClaimResult{},
-		samples: map[string][]Sample{}, specs: map[string][]Step{}, boots: map[string][]time.Duration{}, readyAt: map[string][]time.Time{}, now: time.Now}
+		samples: map[string][]Sample{}, specs: map[string][]Step{}, boots: map[string][]boot{}, now: time.Now}
 }
 
 // Start runs the informers until ctx ends and waits for their first sync.
@@ -113,8 +117,7 @@ func (r *Recorder) sandbox(o any, deleted bool) {
 	}
 	ready := readyCondition(u)
 	if ready && !s.ready {
-		r.boots[ns] = append(r.boots[ns], now.Sub(s.firstSeen))
-		r.readyAt[ns] = append(r.readyAt[ns], now)
+		r.boots[ns] = append(r.boots[ns], boot{readyAt: now, took: now.Sub(s.firstSeen)})
 	}
 	s.ready = ready
 	s.poolOwned = owner != nil && owner.Kind == "SandboxWarmPool"
@@ -203,7 +206,10 @@ func (r *Recorder) Result(p Policy, from, to time.Time) Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ns := p.Namespace()
-	res := Result{Policy: p, Boots: append([]time.Duration(nil), r.boots[ns]...)}
+	res := Result{Policy: p}
+	for _, b := range r.boots[ns] {
+		res.Boots = append(res.Boots, b.took)
+	}
 	for k, c := range r.claims {
 		if !strings.HasPrefix(k, ns+"/") {
 			continue
@@ -230,32 +236,31 @@ func (r *Recorder) Timeline(p Policy, from, to time.Time) Timeline {
 	for _, s := range r.specs[ns] {
 		specs = append(specs, Sample{At: time.Unix(0, int64(s.At)), Ready: int(s.Value)})
 	}
-	tl.Spec = window(specs, from, to)
-	tl.Ready = window(r.samples[ns], from, to)
-	booting := make([]Sample, len(r.samples[ns]))
-	for i, s := range r.samples[ns] {
-		booting[i] = Sample{At: s.At, Ready: s.Booting}
-	}
-	tl.Booting = window(booting, from, to)
-	for i, at := range r.readyAt[ns] {
-		if !at.Before(from) && at.Before(to) {
-			tl.Boots = append(tl.Boots, Step{At: at.Sub(from), Value: r.boots[ns][i].Seconds()})
+	tl.Spec = window(specs, ready, from, to)
+	tl.Ready = window(r.samples[ns], ready, from, to)
+	tl.Booting = window(r.samples[ns], func(s Sample) int { return s.Booting }, from, to)
+	for _, b := range r.boots[ns] {
+		if !b.readyAt.Before(from) && b.readyAt.Before(to) {
+			tl.Boots = append(tl.Boots, Step{At: b.readyAt.Sub(from), Value: b.took.Seconds()})
 		}
 	}
 	return tl
 }
 
-// window turns the Ready counts of samples into steps over [from, to),
-// relative to from, the first one at 0 holding the value at from.
-func window(samples []Sample, from, to time.Time) []Step {
+// window turns one count of samples (value: Ready, say) into steps over
+// [from, to), relative to from, the first one at 0 holding the value at from.
+func window(samples []Sample, value func(Sample) int, from, to time.Time) []Step {
 	steps := []Step{{At: 0}}
 	for _, s := range samples {
 		switch {
 		case !s.At.After(from):
-			steps[0].Value = float64(s.Ready)
+			steps[0].Value = float64(value(s))
 		case s.At.Before(to):
-			steps = append(steps, Step{At: s.At.Sub(from), Value: float64(s.Ready)})
+			steps = append(steps, Step{At: s.At.Sub(from), Value: float64(value(s))})
 		}
 	}
 	return steps
 }
+
+// ready is a sample's Ready count, for window.
+func ready(s Sample) int { return s.Ready }

@@ -84,3 +84,40 @@ func TestRecorderTimelineFollowsOnePolicysPool(t *testing.T) {
 		t.Errorf("idle warm %v, want 82", res.IdleWarm)
 	}
 }
+
+// The timeline also keeps the pool's unheld sandboxes still booting and each
+// boot that ended: when its sandbox became Ready, and how long after it was
+// first seen.
+func TestRecorderTimelineKeepsTheBootingAndTheBoots(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	clock := t0
+	r := NewRecorder()
+	r.now = func() time.Time { return clock }
+	p := Policy{Name: "arrivals", Trace: replay.TraceDay}
+	at := func(s int) { clock = t0.Add(time.Duration(s) * time.Second) }
+
+	at(-4)
+	r.sandbox(fakeSandbox(p.Namespace(), "a", false, true), false) // booting before the start
+	at(2)
+	r.sandbox(fakeSandbox(p.Namespace(), "a", true, true), false) // Ready: a boot of 6 s
+	at(10)
+	r.sandbox(fakeSandbox(p.Namespace(), "b", false, true), false)
+	at(13)
+	r.sandbox(fakeSandbox(p.Namespace(), "b", true, true), false) // a boot of 3 s
+	at(70)
+	r.sandbox(fakeSandbox(p.Namespace(), "c", false, true), false)
+	at(75)
+	r.sandbox(fakeSandbox(p.Namespace(), "c", true, true), false) // after the window
+
+	tl := r.Timeline(p, t0, t0.Add(60*time.Second))
+	s := time.Second
+	if want := []Step{{0, 1}, {2 * s, 0}, {10 * s, 1}, {13 * s, 0}}; !reflect.DeepEqual(tl.Booting, want) {
+		t.Errorf("booting steps %v, want %v", tl.Booting, want)
+	}
+	if want := []Step{{2 * s, 6}, {13 * s, 3}}; !reflect.DeepEqual(tl.Boots, want) {
+		t.Errorf("boots %v, want %v", tl.Boots, want)
+	}
+	if got := r.Result(p, t0, t0.Add(60*time.Second)).Boots; !reflect.DeepEqual(got, []time.Duration{6 * s, 3 * s, 5 * s}) {
+		t.Errorf("the result's boots %v, want every boot seen", got)
+	}
+}
