@@ -122,6 +122,10 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		if err := livetests.RefuseRealNodes(); err != nil {
 			return nil, err
 		}
+		// Before anything is built: a real node's tools take minutes.
+		if os.Geteuid() != 0 {
+			return nil, errors.New("real nodes need root (containerd, the kubelet, bridges and iptables rules): run as root, or without real nodes")
+		}
 	}
 	if opts.Progress == nil {
 		opts.Progress = os.Stderr

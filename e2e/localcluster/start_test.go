@@ -44,9 +44,9 @@ func TestFaultTestsNamesAreProcessSpecs(t *testing.T) {
 // add-ons that read them, the add-ons (CRDs' controllers, the cluster DNS)
 // before the nodes whose pods use them, and the readiness last.
 func TestStartStepsRunInTheOrderTheyRelyOn(t *testing.T) {
-	c := &Cluster{plane: &plane.Plane{RealNodes: 1, Without: map[string]bool{}, PKI: pki.New("/state/pki")}}
+	pl := &plane.Plane{RealNodes: 1, Without: map[string]bool{}, PKI: pki.New("/state/pki")}
 	var got []string
-	for _, s := range c.startSteps() {
+	for _, s := range (&Cluster{}).startSteps(pl, nil) {
 		got = append(got, s.what)
 	}
 	want := []string{

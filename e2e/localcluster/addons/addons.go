@@ -9,6 +9,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/pki"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/plane"
@@ -101,6 +105,15 @@ func List(pl *plane.Plane, karpenter *KarpenterOptions) []Addon {
 	return on
 }
 
+// Names are the add-ons' names, for saying what starts.
+func Names(addons []Addon) string {
+	names := make([]string, 0, len(addons))
+	for _, a := range addons {
+		names = append(names, a.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
 // Start starts the add-ons' processes in order, each of an add-on ready at
 // start before the next.
 func Start(ctx context.Context, pl *plane.Plane, addons []Addon) error {
@@ -155,8 +168,8 @@ func CustomResources(addons []Addon) []map[string]any {
 	return objs
 }
 
-// ObjectsAndCRDs are what the add-ons need applied before they start.
-func ObjectsAndCRDs(pl *plane.Plane, addons []Addon) (objs []map[string]any, crdDirs []string, err error) {
+// objectsAndCRDs are what the add-ons need applied before they start.
+func objectsAndCRDs(pl *plane.Plane, addons []Addon) (objs []map[string]any, crdDirs []string, err error) {
 	for _, a := range addons {
 		if a.objects != nil {
 			o, err := a.objects(pl.PKI)
@@ -170,4 +183,36 @@ func ObjectsAndCRDs(pl *plane.Plane, addons []Addon) (objs []map[string]any, crd
 		}
 	}
 	return objs, crdDirs, nil
+}
+
+// Bootstrap applies what the add-ons and the nodes (nodeObjects) need before
+// they start, waits for the CRDs to be Established, then applies the
+// add-ons' objects of those CRDs.
+func Bootstrap(ctx context.Context, pl *plane.Plane, addonList []Addon, nodeObjects []map[string]any) error {
+	addonObjs, crdDirs, err := objectsAndCRDs(pl, addonList)
+	if err != nil {
+		return err
+	}
+	for _, o := range slices.Concat(nodeObjects, addonObjs) {
+		if err := pl.Apply(ctx, &unstructured.Unstructured{Object: o}); err != nil {
+			return err
+		}
+	}
+	var crdNames []string
+	for _, dir := range crdDirs {
+		names, err := pl.ApplyCRDs(ctx, dir)
+		if err != nil {
+			return err
+		}
+		crdNames = append(crdNames, names...)
+	}
+	if err := pl.WaitCRDsEstablished(ctx, crdNames); err != nil {
+		return err
+	}
+	for _, o := range CustomResources(addonList) {
+		if err := pl.Apply(ctx, &unstructured.Unstructured{Object: o}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -2,7 +2,6 @@ package nodes
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,7 +14,6 @@ import (
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/pki"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/plane"
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/procspec"
-	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/toolcache"
 	"warmpool.local/warm-pool-autoscaling-keda/poll"
 )
 
@@ -58,21 +56,14 @@ func (k *Real) Names() []string {
 }
 
 // Prepare runs before the API server (which listens on the bridge's
-// address): prerequisites, tools, leftovers of a killed control plane, the
-// host network, the nodes' certificates. Nothing here runs without real nodes.
+// address): prerequisites, leftovers of a killed control plane, the host
+// network, the nodes' certificates. Nothing here runs without real nodes. (Its
+// tools were built with the control plane's, and Start checked for root.)
 func (k *Real) Prepare(ctx context.Context) error {
 	pl := k.pl
-	if os.Geteuid() != 0 {
-		return errors.New("real nodes need root (containerd, the kubelet, bridges and iptables rules): run as root, or without real nodes")
-	}
 	if err := host.EnsureNodePrereqs(ctx, pl.Progress); err != nil {
 		return err
 	}
-	bins, err := toolcache.Ensure(ctx, pl.Progress, toolcache.Node...)
-	if err != nil {
-		return err
-	}
-	pl.Bins.Add(bins)
 	if err := host.CleanPreviousOwner(pl.Say); err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ package plane
 import (
 	"fmt"
 	"io"
+	"path/filepath"
+	"strconv"
 	"time"
 
 	"k8s.io/client-go/dynamic"
@@ -90,6 +92,27 @@ func (pl *Plane) Connect() error {
 // Say tells the progress writer what the control plane does.
 func (pl *Plane) Say(format string, args ...any) {
 	fmt.Fprintf(pl.Progress, "localcluster: "+format+"\n", args...)
+}
+
+// Prepare chooses the ports, makes the certificates and writes the
+// kubeconfigs (the admin's, the controller manager's and the scheduler's):
+// what every process's spec names, so before any is made.
+func (pl *Plane) Prepare() error {
+	if err := pl.AllocatePorts(); err != nil {
+		return err
+	}
+	pl.PKI = pki.New(filepath.Join(pl.StateDir, "pki"))
+	if err := pl.PKI.Generate(); err != nil {
+		return fmt.Errorf("making certificates: %w", err)
+	}
+	pl.APIServerURL = "https://" + pl.APIServerAddress() + ":" + strconv.Itoa(pl.Ports.APIServer)
+	for _, k := range []struct{ file, user string }{{"kubeconfig", "admin"}, {"controller-manager.kubeconfig", "controller-manager"}, {"scheduler.kubeconfig", "scheduler"}} {
+		if err := pki.WriteKubeconfig(pl.PKI, pl.APIServerURL, filepath.Join(pl.StateDir, k.file), k.user); err != nil {
+			return err
+		}
+	}
+	pl.Kubeconfig = filepath.Join(pl.StateDir, "kubeconfig")
+	return nil
 }
 
 // AllocatePorts chooses a free port for each of Ports.

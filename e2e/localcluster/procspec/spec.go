@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"warmpool.local/warm-pool-autoscaling-keda/e2e/localcluster/pki"
@@ -115,6 +116,15 @@ func (f file) write() error {
 		mode = 0o644
 	}
 	return os.WriteFile(f.path, data, mode)
+}
+
+// Names are the processes' names, for saying what starts.
+func Names(specs []Spec) string {
+	names := make([]string, 0, len(specs))
+	for _, g := range specs {
+		names = append(names, g.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // RunAll runs each process in order, each ready before the next starts.

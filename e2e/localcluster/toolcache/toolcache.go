@@ -42,16 +42,6 @@ func (b *Binaries) Path(binary string) string {
 	return b.paths[binary]
 }
 
-// Add makes o's programs and data known through b as well.
-func (b *Binaries) Add(o *Binaries) {
-	for k, v := range o.paths {
-		b.paths[k] = v
-	}
-	for k, v := range o.data {
-		b.data[k] = v
-	}
-}
-
 // DataDir returns the run-time data a tool's build copied out of its module
 // (e.g. DataDir("keda")/crds).
 func (b *Binaries) DataDir(toolDir string) string { return b.data[toolDir] }
