@@ -55,6 +55,12 @@ type Loop struct {
 	// claim controller adopts, then the client's watch sees it): a warm claim's whole wait. The
 	// live day measures it; zero (the advice's) counts a claim's wait from its sandbox alone.
 	ClaimReady time.Duration
+	// CreateLag is how long after the pool falls short (a claim adopted one of its sandboxes, or
+	// spec.replicas rose) its new sandbox is there to be scheduled: the warm pool controller sees
+	// the change and creates a Sandbox, whose controller creates its pod. Until then no node is
+	// launched for it and its boot has not begun. The live day measures it; zero (the advice's)
+	// creates at once.
+	CreateLag time.Duration
 }
 
 // DefaultLoop is the live benchmark's loop.
@@ -202,6 +208,7 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 	}
 	res := Result{Sizes: []SizeAt{{0, replicas}}, Waits: make([]time.Duration, len(tr.Arrivals)), Warm: make([]bool, len(tr.Arrivals))}
 	var booting []bootingSandbox // each unclaimed booting sandbox, by ready-at ascending
+	var creating []time.Duration // when each sandbox the controller created is there, ascending
 	next := 0
 	var deletes deletionHeap // the arrived claims' deletions, soonest first
 	deleted := 0             // arrived claims deleted by the last sync
@@ -337,19 +344,33 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 				res.Sizes = append(res.Sizes, SizeAt{t, n})
 			}
 		}
-		// The controller keeps ready + booting (+ pending, on no node yet) at spec.replicas: it
-		// creates the missing ones and deletes the surplus, the unready first, newest first
-		// within each (agent-sandbox v0.5.6, sandboxwarmpool_controller.go: "unready sandboxes
-		// before ready ones, then newest first"), wherever they run.
-		for len(ready)+len(booting)+cluster.pendingWarm < replicas {
+		// The controller keeps ready + booting (+ pending, on no node yet; + created, not yet
+		// there to schedule) at spec.replicas: it creates the missing ones and deletes the
+		// surplus, the unready first, newest first within each (agent-sandbox v0.5.6,
+		// sandboxwarmpool_controller.go: "unready sandboxes before ready ones, then newest
+		// first"), wherever they run. A sandbox created CreateLag ago is there now.
+		create := func() {
 			if n, ok := cluster.place(t); ok {
 				booting = insertSorted(booting, bootingSandbox{readyAt(t), warmSandbox{n, t}})
 			} else {
 				cluster.enqueue(-1)
 			}
 		}
-		for len(ready)+len(booting)+cluster.pendingWarm > replicas {
+		for len(creating) > 0 && creating[0] <= t {
+			creating = creating[1:]
+			create()
+		}
+		for len(ready)+len(booting)+cluster.pendingWarm+len(creating) < replicas {
+			if loop.CreateLag > 0 {
+				creating = append(creating, t+loop.CreateLag)
+				continue
+			}
+			create()
+		}
+		for len(ready)+len(booting)+cluster.pendingWarm+len(creating) > replicas {
 			switch {
+			case len(creating) > 0:
+				creating = creating[:len(creating)-1]
 			case cluster.pendingWarm > 0:
 				cluster.unqueueWarm()
 			case len(booting) > 0:

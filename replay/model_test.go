@@ -211,3 +211,33 @@ func TestModelOnTheLiveHarnessClock(t *testing.T) {
 	assert.Equal(t, []bool{true, true}, r.Warm)
 	assert.Equal(t, time.Second, r.Waits[1], "taken at the claim's look at 15.9 s")
 }
+
+// A sandbox the pool controller creates is there to schedule CreateLag after the pool fell
+// short: its boot begins then, and no node is launched for it before. A claim at 10 s takes the
+// pool's one warm sandbox on a full node (the other slot held by a claim that ends at 11.05 s):
+// created at once, its replacement is pending from 10 s and Karpenter's batch (1 s idle) closes
+// at 11 s, a node launched 50 ms before the slot frees; created 200 ms later it is pending from
+// 10.2 s, and the slot frees before the batch closes. On the harness's clock the replacement of
+// a claim at 10.3 s is Ready at 16 s, and one created 800 ms later at 17 s, when a claim made at
+// 15.9 s has stopped waiting for it.
+func TestModelCreateLag(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	loop := DefaultLoop()
+	loop.Nodes = Nodes{SlotsPerNode: 2, LaunchDelay: 45 * time.Second, BatchIdle: time.Second, BatchMax: 10 * time.Second}
+	race := &Trace{Name: "hand", Duration: 30 * time.Second, Arrivals: []Arrival{
+		{At: time.Second, Lifetime: ms(10050)}, {At: 10 * time.Second, Lifetime: 15 * time.Second}}}
+	r := Simulate(race, Policy{Fixed: 1}, loop, 1)
+	assert.Equal(t, 1, r.NodesLaunched, "created at once: a node launched for the replacement")
+	loop.CreateLag = ms(200)
+	r = Simulate(race, Policy{Fixed: 1}, loop, 1)
+	assert.Equal(t, 0, r.NodesLaunched, "created 200 ms later: the freed slot takes it")
+	assert.Equal(t, []bool{true, true}, r.Warm)
+
+	clock := &Trace{Name: "hand", Duration: 40 * time.Second, Arrivals: []Arrival{
+		{At: ms(10300), Lifetime: 20 * time.Second}, {At: ms(15900), Lifetime: 20 * time.Second}}}
+	loop = DefaultLoop()
+	loop.Wall, loop.AdoptRetry = &WallClock{}, ms(500)
+	assert.Equal(t, []bool{true, true}, Simulate(clock, Policy{Fixed: 1}, loop, 1).Warm)
+	loop.CreateLag = ms(800)
+	assert.Equal(t, []bool{true, false}, Simulate(clock, Policy{Fixed: 1}, loop, 1).Warm)
+}

@@ -129,8 +129,51 @@ func (rec LiveDayRecord) Loop() replay.Loop {
 	loop.ClaimReady = liveClaimReady
 	loop.AdoptRetry = liveAdoptRetry
 	loop.Wall = rec.Wall
+	loop.CreateLag = liveCreateLag
 	return loop
 }
+
+// liveCreateLag is a warm claim's create to the pool's new sandbox on the live day (the claim
+// controller adopts, the warm pool controller creates a Sandbox, the harness's watch sees it):
+// the median of the fixed pools' CreateLags on the record that keeps the booting sandboxes
+// (0.16 to 0.22 s per row, TestCreateLagIsTheRecordsMedian), which the model's 100 ms steps
+// take as 200 ms.
+const liveCreateLag = 200 * time.Millisecond
+
+// CreateLags are, on a fixed pool's row, each warm claim's create to the first new unheld
+// sandbox the harness saw after it (the pool's replacement of the one the claim took; a fixed
+// pool creates no other), within createLagLimit; none for an autoscaled pool (the HPA's changes
+// create sandboxes too) or a record without the booting sandboxes.
+func (r RecordedRow) CreateLags() []time.Duration {
+	if m, err := r.Setting.ModelPolicy(); err != nil || m.Fixed == 0 || len(r.LiveBooting) == 0 || len(r.Outcomes) != len(r.Claims) {
+		return nil
+	}
+	var created []time.Duration // each rise of the booting count: a new sandbox seen
+	for i := 1; i < len(r.LiveBooting); i++ {
+		for range int(r.LiveBooting[i].Value - r.LiveBooting[i-1].Value) {
+			created = append(created, r.LiveBooting[i].At)
+		}
+	}
+	var out []time.Duration
+	next := 0
+	for i, c := range r.Claims {
+		if !r.Outcomes[i].Warm {
+			continue
+		}
+		for next < len(created) && created[next] < c.At {
+			next++
+		}
+		if next < len(created) && created[next]-c.At <= createLagLimit {
+			out = append(out, created[next]-c.At)
+			next++
+		}
+	}
+	return out
+}
+
+// createLagLimit bounds a claim's create to its replacement: a later new sandbox replaces
+// another claim's.
+const createLagLimit = 3 * time.Second
 
 // liveAdoptRetry is how often agent-sandbox v0.5.6's claim controller looks again for a warm
 // sandbox during a claim's grace (warmCandidateRetryInterval).

@@ -200,3 +200,30 @@ func TestARowReplaysOnItsOwnWallClock(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEqual(t, other.Waits, got.Waits, "half a second on the wall clock moves some wait")
 }
+
+// The model's create lag is what the live day measured: on the record that keeps the booting
+// sandboxes, the median of the fixed pools' CreateLags rounds to liveCreateLag in the model's
+// 100 ms steps. A fixed pool's row with its booting count read as the Ready one (a rise for
+// each sandbox Ready) gives other lags; an autoscaled pool's row gives none.
+func TestCreateLagIsTheRecordsMedian(t *testing.T) {
+	rec, err := ReadLiveDayRecord(filepath.Join("testdata", "liveday-record-unseen.json"))
+	require.NoError(t, err)
+	var lags []time.Duration
+	for _, r := range rec.Rows {
+		got := r.CreateLags()
+		if m, _ := r.Setting.ModelPolicy(); m.Fixed == 0 {
+			assert.Empty(t, got, "%s day %d, %s: an autoscaled pool", r.Family, r.Seed, r.Setting.Name)
+			continue
+		}
+		require.Greater(t, len(got), len(r.Claims)/2, "%s day %d: most warm claims' replacements seen", r.Family, r.Seed)
+		t.Logf("%s day %d: %d lags, median %s", r.Family, r.Seed, len(got), replay.Percentile(got, 50))
+		lags = append(lags, got...)
+	}
+	median := replay.Percentile(lags, 50)
+	assert.Equal(t, liveCreateLag, median.Round(100*time.Millisecond), "the records' median lag, %s", median)
+	// Broken once: the Ready count read for the booting one.
+	r := rec.Rows[1]
+	require.Equal(t, "fixed", r.Setting.Name)
+	r.LiveBooting = r.LiveReady
+	assert.NotEqual(t, liveCreateLag, replay.Percentile(r.CreateLags(), 50).Round(100*time.Millisecond))
+}
