@@ -151,31 +151,9 @@ func BenchmarkBursts(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c, err := framework.StartCluster(ctx, localcluster.Options{
-		StateDir: filepath.Join(work, "cluster"), Nodes: 4, HPASyncPeriod: replay.HPASyncPeriod,
-		KwokStages: bootDelay.Stages, Progress: prefixed("localcluster"),
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		if err := c.Stop(); err != nil {
-			b.Errorf("stopping the control plane: %v", err)
-		}
-		if b.Failed() {
-			b.Logf("kept for a look: the control plane's logs in %s, the exporters' in %s", filepath.Join(c.StateDir, "logs"), work)
-			return
-		}
-		_ = os.RemoveAll(work)
-	}()
-	rec := NewRecorder()
-	if !rec.Start(ctx, c.Dynamic) {
-		b.Fatal("the sandbox, claim and pool informers never synced")
-	}
-	exporterBin, err := framework.GoBuild(io.Discard, work, framework.ExporterCommand)
-	if err != nil {
-		b.Fatalf("building the exporter: %v", err)
-	}
+	bc := startBenchCluster(b, ctx, work, localcluster.Options{Nodes: 4})
+	defer bc.stop()
+	c, rec, exporterBin := bc.c, bc.rec, bc.exporterBin
 
 	b.ResetTimer()
 	var runs []*traceRun

@@ -29,7 +29,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -264,33 +263,11 @@ func BenchmarkLiveDay(b *testing.B) {
 // created and deleted them, its figures, its pool's sizes and its nodes.
 func runLiveDay(tb testing.TB, ctx context.Context, work string, itype localcluster.InstanceType, k int, runs []*liveDayRun) LiveDayRecord {
 	tb.Helper()
-	c, err := framework.StartCluster(ctx, localcluster.Options{
-		StateDir: filepath.Join(work, "cluster"), Nodes: 1, HPASyncPeriod: replay.HPASyncPeriod,
-		KwokStages: bootDelay.Stages, Progress: prefixed("localcluster"),
+	bc := startBenchCluster(tb, ctx, work, localcluster.Options{Nodes: 1,
 		Karpenter: &localcluster.KarpenterOptions{LaunchDelay: liveDayLaunchDelay, ConsolidateAfter: liveDayConsolidateAfter,
-			InstanceTypes: []localcluster.InstanceType{itype}},
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer func() {
-		if err := c.Stop(); err != nil {
-			tb.Errorf("stopping the control plane: %v", err)
-		}
-		if tb.Failed() {
-			tb.Logf("kept for a look: the control plane's logs in %s, the exporters' in %s", filepath.Join(c.StateDir, "logs"), work)
-			return
-		}
-		_ = os.RemoveAll(work)
-	}()
-	recorder := NewRecorder()
-	if !recorder.Start(ctx, c.Dynamic) {
-		tb.Fatal("the sandbox, claim and pool informers never synced")
-	}
-	exporterBin, err := framework.GoBuild(io.Discard, work, framework.ExporterCommand)
-	if err != nil {
-		tb.Fatalf("building the exporter: %v", err)
-	}
+			InstanceTypes: []localcluster.InstanceType{itype}}})
+	defer bc.stop()
+	c, recorder, exporterBin := bc.c, bc.rec, bc.exporterBin
 	exporters := process.NewSet(work, false)
 	defer exporters.Stop(5 * time.Second)
 	var all []Policy
