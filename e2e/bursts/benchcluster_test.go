@@ -24,8 +24,10 @@ type benchCluster struct {
 
 // startBenchCluster starts a control plane in work/cluster with opts (the HPA syncing as on
 // EKS, the harness's boot delay), its recorder and the exporter built into work. stop stops it
-// and removes work, unless the run failed: then both are kept for a look.
-func startBenchCluster(tb testing.TB, ctx context.Context, work string, opts localcluster.Options) benchCluster {
+// and removes work, unless the run failed: then both are kept for a look. With keepLogs, the
+// control plane's logs (every process's: Karpenter's decisions, the scheduler's) are copied
+// there first, whatever the outcome.
+func startBenchCluster(tb testing.TB, ctx context.Context, work, keepLogs string, opts localcluster.Options) benchCluster {
 	tb.Helper()
 	opts.StateDir, opts.HPASyncPeriod = filepath.Join(work, "cluster"), replay.HPASyncPeriod
 	opts.KwokStages, opts.Progress = bootDelay.Stages, prefixed("localcluster")
@@ -37,6 +39,13 @@ func startBenchCluster(tb testing.TB, ctx context.Context, work string, opts loc
 	bc.stop = func() {
 		if err := c.Stop(); err != nil {
 			tb.Errorf("stopping the control plane: %v", err)
+		}
+		if keepLogs != "" {
+			if err := os.CopyFS(keepLogs, os.DirFS(filepath.Join(c.StateDir, "logs"))); err != nil {
+				tb.Errorf("keeping the control plane's logs: %v", err)
+			} else {
+				tb.Logf("the control plane's logs are in %s", keepLogs)
+			}
 		}
 		if tb.Failed() {
 			tb.Logf("kept for a look: the control plane's logs in %s, the exporters' in %s", filepath.Join(c.StateDir, "logs"), work)

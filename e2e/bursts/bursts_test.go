@@ -151,7 +151,7 @@ func BenchmarkBursts(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	bc := startBenchCluster(b, ctx, work, localcluster.Options{Nodes: 4})
+	bc := startBenchCluster(b, ctx, work, "", localcluster.Options{Nodes: 4})
 	defer bc.stop()
 	c, rec, exporterBin := bc.c, bc.rec, bc.exporterBin
 

@@ -23,6 +23,8 @@ package bursts
 //	LIVEDAY_PLOTS=dir            where the timeline goes (default the repository's docs/; "off": none)
 //	LIVEDAY_RECORD=path          where the day's record goes (default testdata/liveday-record.json; "off": none),
 //	                             for BenchmarkRecordedLiveDay to hold the model to it again without a cluster
+//	LIVEDAY_LOGS=dir             keep each family's control plane logs in dir/<family> (Karpenter's decisions,
+//	                             the scheduler's; default none)
 
 import (
 	"bytes"
@@ -69,6 +71,7 @@ type liveDayConfig struct {
 	cut        time.Duration
 	plots      string
 	record     string
+	logs       string
 }
 
 func loadLiveDayConfig(getenv func(string) string) (*liveDayConfig, error) {
@@ -127,6 +130,7 @@ func loadLiveDayConfig(getenv func(string) string) (*liveDayConfig, error) {
 	default:
 		cfg.record = v
 	}
+	cfg.logs = getenv("LIVEDAY_LOGS")
 	return cfg, errors.Join(errs...)
 }
 
@@ -237,7 +241,11 @@ func BenchmarkLiveDay(b *testing.B) {
 				round = append(round, run)
 			}
 		}
-		r := runLiveDay(b, ctx, filepath.Join(work, family), itype, k, round)
+		logs := ""
+		if cfg.logs != "" {
+			logs = filepath.Join(cfg.logs, family)
+		}
+		r := runLiveDay(b, ctx, filepath.Join(work, family), logs, itype, k, round)
 		for i := range r.Rows {
 			r.Rows[i].Wall = r.Wall
 		}
@@ -261,9 +269,9 @@ func BenchmarkLiveDay(b *testing.B) {
 // instance type, itype, holding k sandboxes), each setting's pool in a namespace and on a
 // NodePool of its own, and returns what the cluster did: each row's claims as the harness
 // created and deleted them, its figures, its pool's sizes and its nodes.
-func runLiveDay(tb testing.TB, ctx context.Context, work string, itype localcluster.InstanceType, k int, runs []*liveDayRun) LiveDayRecord {
+func runLiveDay(tb testing.TB, ctx context.Context, work, keepLogs string, itype localcluster.InstanceType, k int, runs []*liveDayRun) LiveDayRecord {
 	tb.Helper()
-	bc := startBenchCluster(tb, ctx, work, localcluster.Options{Nodes: 1,
+	bc := startBenchCluster(tb, ctx, work, keepLogs, localcluster.Options{Nodes: 1,
 		Karpenter: &localcluster.KarpenterOptions{LaunchDelay: liveDayLaunchDelay, ConsolidateAfter: liveDayConsolidateAfter,
 			InstanceTypes: []localcluster.InstanceType{itype}}})
 	defer bc.stop()

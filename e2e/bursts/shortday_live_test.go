@@ -41,7 +41,7 @@ func TestLiveShortDayHoldsTheModel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
 	run := &liveDayRun{family: shortDayFamily, seed: shortDaySeed, trace: tr, settings: []LiveSetting{s}, policies: []Policy{p}, models: []replay.Policy{m}}
-	rec := runLiveDay(t, ctx, t.TempDir(), itype, k, []*liveDayRun{run})
+	rec := runLiveDay(t, ctx, t.TempDir(), "", itype, k, []*liveDayRun{run})
 	if path := os.Getenv("SHORTDAY_RECORD"); path != "" {
 		if err := WriteLiveDayRecord(path, rec); err != nil {
 			t.Error(err)
