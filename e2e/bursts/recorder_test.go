@@ -39,12 +39,9 @@ func fakePool(ns string, replicas int64) *unstructured.Unstructured {
 // sandboxes, each holding its value at the start.
 func TestRecorderTimelineFollowsOnePolicysPool(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	clock := t0
-	r := NewRecorder()
-	r.now = func() time.Time { return clock }
+	r, at := recorderOnAClock(t0)
 	p := Policy{Name: "arrivals", Trace: replay.TraceDay}
 	other := Policy{Name: "fixed-4", Trace: replay.TraceDay}
-	at := func(s int) { clock = t0.Add(time.Duration(s) * time.Second) }
 
 	at(-5)
 	r.pool(fakePool(p.Namespace(), 2))
@@ -90,11 +87,8 @@ func TestRecorderTimelineFollowsOnePolicysPool(t *testing.T) {
 // first seen.
 func TestRecorderTimelineKeepsTheBootingAndTheBoots(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	clock := t0
-	r := NewRecorder()
-	r.now = func() time.Time { return clock }
+	r, at := recorderOnAClock(t0)
 	p := Policy{Name: "arrivals", Trace: replay.TraceDay}
-	at := func(s int) { clock = t0.Add(time.Duration(s) * time.Second) }
 
 	at(-4)
 	r.sandbox(fakeSandbox(p.Namespace(), "a", false, true), false) // booting before the start
@@ -120,4 +114,12 @@ func TestRecorderTimelineKeepsTheBootingAndTheBoots(t *testing.T) {
 	if got := r.Result(p, t0, t0.Add(60*time.Second)).Boots; !reflect.DeepEqual(got, []time.Duration{6 * s, 3 * s, 5 * s}) {
 		t.Errorf("the result's boots %v, want every boot seen", got)
 	}
+}
+
+// recorderOnAClock is a recorder whose clock stands at t0 until at(s) moves it to s seconds past t0.
+func recorderOnAClock(t0 time.Time) (*Recorder, func(s int)) {
+	clock := t0
+	r := NewRecorder()
+	r.now = func() time.Time { return clock }
+	return r, func(s int) { clock = t0.Add(time.Duration(s) * time.Second) }
 }
