@@ -273,7 +273,7 @@ func runLiveDay(tb testing.TB, ctx context.Context, work, keepLogs string, itype
 	tb.Helper()
 	bc := startBenchCluster(tb, ctx, work, keepLogs, localcluster.Options{Nodes: 1,
 		Karpenter: &localcluster.KarpenterOptions{LaunchDelay: liveDayLaunchDelay, ConsolidateAfter: liveDayConsolidateAfter,
-			InstanceTypes: []localcluster.InstanceType{itype}}})
+			InstanceTypes: []localcluster.InstanceType{itype}, Debug: keepLogs != ""}})
 	defer bc.stop()
 	c, recorder, exporterBin := bc.c, bc.rec, bc.exporterBin
 	exporters := process.NewSet(work, false)
@@ -346,7 +346,7 @@ func runLiveDay(tb testing.TB, ctx context.Context, work, keepLogs string, itype
 			nodes := ledgers[p.Namespace()].snapshot()
 			row := RecordedRow{Family: run.family, Seed: run.seed, Setting: run.settings[i], Trace: live.Name, Duration: live.Duration,
 				Claims: live.Arrivals, Live: LiveClaimFigures(res.Claims), Outcomes: LiveOutcomes(res.Claims), LiveSpec: tl.Spec, LiveNodes: nodeSteps(nodes, start, start.Add(end)),
-				LiveReady: tl.Ready, LiveBooting: tl.Booting, LiveBoots: tl.Boots}
+				LiveReady: tl.Ready, LiveBooting: tl.Booting, LiveBoots: tl.Boots, LiveUnschedulable: recorder.Unschedulable(p, start, start.Add(end))}
 			if len(tl.Spec) > 0 {
 				row.InitialScale = int(tl.Spec[0].Value)
 			}

@@ -88,6 +88,7 @@ func List(pl *plane.Plane, karpenter *KarpenterOptions) []Addon {
 				Binary: pl.Bins.Path("karpenter"), Kubeconfig: pl.Kubeconfig,
 				MetricsPort: pl.Ports.KarpenterMetrics, HealthPort: pl.Ports.KarpenterHealth,
 				InstanceTypesFile: filepath.Join(pl.StateDir, "karpenter", "instance-types.json"), InstanceTypes: k.InstanceTypes,
+				Debug: k.Debug,
 			})},
 			customResources: []map[string]any{
 				karpenterNodeClass(KarpenterNodeClass, k.LaunchDelay),

@@ -43,6 +43,9 @@ type KarpenterOptions struct {
 	ConsolidateAfter time.Duration
 	// InstanceTypes are what Karpenter may launch; default DefaultInstanceTypes.
 	InstanceTypes []procspec.InstanceType
+	// Debug runs Karpenter at LOG_LEVEL=debug: its log then has every
+	// scheduling simulation with the pending pods it saw.
+	Debug bool
 }
 
 // Karpenter's resources (Options.Karpenter).

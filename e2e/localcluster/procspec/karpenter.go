@@ -44,6 +44,10 @@ type KarpenterSettings struct {
 	// defaults: 1 s without a new pending pod closes it, 10 s at most); 0
 	// leaves the default.
 	BatchIdle, BatchMax time.Duration
+	// Debug sets LOG_LEVEL=debug: Karpenter then logs each scheduling
+	// simulation it runs with the pending pods it saw, not only the ones that
+	// launch a node.
+	Debug bool
 }
 
 // InstanceType is one instance type Karpenter may launch: its allocatable
@@ -75,9 +79,13 @@ func Karpenter(s KarpenterSettings) Spec {
 	if s.BatchMax > 0 {
 		args = append(args, "--batch-max-duration="+s.BatchMax.String())
 	}
+	env := []string{"KUBECONFIG=" + s.Kubeconfig}
+	if s.Debug {
+		env = append(env, "LOG_LEVEL=debug") // pkg/operator/options: debug, info (the default) or error
+	}
 	return Spec{
 		Name: "karpenter", binary: s.Binary, args: args,
-		env:   []string{"KUBECONFIG=" + s.Kubeconfig},
+		env:   env,
 		files: []file{{path: s.InstanceTypesFile, data: instanceTypesJSON(s.InstanceTypes)}},
 		ready: readiness{url: "http://127.0.0.1:" + strconv.Itoa(s.HealthPort) + "/readyz", timeout: 90 * time.Second},
 	}

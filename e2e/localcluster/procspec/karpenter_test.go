@@ -3,6 +3,7 @@ package procspec
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -53,6 +54,14 @@ func TestKarpenterSpec(t *testing.T) {
 	if f2 := flagMap(t, g2.args); f2["--batch-idle-duration"] != "2s" || f2["--batch-max-duration"] != "20s" {
 		t.Errorf("batch window flags %v", f2)
 	}
+	if slices.ContainsFunc(g.env, func(e string) bool { return strings.HasPrefix(e, "LOG_LEVEL=") }) {
+		t.Errorf("env %v sets a log level without Debug", g.env)
+	}
+	s.Debug = true
+	if g3 := Karpenter(s); !slices.Contains(g3.env, "LOG_LEVEL=debug") {
+		t.Errorf("Debug: env %v, want LOG_LEVEL=debug", g3.env)
+	}
+	s.Debug = false
 
 	// The file as the KWOK provider decodes it (InstanceTypeOptions,
 	// KWOKOffering: Go field names, matched without regard to case).
