@@ -346,7 +346,7 @@ func runLiveDay(tb testing.TB, ctx context.Context, work, keepLogs string, itype
 			nodes := ledgers[p.Namespace()].snapshot()
 			row := RecordedRow{Family: run.family, Seed: run.seed, Setting: run.settings[i], Trace: live.Name, Duration: live.Duration,
 				Claims: live.Arrivals, Live: LiveClaimFigures(res.Claims), Outcomes: LiveOutcomes(res.Claims), LiveSpec: tl.Spec, LiveNodes: nodeSteps(nodes, start, start.Add(end)),
-				LiveReady: tl.Ready, LiveBooting: tl.Booting, LiveBoots: tl.Boots, LiveUnschedulable: recorder.Unschedulable(p, start, start.Add(end))}
+				LiveReady: tl.Ready, LiveBooting: tl.Booting, LiveBoots: tl.Boots, LivePods: recorder.Pods(p, start, start.Add(end))}
 			if len(tl.Spec) > 0 {
 				row.InitialScale = int(tl.Spec[0].Value)
 			}

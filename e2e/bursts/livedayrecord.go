@@ -62,10 +62,8 @@ type RecordedRow struct {
 	LiveReady   []Step `json:"liveReady,omitempty"`
 	LiveBooting []Step `json:"liveBooting,omitempty"`
 	LiveBoots   []Step `json:"liveBoots,omitempty"`
-	// LiveUnschedulable is the pool's pods the scheduler found no room for,
-	// and when each was bound: from them, how long Karpenter took from a
-	// pending pod to a node.
-	LiveUnschedulable []UnschedulablePod `json:"liveUnschedulable,omitempty"`
+	// LivePods is the pool's pods (PodTimes); none in a record older than them.
+	LivePods []PodTimes `json:"livePods,omitempty"`
 	// Wall places the row's day on the wall clock where it ran on a control plane of its own
 	// (each family does); none: the record's.
 	Wall *replay.WallClock `json:"wall,omitempty"`

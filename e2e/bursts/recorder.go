@@ -1,16 +1,13 @@
 package bursts
 
 import (
-	"cmp"
 	"context"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
@@ -33,23 +30,6 @@ type Recorder struct {
 	boots     map[string][]boot
 	pods      map[string]map[string]*podState // namespace, then name
 	now       func() time.Time
-}
-
-// podState is when the recorder saw a sandbox's pod marked unschedulable
-// by the scheduler (PodScheduled False, reason Unschedulable: what Karpenter
-// provisions for) and bound to a node; zero for not (yet).
-type podState struct {
-	unschedulable, bound time.Time
-}
-
-// UnschedulablePod is one pod the scheduler found no room for: when the
-// recorder saw it so marked and when bound, from the run's start (Bound 0:
-// not bound within the run). Its condition's lastTransitionTime has whole
-// seconds only; the recorder's clock has the watch's latency only.
-type UnschedulablePod struct {
-	Name          string        `json:"name"`
-	Unschedulable time.Duration `json:"unschedulable"`
-	Bound         time.Duration `json:"bound,omitempty"`
 }
 
 // boot is one sandbox's boot: it ended (the sandbox Ready) at readyAt, took after it was first seen.
@@ -94,8 +74,9 @@ func (r *Recorder) Start(ctx context.Context, client dynamic.Interface) bool {
 		UpdateFunc: func(_, o any) { r.pool(o) },
 	})
 	_, _ = po.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { r.pod(o) },
-		UpdateFunc: func(_, o any) { r.pod(o) },
+		AddFunc:    func(o any) { r.pod(o, false) },
+		UpdateFunc: func(_, o any) { r.pod(o, false) },
+		DeleteFunc: func(o any) { r.pod(o, true) },
 	})
 	f.Start(ctx.Done())
 	return cache.WaitForCacheSync(ctx.Done(), sb.HasSynced, cl.HasSynced, wp.HasSynced, po.HasSynced)
@@ -210,76 +191,6 @@ func (r *Recorder) pool(o any) {
 		return
 	}
 	r.specs[ns] = append(r.specs[ns], Step{At: time.Duration(now.UnixNano()), Value: float64(spec)})
-}
-
-var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-
-// pod records when a pod was first seen unschedulable and first seen bound.
-func (r *Recorder) pod(o any) {
-	u := asObject(o)
-	if u == nil || !ours(u.GetNamespace()) {
-		return
-	}
-	now := r.now()
-	node, _, _ := unstructured.NestedString(u.Object, "spec", "nodeName")
-	unschedulable := podUnschedulable(u)
-	if node == "" && !unschedulable {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	ns := u.GetNamespace()
-	byName := r.pods[ns]
-	if byName == nil {
-		byName = map[string]*podState{}
-		r.pods[ns] = byName
-	}
-	s := byName[u.GetName()]
-	if s == nil {
-		s = &podState{}
-		byName[u.GetName()] = s
-	}
-	if unschedulable && s.unschedulable.IsZero() {
-		s.unschedulable = now
-	}
-	if node != "" && s.bound.IsZero() {
-		s.bound = now
-	}
-}
-
-// podUnschedulable reports whether the scheduler marked u's PodScheduled
-// condition False with reason Unschedulable.
-func podUnschedulable(u *unstructured.Unstructured) bool {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == "PodScheduled" && m["status"] == string(metav1.ConditionFalse) && m["reason"] == "Unschedulable" {
-			return true
-		}
-	}
-	return false
-}
-
-// Unschedulable is policy p's pods found unschedulable within [from, to),
-// in the order they were, times from from.
-func (r *Recorder) Unschedulable(p Policy, from, to time.Time) []UnschedulablePod {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []UnschedulablePod
-	for name, s := range r.pods[p.Namespace()] {
-		if s.unschedulable.IsZero() || s.unschedulable.Before(from) || !s.unschedulable.Before(to) {
-			continue
-		}
-		u := UnschedulablePod{Name: name, Unschedulable: s.unschedulable.Sub(from)}
-		if !s.bound.IsZero() && s.bound.Before(to) {
-			u.Bound = s.bound.Sub(from)
-		}
-		out = append(out, u)
-	}
-	slices.SortFunc(out, func(a, b UnschedulablePod) int {
-		return cmp.Or(cmp.Compare(a.Unschedulable, b.Unschedulable), strings.Compare(a.Name, b.Name))
-	})
-	return out
 }
 
 // Creating records that the client is about to create claim name in ns.

@@ -116,66 +116,6 @@ func TestRecorderTimelineKeepsTheBootingAndTheBoots(t *testing.T) {
 	}
 }
 
-func fakePod(ns, name, node string, conds ...map[string]any) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "Pod",
-		"metadata": map[string]any{"namespace": ns, "name": name},
-		"spec":     map[string]any{},
-	}}
-	if node != "" {
-		u.Object["spec"].(map[string]any)["nodeName"] = node
-	}
-	var cs []any
-	for _, c := range conds {
-		cs = append(cs, c)
-	}
-	u.Object["status"] = map[string]any{"conditions": cs}
-	return u
-}
-
-var podUnschedulableCondition = map[string]any{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}
-
-// The recorder keeps, per policy, the pods the scheduler marked unschedulable
-// (the condition Karpenter provisions for, not any other reason or a pod not
-// yet tried), when it first saw each so and when it first saw it bound.
-func TestRecorderKeepsTheUnschedulablePods(t *testing.T) {
-	t0 := time.Unix(1000, 0)
-	r, at := recorderOnAClock(t0)
-	p := Policy{Name: "arrivals", Trace: replay.TraceDay}
-	other := Policy{Name: "fixed-4", Trace: replay.TraceDay}
-	ns := p.Namespace()
-
-	at(-3)
-	r.pod(fakePod(ns, "before", "", podUnschedulableCondition)) // before the window
-	at(1)
-	r.pod(fakePod(ns, "a", ""))                                                                                             // not tried yet
-	r.pod(fakePod(ns, "gated", "", map[string]any{"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"})) // not for Karpenter
-	r.pod(fakePod(ns, "b", "node-1"))                                                                                       // bound at once: never pending
-	at(2)
-	r.pod(fakePod(ns, "a", "", podUnschedulableCondition))
-	r.pod(fakePod(other.Namespace(), "x", "", podUnschedulableCondition))
-	r.pod(fakePod("kube-system", "y", "", podUnschedulableCondition))
-	at(5)
-	r.pod(fakePod(ns, "a", "", podUnschedulableCondition)) // seen again: still unschedulable since 2
-	r.pod(fakePod(ns, "c", "", podUnschedulableCondition))
-	at(9)
-	r.pod(fakePod(ns, "a", "node-2", podUnschedulableCondition))
-	at(12)
-	r.pod(fakePod(ns, "a", "node-2", map[string]any{"type": "PodScheduled", "status": "True"}))
-
-	s := time.Second
-	got := r.Unschedulable(p, t0, t0.Add(60*s))
-	if want := []UnschedulablePod{{Name: "a", Unschedulable: 2 * s, Bound: 9 * s}, {Name: "c", Unschedulable: 5 * s}}; !reflect.DeepEqual(got, want) {
-		t.Errorf("unschedulable pods %+v, want %+v", got, want)
-	}
-	if got := r.Unschedulable(p, t0, t0.Add(8*s)); !reflect.DeepEqual(got, []UnschedulablePod{{Name: "a", Unschedulable: 2 * s}, {Name: "c", Unschedulable: 5 * s}}) {
-		t.Errorf("before a was bound: %+v, want it not bound", got)
-	}
-	if got := r.Unschedulable(other, t0, t0.Add(60*s)); len(got) != 1 || got[0].Name != "x" {
-		t.Errorf("the other policy's: %+v, want x alone", got)
-	}
-}
-
 // recorderOnAClock is a recorder whose clock stands at t0 until at(s) moves it to s seconds past t0.
 func recorderOnAClock(t0 time.Time) (*Recorder, func(s int)) {
 	clock := t0
