@@ -23,6 +23,11 @@ type Nodes struct {
 	// (Karpenter's --batch-idle-duration, default 1s, and --batch-max-duration, default 10s:
 	// sigs.k8s.io/karpenter pkg/operator/options, BATCH_IDLE_DURATION and BATCH_MAX_DURATION).
 	BatchIdle, BatchMax time.Duration
+	// SharedTriggers are when other pods on the same cluster became pending (other pools',
+	// other workloads'), sorted. One Karpenter batches every pending pod of the cluster in one
+	// window, so each of them keeps an open window open BatchIdle longer. None: the pool's own
+	// pods alone (the advice's, which knows no other workload).
+	SharedTriggers []time.Duration
 	// ConsolidateAfter: a Ready node that has held no sandbox for this long is removed (the
 	// NodePool's disruption.consolidateAfter; Auto Mode's general-purpose pool uses 30 s).
 	ConsolidateAfter time.Duration
@@ -95,6 +100,7 @@ type modelCluster struct {
 	batching                bool
 	batchStart, lastTrigger time.Duration
 	triggered               bool // a pod became pending since the last provisioning pass
+	nextShared              int  // the first of cfg.SharedTriggers not yet passed
 	launched                int
 	// nextRemoval is the earliest a removal may start under the budget (DisruptionSpacing after
 	// the last one ended).
@@ -192,11 +198,17 @@ func (c *modelCluster) unqueueWarm() {
 }
 
 // provision is Karpenter's provisioner at t: pending pods that the launching nodes will not hold
-// open a batch window; when it closes (BatchIdle without a new pending pod, or BatchMax after
-// it opened) Karpenter launches the nodes they need, Ready LaunchDelay later.
+// open a batch window; when it closes (BatchIdle without a new pending pod, the pool's or
+// another's on the cluster, or BatchMax after it opened) Karpenter launches the nodes they
+// need, Ready LaunchDelay later.
 func (c *modelCluster) provision(t time.Duration) {
 	if !c.bounded() {
 		return
+	}
+	shared := false // another pod of the cluster became pending since the last pass
+	for c.nextShared < len(c.cfg.SharedTriggers) && c.cfg.SharedTriggers[c.nextShared] <= t {
+		shared = true
+		c.nextShared++
 	}
 	if len(c.pending) == 0 { // nothing to cover: the scan below would find uncovered <= 0
 		c.triggered, c.batching = false, false
@@ -208,7 +220,7 @@ func (c *modelCluster) provision(t time.Duration) {
 			uncovered -= c.cfg.SlotsPerNode - n.used
 		}
 	}
-	triggered := c.triggered
+	triggered := c.triggered || shared
 	c.triggered = false
 	if uncovered <= 0 {
 		c.batching = false

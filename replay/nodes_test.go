@@ -63,6 +63,35 @@ func TestNodesBatchWindow(t *testing.T) {
 	assert.InDelta(t, (70500*time.Millisecond - 24500*time.Millisecond + 5500*time.Millisecond).Seconds(), r.Waits[len(at)-1].Seconds(), 0.6)
 }
 
+// Other pods of the cluster that become pending while the pool's window is open keep it open:
+// Karpenter batches the whole cluster's pending pods at once.
+func TestNodesBatchWindowIsTheClusters(t *testing.T) {
+	loop := DefaultLoop()
+	loop.Nodes = Nodes{SlotsPerNode: 1, LaunchDelay: 45 * time.Second, BatchIdle: time.Second, BatchMax: 10 * time.Second,
+		ConsolidateAfter: 30 * time.Second}
+	// A pool of 1 on its one node: the claim at 10 s takes the warm sandbox, and its
+	// replacement's pod, pending at 10 s, waits for a node.
+	tr := nodeTrace(200*time.Second, 150*time.Second, 10*time.Second)
+	alone := Simulate(tr, Policy{Fixed: 1}, loop, 1)
+	require.GreaterOrEqual(t, len(alone.NodeCounts), 2)
+	assert.Equal(t, 11*time.Second, alone.NodeCounts[1].At, "the pool alone: its window closes BatchIdle after its pod")
+
+	// Other pools' pods pending at 10.5, 11.3 and 12 s keep the window open to 13 s.
+	loop.Nodes.SharedTriggers = []time.Duration{5 * time.Second, 10500 * time.Millisecond, 11300 * time.Millisecond, 12 * time.Second, 60 * time.Second}
+	shared := Simulate(tr, Policy{Fixed: 1}, loop, 1)
+	require.GreaterOrEqual(t, len(shared.NodeCounts), 2)
+	assert.Equal(t, 13*time.Second, shared.NodeCounts[1].At, "one Karpenter: the cluster's pods share the window")
+
+	// ... but not beyond BatchMax after the pool's window opened.
+	loop.Nodes.SharedTriggers = nil
+	for d := 10 * time.Second; d < 30*time.Second; d += 500 * time.Millisecond {
+		loop.Nodes.SharedTriggers = append(loop.Nodes.SharedTriggers, d)
+	}
+	capped := Simulate(tr, Policy{Fixed: 1}, loop, 1)
+	require.GreaterOrEqual(t, len(capped.NodeCounts), 2)
+	assert.Equal(t, 20*time.Second, capped.NodeCounts[1].At, "BatchMax closes the window")
+}
+
 func TestNodesSpreadOntoTheEmptiestNode(t *testing.T) {
 	c := &modelCluster{cfg: Nodes{SlotsPerNode: 4}}
 	a, b, full, launching := &modelNode{used: 2}, &modelNode{used: 1}, &modelNode{used: 4}, &modelNode{readyAt: time.Minute}

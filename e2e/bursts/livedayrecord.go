@@ -298,8 +298,10 @@ func (rec LiveDayRecord) Judged() ([]LiveDayRow, []replay.Result, error) {
 	loop := rec.Loop()
 	var rows []LiveDayRow
 	var results []replay.Result
-	for _, r := range rec.Rows {
-		res, err := r.Replayed(loop)
+	for i, r := range rec.Rows {
+		l := loop
+		l.Nodes.SharedTriggers = rec.SharedTriggers(i)
+		res, err := r.Replayed(l)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s day, seed %d, %s: %w", r.Family, r.Seed, r.Setting.Name, err)
 		}
@@ -308,6 +310,36 @@ func (rec LiveDayRecord) Judged() ([]LiveDayRow, []replay.Result, error) {
 		results = append(results, res)
 	}
 	return rows, results, nil
+}
+
+// SharedTriggers are when the pods of the rows that ran beside row i, on its control plane and
+// so under its Karpenter, were found unschedulable, sorted: the model's Karpenter keeps the
+// row's batch window open for them as the live one did (replay.Nodes.SharedTriggers). None for
+// a record without the pods' times.
+func (rec LiveDayRecord) SharedTriggers(i int) []time.Duration {
+	var out []time.Duration
+	for j, r := range rec.Rows {
+		if j == i || !r.ranBeside(rec.Rows[i]) {
+			continue
+		}
+		for _, p := range r.LivePods {
+			if p.Unschedulable > 0 {
+				out = append(out, p.Unschedulable)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ranBeside reports whether r and o ran on one control plane: both on the record's (no Wall of
+// their own), or both in one family's round (one family at a time, each row with its round's
+// Wall).
+func (r RecordedRow) ranBeside(o RecordedRow) bool {
+	if r.Wall == nil || o.Wall == nil {
+		return r.Wall == nil && o.Wall == nil
+	}
+	return r.Family == o.Family
 }
 
 // Series is what the timeline picture draws of the row beside the model's replay res.
