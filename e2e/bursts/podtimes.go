@@ -48,16 +48,7 @@ func (r *Recorder) pod(o any, deleted bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ns := u.GetNamespace()
-	byName := r.pods[ns]
-	if byName == nil {
-		byName = map[string]*podState{}
-		r.pods[ns] = byName
-	}
-	s := byName[u.GetName()]
-	if s == nil {
-		s = &podState{}
-		byName[u.GetName()] = s
-	}
+	s := entry(r.pods, ns, u.GetName(), func() *podState { return &podState{} })
 	first := func(t *time.Time, seen bool) {
 		if seen && t.IsZero() {
 			*t = now
@@ -75,14 +66,7 @@ func (r *Recorder) pod(o any, deleted bool) {
 // podUnschedulable reports whether the scheduler marked u's PodScheduled condition False with
 // reason Unschedulable.
 func podUnschedulable(u *unstructured.Unstructured) bool {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == "PodScheduled" && m["status"] == string(metav1.ConditionFalse) && m["reason"] == "Unschedulable" {
-			return true
-		}
-	}
-	return false
+	return hasCondition(u, "PodScheduled", string(metav1.ConditionFalse), "Unschedulable")
 }
 
 // Pods is policy p's pods that were unschedulable, bound, deleted or gone within [from, to),

@@ -93,14 +93,36 @@ func asObject(o any) *unstructured.Unstructured {
 }
 
 func readyCondition(u *unstructured.Unstructured) bool {
+	return hasCondition(u, "Ready", string(metav1.ConditionTrue), "")
+}
+
+// hasCondition reports whether u has status.conditions[type=typ] with status, and with reason
+// unless reason is "".
+func hasCondition(u *unstructured.Unstructured, typ, status, reason string) bool {
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
-		if m["type"] == "Ready" && m["status"] == string(metav1.ConditionTrue) {
+		if m["type"] == typ && m["status"] == status && (reason == "" || m["reason"] == reason) {
 			return true
 		}
 	}
 	return false
+}
+
+// entry is byNamespace[ns][name], made with fresh() when missing: the recorder keeps its
+// objects by namespace, so one event recounts its namespace only.
+func entry[V any](byNamespace map[string]map[string]*V, ns, name string, fresh func() *V) *V {
+	byName := byNamespace[ns]
+	if byName == nil {
+		byName = map[string]*V{}
+		byNamespace[ns] = byName
+	}
+	v := byName[name]
+	if v == nil {
+		v = fresh()
+		byName[name] = v
+	}
+	return v
 }
 
 func (r *Recorder) sandbox(o any, deleted bool) {
@@ -113,16 +135,7 @@ func (r *Recorder) sandbox(o any, deleted bool) {
 	owner := metav1.GetControllerOf(u)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	byName := r.sandboxes[ns]
-	if byName == nil {
-		byName = map[string]*sandboxState{}
-		r.sandboxes[ns] = byName
-	}
-	s := byName[u.GetName()]
-	if s == nil {
-		s = &sandboxState{firstSeen: now}
-		byName[u.GetName()] = s
-	}
+	s := entry(r.sandboxes, ns, u.GetName(), func() *sandboxState { return &sandboxState{firstSeen: now} })
 	ready := readyCondition(u)
 	if ready && !s.ready {
 		r.boots[ns] = append(r.boots[ns], boot{readyAt: now, took: now.Sub(s.firstSeen)})
