@@ -196,7 +196,7 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 		}
 		return look, look <= deadline
 	}
-	cluster := &modelCluster{cfg: loop.Nodes}
+	cluster := newModelCluster(loop.Nodes)
 	replicas := p.Fixed
 	if p.Fixed == 0 {
 		replicas = max(p.Floor, p.InitialScale)
@@ -229,29 +229,23 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 	ended, heldNow := 0, 0
 	// never marks the claims deleted before their sandbox was Ready.
 	never := make([]bool, len(tr.Arrivals))
-	// bind gives pending sandboxes the free slots, first come first bound: a warm one starts its
-	// boot, a claim's cold one too (its claim's wait runs to its Ready).
+	// bind gives pending sandboxes the free slots, in the order the scheduler tries them
+	// (tryOrder): a warm one starts its boot, a claim's cold one too (its claim's wait runs to
+	// its Ready). Those tried and not placed back off again.
 	bind := func(t time.Duration) {
-		for len(cluster.pending) > 0 {
-			n, ok := cluster.place(t)
-			if !ok {
+		cluster.retry(t, func(c int, n *modelNode) {
+			if c < 0 {
+				booting = insertSorted(booting, bootingSandbox{readyAt(t), warmSandbox{n, t}})
 				return
 			}
-			pp := cluster.pending[0]
-			cluster.pending = cluster.pending[1:]
-			if pp.claim < 0 {
-				cluster.pendingWarm--
-				booting = insertSorted(booting, bootingSandbox{readyAt(t), warmSandbox{n, t}})
-				continue
+			a := tr.Arrivals[c]
+			claims[c] = claimSandbox{node: n}
+			res.Waits[c] = coldReadyAt(max(t, a.At)) - a.At // bound in its arrival's step: a boot
+			if res.Waits[c] > a.Lifetime {
+				res.Waits[c] = a.Lifetime
+				never[c] = true
 			}
-			a := tr.Arrivals[pp.claim]
-			claims[pp.claim] = claimSandbox{node: n}
-			res.Waits[pp.claim] = coldReadyAt(max(t, a.At)) - a.At // bound in its arrival's step: a boot
-			if res.Waits[pp.claim] > a.Lifetime {
-				res.Waits[pp.claim] = a.Lifetime
-				never[pp.claim] = true
-			}
-		}
+		})
 	}
 	var hpa modelHPA
 	syncs := loop.Syncs
@@ -319,7 +313,7 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 					res.Waits[c] = coldReadyAt(a.At) - a.At
 				} else {
 					claims[c].pending = true
-					cluster.enqueue(c)
+					cluster.enqueue(c, t)
 				}
 			}
 		}
@@ -353,7 +347,7 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 			if n, ok := cluster.place(t); ok {
 				booting = insertSorted(booting, bootingSandbox{readyAt(t), warmSandbox{n, t}})
 			} else {
-				cluster.enqueue(-1)
+				cluster.enqueue(-1, t)
 			}
 		}
 		for len(creating) > 0 && creating[0] <= t {

@@ -44,6 +44,16 @@ type Nodes struct {
 	// nodes gone 25 s after the first (50.4-52.1 s against 25.4-27.1 s after they emptied).
 	DisruptionBudget  float64
 	DisruptionSpacing time.Duration
+	// PodBackoff and PodMaxBackoff are kube-scheduler's backoff of a pod it could not place,
+	// which decides which pending pod a freed slot goes to (PodQueue). Zero, the model's
+	// default: first come, first bound (docs/bursts.md says why the backoff is not the default).
+	PodBackoff, PodMaxBackoff time.Duration
+	// SharedRequeues are when other pods of the cluster left their nodes, or other nodes became
+	// Ready, sorted: each makes the scheduler try every pending pod again (NodeResourcesFit's
+	// queueing hint for a deleted pod does not ask where it ran), a failed try that lengthens
+	// their backoff. None: the pool's own events alone (the advice's, which knows no other
+	// workload).
+	SharedRequeues []time.Duration
 }
 
 // AutoModeNodes are EKS Auto Mode's nodes as the model takes them: K sandboxes per node, a
@@ -53,6 +63,13 @@ func AutoModeNodes(k int, launchDelay, consolidateAfter time.Duration) Nodes {
 	return Nodes{SlotsPerNode: k, LaunchDelay: launchDelay, BatchIdle: time.Second, BatchMax: 10 * time.Second,
 		ConsolidateAfter: consolidateAfter, DisruptionDelay: LiveDisruptionDelay,
 		DisruptionBudget: DefaultDisruptionBudget, DisruptionSpacing: LiveDisruptionSpacing}
+}
+
+// SchedulerBackoff is kube-scheduler's pod backoff (podInitialBackoffSeconds 1,
+// podMaxBackoffSeconds 10) on nodes.
+func SchedulerBackoff(nodes Nodes) Nodes {
+	nodes.PodBackoff, nodes.PodMaxBackoff = time.Second, 10*time.Second
+	return nodes
 }
 
 // GoalNodes are EKS Auto Mode as the benchmark's model takes it: K = 8, D = 45 s,
@@ -83,24 +100,21 @@ type modelNode struct {
 	readyHere int
 }
 
-// pendingPod is a sandbox that found no free slot: a warm one of the pool (claim < 0) or a
-// claim's cold one, waiting in the scheduler's queue (first come, first bound).
-type pendingPod struct {
-	claim int
-}
-
 // modelCluster is the nodes, the scheduler's queue and Karpenter's provisioning and
 // consolidation, in the model's time.
 type modelCluster struct {
-	cfg         Nodes
-	nodes       []*modelNode
-	pending     []pendingPod
+	cfg   Nodes
+	nodes []*modelNode
+	// pending is the sandboxes that found no free slot, waiting in the scheduler's queue: a
+	// claim's cold one (its claim's index) or a warm one of the pool (-1).
+	pending     PodQueue[int]
 	pendingWarm int
 	// Karpenter's batch window: open since batchStart, last pod added at lastTrigger.
 	batching                bool
 	batchStart, lastTrigger time.Duration
 	triggered               bool // a pod became pending since the last provisioning pass
 	nextShared              int  // the first of cfg.SharedTriggers not yet passed
+	nextRequeue             int  // the first of cfg.SharedRequeues not yet passed
 	launched                int
 	// nextRemoval is the earliest a removal may start under the budget (DisruptionSpacing after
 	// the last one ended).
@@ -111,6 +125,11 @@ type modelCluster struct {
 	// large history's cost.
 	changed bool
 	wake    time.Duration
+}
+
+// newModelCluster is an empty cluster of cfg's nodes, its scheduler's queue with cfg's backoff.
+func newModelCluster(cfg Nodes) *modelCluster {
+	return &modelCluster{cfg: cfg, pending: PodQueue[int]{Backoff: cfg.PodBackoff, MaxBackoff: cfg.PodMaxBackoff}}
 }
 
 func (c *modelCluster) bounded() bool { return c.cfg.SlotsPerNode > 0 }
@@ -167,33 +186,72 @@ func (c *modelCluster) free(n *modelNode, t time.Duration) {
 	c.changed = true
 }
 
-func (c *modelCluster) enqueue(claim int) {
-	c.pending = append(c.pending, pendingPod{claim: claim})
+// enqueue queues a sandbox that found no slot at t: a claim's (claim >= 0) or the pool's (-1).
+func (c *modelCluster) enqueue(claim int, t time.Duration) {
+	c.pending.Add(claim, t)
 	if claim < 0 {
 		c.pendingWarm++
 	}
 	c.triggered = true
 }
 
-// unqueueClaim drops a claim's pending sandbox (the claim was deleted before it had a slot).
-func (c *modelCluster) unqueueClaim(claim int) {
-	for i, p := range c.pending {
-		if p.claim == claim {
-			c.pending = append(c.pending[:i], c.pending[i+1:]...)
-			return
-		}
+// retry is the scheduler at t: each event that can make room (another pod of the cluster gone,
+// cfg.SharedRequeues, up to t) and then a slot free now make it try every pending sandbox and
+// bind each it can to a free slot (bound is told).
+func (c *modelCluster) retry(t time.Duration, bound func(claim int, n *modelNode)) {
+	for c.nextRequeue < len(c.cfg.SharedRequeues) && c.cfg.SharedRequeues[c.nextRequeue] <= t {
+		c.round(c.cfg.SharedRequeues[c.nextRequeue], t, bound)
+		c.nextRequeue++
+	}
+	if c.pending.Len() > 0 && c.slotFree(t) {
+		c.round(t, t, bound)
 	}
 }
 
-// unqueueWarm drops the newest pending warm sandbox (a scale-down deletes unscheduled pods
-// first, as a ReplicaSet does).
-func (c *modelCluster) unqueueWarm() {
-	for i := len(c.pending) - 1; i >= 0; i-- {
-		if c.pending[i].claim < 0 {
-			c.pending = append(c.pending[:i], c.pending[i+1:]...)
-			c.pendingWarm--
-			return
+// round tries every pending sandbox once, as an event at at makes the scheduler (in the model's
+// step t).
+func (c *modelCluster) round(at, t time.Duration, bound func(claim int, n *modelNode)) {
+	full := false
+	c.pending.Retry(at, func(claim int) bool {
+		if full {
+			return false
 		}
+		n, ok := c.place(t)
+		if !ok {
+			full = true
+			return false
+		}
+		if claim < 0 {
+			c.pendingWarm--
+		}
+		bound(claim, n)
+		return true
+	})
+}
+
+// slotFree reports whether a Ready node has a free slot at t.
+func (c *modelCluster) slotFree(t time.Duration) bool {
+	if !c.bounded() {
+		return true
+	}
+	for _, n := range c.nodes {
+		if n.readyAt <= t && n.used < c.cfg.SlotsPerNode {
+			return true
+		}
+	}
+	return false
+}
+
+// unqueueClaim drops a claim's pending sandbox (the claim was deleted before it had a slot).
+func (c *modelCluster) unqueueClaim(claim int) {
+	c.pending.Remove(func(p int) bool { return p == claim })
+}
+
+// unqueueWarm drops the newest pending warm sandbox (a scale-down deletes unscheduled pods
+// first, newest first, as a ReplicaSet does).
+func (c *modelCluster) unqueueWarm() {
+	if c.pending.RemoveNewest(func(p int) bool { return p < 0 }) {
+		c.pendingWarm--
 	}
 }
 
@@ -210,11 +268,11 @@ func (c *modelCluster) provision(t time.Duration) {
 		shared = true
 		c.nextShared++
 	}
-	if len(c.pending) == 0 { // nothing to cover: the scan below would find uncovered <= 0
+	if c.pending.Len() == 0 { // nothing to cover: the scan below would find uncovered <= 0
 		c.triggered, c.batching = false, false
 		return
 	}
-	uncovered := len(c.pending)
+	uncovered := c.pending.Len()
 	for _, n := range c.nodes {
 		if n.readyAt > t {
 			uncovered -= c.cfg.SlotsPerNode - n.used

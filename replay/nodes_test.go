@@ -225,3 +225,41 @@ func TestPoolShrinksNewestFirst(t *testing.T) {
 		{at: 11 * time.Second, warmSandbox: warmSandbox{created: 7 * time.Second}}, {at: 12 * time.Second, warmSandbox: warmSandbox{created: 6 * time.Second}}}
 	assert.Equal(t, 1, newestBooting(booting), "created last, though not the last Ready")
 }
+
+// The cluster's scheduler retries its pending sandboxes at the other pods' events (each a failed
+// try: its backoff grows) and when a slot is free, and binds them in its queue's order.
+func TestSchedulerRetriesAtTheClustersEvents(t *testing.T) {
+	full := &modelNode{used: 1}
+	cfg := SchedulerBackoff(Nodes{SlotsPerNode: 1})
+	cfg.SharedRequeues = []time.Duration{5 * time.Second, 10 * time.Second, 15 * time.Second}
+	none := func(int, *modelNode) { t.Fatal("no slot: nothing may bind") }
+	at := func(cfg Nodes) *modelCluster {
+		c := newModelCluster(cfg)
+		c.nodes = []*modelNode{full}
+		c.enqueue(0, 1*time.Second) // claim 0 pending since 1 s
+		c.retry(3*time.Second, none)
+		c.retry(19*time.Second, none) // the requeues at 5, 10 and 15 s: claim 0 backs off 8 s
+		c.enqueue(1, 20*time.Second)
+		return c
+	}
+	bindsAt := func(c *modelCluster, t time.Duration) []int {
+		var got []int
+		full.used = 0
+		c.retry(t, func(claim int, _ *modelNode) { got = append(got, claim) })
+		full.used = 1
+		return got
+	}
+	assert.Equal(t, []int{1}, bindsAt(at(cfg), 21500*time.Millisecond), "claim 0 backs off to 23 s, claim 1's is over at 21 s")
+	noEvents := cfg
+	noEvents.SharedRequeues = nil
+	assert.Equal(t, []int{0}, bindsAt(at(noEvents), 21500*time.Millisecond), "no events: both over their backoff, the older failure first")
+	fcfb := cfg
+	fcfb.PodBackoff, fcfb.PodMaxBackoff = 0, 0
+	assert.Equal(t, []int{0}, bindsAt(at(fcfb), 21500*time.Millisecond), "without a backoff: first come, first bound")
+
+	c := at(cfg)
+	c.enqueue(-1, 20*time.Second)
+	c.unqueueWarm()
+	assert.Equal(t, 0, c.pendingWarm)
+	assert.ElementsMatch(t, []int{0, 1}, c.pending.Order(0), "the warm one gone, the claims' kept")
+}

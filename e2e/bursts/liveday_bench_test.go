@@ -72,6 +72,9 @@ type liveDayConfig struct {
 	plots      string
 	record     string
 	logs       string
+	// backoff judges a record with kube-scheduler's pod backoff (LIVEDAY_SCHEDULER=backoff)
+	// where the model binds first come, first bound.
+	backoff bool
 }
 
 func loadLiveDayConfig(getenv func(string) string) (*liveDayConfig, error) {
@@ -131,6 +134,13 @@ func loadLiveDayConfig(getenv func(string) string) (*liveDayConfig, error) {
 		cfg.record = v
 	}
 	cfg.logs = getenv("LIVEDAY_LOGS")
+	switch v := getenv("LIVEDAY_SCHEDULER"); v {
+	case "", "first-come":
+	case "backoff":
+		cfg.backoff = true
+	default:
+		errs = append(errs, fmt.Errorf("LIVEDAY_SCHEDULER=%q: want first-come (the model's, the default) or backoff (kube-scheduler's pod backoff)", v))
+	}
 	return cfg, errors.Join(errs...)
 }
 
@@ -262,7 +272,7 @@ func BenchmarkLiveDay(b *testing.B) {
 			fmt.Printf("wrote %s\n", cfg.record)
 		}
 	}
-	judgeLiveDay(b, rec, cfg.plots)
+	judgeLiveDay(b, rec, cfg.plots, cfg.backoff)
 }
 
 // runLiveDay replays the runs' traces at once on one local control plane with Karpenter (one
@@ -362,8 +372,13 @@ func runLiveDay(tb testing.TB, ctx context.Context, work, keepLogs string, itype
 
 // judgeLiveDay prints the record's rows live beside the model's replay of them, with each row's
 // verdict, and draws the first autoscaled row's timeline into plots (none when plots is "").
-func judgeLiveDay(b *testing.B, rec LiveDayRecord, plots string) {
-	rows, results, err := rec.Judged()
+func judgeLiveDay(b *testing.B, rec LiveDayRecord, plots string, backoff bool) {
+	var nodes func(replay.Nodes) replay.Nodes
+	if backoff {
+		nodes = replay.SchedulerBackoff
+		fmt.Println("the model's scheduler with kube-scheduler's pod backoff (LIVEDAY_SCHEDULER=backoff)")
+	}
+	rows, results, err := rec.JudgedBy(nodes)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -378,6 +393,12 @@ func judgeLiveDay(b *testing.B, rec LiveDayRecord, plots string) {
 		b.ReportMetric(r.Live.Warm-r.Model.Warm, fmt.Sprintf("%s-%d-%s-warm-pts-apart", r.Family, r.Seed, r.Setting.Name))
 	}
 	fmt.Printf("\n%d of %d rows agree within the tolerances.\n", agree, len(rows))
+	if c := rec.FreedSlotChoices(); c.Slots > 0 {
+		fmt.Printf("\nWhich pending pod took a freed slot (%d slots with two or more of the pool's pods pending): "+
+			"kube-scheduler's backoff picks %d (%.0f %%), first come %d (%.0f %%), the newest %d (%.0f %%), a pick at random %.0f (%.0f %%).\n",
+			c.Slots, c.Backoff, 100*float64(c.Backoff)/float64(c.Slots), c.Oldest, 100*float64(c.Oldest)/float64(c.Slots),
+			c.Newest, 100*float64(c.Newest)/float64(c.Slots), c.Chance, 100*c.Chance/float64(c.Slots))
+	}
 	if plots == "" {
 		return
 	}
@@ -414,7 +435,7 @@ func BenchmarkRecordedLiveDay(b *testing.B) {
 		b.Fatal(err)
 	}
 	fmt.Printf("the live day of %s (%s)\n", rec.Date, cfg.record)
-	judgeLiveDay(b, rec, cfg.plots)
+	judgeLiveDay(b, rec, cfg.plots, cfg.backoff)
 }
 
 // adviseFamily runs advise on the family's days 1..days (seeds the live day does not replay) and

@@ -265,14 +265,16 @@ func TestLiveDayConfigKnobs(t *testing.T) {
 	assert.Equal(t, []string{replay.TraceDay, replay.TraceBurst}, cfg.families)
 	assert.Equal(t, []uint64{20260513, 1001}, cfg.seeds)
 	assert.Equal(t, 14, cfg.adviseDays)
-	cfg, err = loadLiveDayConfig(env(map[string]string{"LIVEDAY_FAMILIES": "burst", "LIVEDAY_SEEDS": "77", "LIVEDAY_DURATION": "4m", "LIVEDAY_PLOTS": "off"}))
+	assert.False(t, cfg.backoff, "the model's scheduler: first come, first bound")
+	cfg, err = loadLiveDayConfig(env(map[string]string{"LIVEDAY_FAMILIES": "burst", "LIVEDAY_SEEDS": "77", "LIVEDAY_DURATION": "4m", "LIVEDAY_PLOTS": "off", "LIVEDAY_SCHEDULER": "backoff"}))
 	require.NoError(t, err)
+	assert.True(t, cfg.backoff)
 	assert.Equal(t, []string{replay.TraceBurst}, cfg.families)
 	assert.Equal(t, 4*time.Minute, cfg.cut)
 	assert.Empty(t, cfg.plots)
-	_, err = loadLiveDayConfig(env(map[string]string{"LIVEDAY_FAMILIES": "week", "LIVEDAY_SEEDS": "3", "LIVEDAY_DURATION": "10s", "LIVEDAY_ADVISE_DAYS": "0"}))
+	_, err = loadLiveDayConfig(env(map[string]string{"LIVEDAY_FAMILIES": "week", "LIVEDAY_SEEDS": "3", "LIVEDAY_DURATION": "10s", "LIVEDAY_ADVISE_DAYS": "0", "LIVEDAY_SCHEDULER": "fifo"}))
 	require.Error(t, err)
-	for _, want := range []string{`unknown family "week"`, "LIVEDAY_DURATION", "LIVEDAY_ADVISE_DAYS"} {
+	for _, want := range []string{`unknown family "week"`, "LIVEDAY_DURATION", "LIVEDAY_ADVISE_DAYS", `LIVEDAY_SCHEDULER="fifo"`} {
 		assert.Contains(t, err.Error(), want)
 	}
 	_, err = loadLiveDayConfig(env(map[string]string{"LIVEDAY_SEEDS": "3"}))

@@ -294,13 +294,21 @@ func absDuration(d time.Duration) time.Duration {
 
 // Judged holds the model to every row: each row live beside the model's replay of it, and the
 // replays in the same order.
-func (rec LiveDayRecord) Judged() ([]LiveDayRow, []replay.Result, error) {
+func (rec LiveDayRecord) Judged() ([]LiveDayRow, []replay.Result, error) { return rec.JudgedBy(nil) }
+
+// JudgedBy is Judged with the model's nodes changed by nodes (nil: as the record's Loop has them),
+// to judge a variant of the model on the same record (replay.SchedulerBackoff).
+func (rec LiveDayRecord) JudgedBy(nodes func(replay.Nodes) replay.Nodes) ([]LiveDayRow, []replay.Result, error) {
 	loop := rec.Loop()
+	if nodes != nil {
+		loop.Nodes = nodes(loop.Nodes)
+	}
 	var rows []LiveDayRow
 	var results []replay.Result
 	for i, r := range rec.Rows {
 		l := loop
 		l.Nodes.SharedTriggers = rec.SharedTriggers(i)
+		l.Nodes.SharedRequeues = rec.SharedRequeues(i)
 		res, err := r.Replayed(l)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s day, seed %d, %s: %w", r.Family, r.Seed, r.Setting.Name, err)
@@ -326,6 +334,36 @@ func (rec LiveDayRecord) SharedTriggers(i int) []time.Duration {
 			if p.Unschedulable > 0 {
 				out = append(out, p.Unschedulable)
 			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// SharedRequeues are when the rows that ran beside row i made its scheduler try its pending pods
+// again, sorted: each of their pods that left its node, and each of their nodes as it took its
+// first pod (its Ready; the record keeps no node's own times). None for a record without the
+// pods' times.
+func (rec LiveDayRecord) SharedRequeues(i int) []time.Duration {
+	var out []time.Duration
+	for j, r := range rec.Rows {
+		if j == i || !r.ranBeside(rec.Rows[i]) {
+			continue
+		}
+		first := map[string]time.Duration{}
+		for _, p := range r.LivePods {
+			if p.Bound <= 0 || p.Node == "" {
+				continue
+			}
+			if p.Gone > 0 {
+				out = append(out, p.Gone)
+			}
+			if f, ok := first[p.Node]; !ok || p.Bound < f {
+				first[p.Node] = p.Bound
+			}
+		}
+		for _, at := range first {
+			out = append(out, at)
 		}
 	}
 	slices.Sort(out)

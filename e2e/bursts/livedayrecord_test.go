@@ -233,3 +233,25 @@ func TestCreateLagIsTheRecordsMedian(t *testing.T) {
 	r.LiveBooting = r.LiveReady
 	assert.NotEqual(t, liveCreateLag, replay.Percentile(r.CreateLags(), 50).Round(100*time.Millisecond))
 }
+
+// A row's replay hears the cluster's other pools: their pods found unschedulable keep its
+// Karpenter's window open, their pods gone and their nodes' first pods make its scheduler try
+// its pending pods again. Only rows that ran on its control plane count.
+func TestRecordSharesTheClustersEvents(t *testing.T) {
+	s := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+	wall := &replay.WallClock{Offset: s(0.25)}
+	rec := LiveDayRecord{Rows: []RecordedRow{
+		{Family: "day", Wall: wall, LivePods: []PodTimes{{Name: "own", Unschedulable: s(1), Bound: s(2), Node: "n0", Gone: s(3)}}},
+		{Family: "day", Wall: wall, LivePods: []PodTimes{
+			{Name: "a", Unschedulable: s(4), Bound: s(9), Node: "n1", Gone: s(20)},
+			{Name: "b", Bound: s(11), Node: "n1", Gone: s(15)},
+			{Name: "c", Bound: s(12), Node: "n2"},
+			{Name: "never-bound", Unschedulable: s(5), Gone: s(6)},
+		}},
+		{Family: "burst", Wall: wall, LivePods: []PodTimes{{Name: "elsewhere", Unschedulable: s(7), Bound: s(8), Node: "n3", Gone: s(10)}}},
+	}}
+	assert.Equal(t, []time.Duration{s(4), s(5)}, rec.SharedTriggers(0), "the day row beside it, not the burst family's")
+	assert.Equal(t, []time.Duration{s(9), s(12), s(15), s(20)}, rec.SharedRequeues(0),
+		"n1's first pod at 9 s, n2's at 12 s, b and a gone at 15 and 20 s; a pod never bound frees nothing")
+	assert.Empty(t, rec.SharedRequeues(2), "the burst family ran alone")
+}
