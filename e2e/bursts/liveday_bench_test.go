@@ -23,8 +23,10 @@ package bursts
 //	LIVEDAY_PLOTS=dir            where the timeline goes (default the repository's docs/; "off": none)
 //	LIVEDAY_RECORD=path          where the day's record goes (default testdata/liveday-record.json; "off": none),
 //	                             for BenchmarkRecordedLiveDay to hold the model to it again without a cluster
-//	LIVEDAY_LOGS=dir             keep each family's control plane logs in dir/<family> (Karpenter's decisions,
-//	                             the scheduler's; default none)
+//	LIVEDAY_LOGS=dir             keep each family's control plane logs in dir/<family>, with Karpenter at debug
+//	                             level (its decisions) and kube-scheduler at --v=5 (each attempt, each queue move)
+//	LIVEDAY_SCHEDULER=backoff    judge with kube-scheduler's pod backoff where the model binds first come, first
+//	                             bound (replay.SchedulerBackoff)
 
 import (
 	"bytes"
@@ -281,7 +283,11 @@ func BenchmarkLiveDay(b *testing.B) {
 // created and deleted them, its figures, its pool's sizes and its nodes.
 func runLiveDay(tb testing.TB, ctx context.Context, work, keepLogs string, itype localcluster.InstanceType, k int, runs []*liveDayRun) LiveDayRecord {
 	tb.Helper()
-	bc := startBenchCluster(tb, ctx, work, keepLogs, localcluster.Options{Nodes: 1,
+	logLevel := 0
+	if keepLogs != "" {
+		logLevel = 5
+	}
+	bc := startBenchCluster(tb, ctx, work, keepLogs, localcluster.Options{Nodes: 1, SchedulerLogLevel: logLevel,
 		Karpenter: &localcluster.KarpenterOptions{LaunchDelay: liveDayLaunchDelay, ConsolidateAfter: liveDayConsolidateAfter,
 			InstanceTypes: []localcluster.InstanceType{itype}, Debug: keepLogs != ""}})
 	defer bc.stop()

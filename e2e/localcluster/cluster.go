@@ -51,6 +51,9 @@ type Options struct {
 	// HPASyncPeriod is kube-controller-manager's
 	// --horizontal-pod-autoscaler-sync-period; default 15s, as on EKS.
 	HPASyncPeriod time.Duration
+	// SchedulerLogLevel is kube-scheduler's --v; default 1. At 5 its log has each pod's every
+	// scheduling attempt and every move between its queues (which pod a freed slot goes to).
+	SchedulerLogLevel int
 	// IsolatedRuntimeClass names a RuntimeClass for isolated pods: gVisor
 	// (handler runsc) on real nodes; with simulated nodes only, a class that
 	// schedules onto them and runs nothing. Empty: no such class. The
@@ -188,7 +191,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}
 	c.plane = &plane.Plane{
 		StateDir: c.StateDir, Bins: bins, Procs: process.NewSet(c.StateDir, opts.OutliveCaller), Progress: opts.Progress,
-		HPASyncPeriod: opts.HPASyncPeriod, RealNodes: opts.RealNodes, Without: without,
+		HPASyncPeriod: opts.HPASyncPeriod, SchedulerLogLevel: opts.SchedulerLogLevel, RealNodes: opts.RealNodes, Without: without,
 		IsolatedRuntimeClass: opts.IsolatedRuntimeClass, WarmPoolCheck: !opts.SkipWarmPoolCheck,
 	}
 	c.kinds = nodes.Kinds(c.plane, opts.Nodes, opts.RealNodes, opts.KwokStages)

@@ -76,7 +76,8 @@ func kubernetesSettings(pl *plane.Plane) procspec.KubernetesSettings {
 			Port: pl.Ports.APIServer, PKI: pl.PKI, WithKubelets: pl.RealNodes > 0},
 		ControllerManager: procspec.ControllerManagerSettings{Binary: pl.Bins.Path("kube-controller-manager"), Kubeconfig: filepath.Join(pl.StateDir, "controller-manager.kubeconfig"),
 			Port: pl.Ports.ControllerManager, PKI: pl.PKI, HPASyncPeriod: pl.HPASyncPeriod},
-		Scheduler: procspec.SchedulerSettings{Binary: pl.Bins.Path("kube-scheduler"), Kubeconfig: filepath.Join(pl.StateDir, "scheduler.kubeconfig"), Port: pl.Ports.Scheduler},
+		Scheduler: procspec.SchedulerSettings{Binary: pl.Bins.Path("kube-scheduler"), Kubeconfig: filepath.Join(pl.StateDir, "scheduler.kubeconfig"), Port: pl.Ports.Scheduler,
+			LogLevel: pl.SchedulerLogLevel},
 	}
 }
 

@@ -36,7 +36,8 @@ type Plane struct {
 	Ports    Ports
 	PKI      *pki.PKI
 
-	HPASyncPeriod time.Duration
+	HPASyncPeriod     time.Duration
+	SchedulerLogLevel int // Options.SchedulerLogLevel
 	// RealNodes is Options.RealNodes: the API server then listens where pods
 	// reach it, and the cluster DNS and KEDA's resolv.conf run.
 	RealNodes            int

@@ -227,6 +227,13 @@ func TestSchedulerSpec(t *testing.T) {
 	if f["--leader-elect"] != "false" || f["--secure-port"] != "10259" {
 		t.Errorf("scheduler flags %v", f)
 	}
+	if f["--v"] != "1" {
+		t.Errorf("--v=%q by default, want 1", f["--v"])
+	}
+	s.LogLevel = 5
+	if f := flagMap(t, Scheduler(s).args); f["--v"] != "5" {
+		t.Errorf("--v=%q with LogLevel 5, want 5 (each attempt and queue move logged)", f["--v"])
+	}
 }
 
 // A spec built before its tool (an empty path: a real node's tools are built
