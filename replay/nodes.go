@@ -45,8 +45,8 @@ type Nodes struct {
 	DisruptionBudget  float64
 	DisruptionSpacing time.Duration
 	// PodBackoff and PodMaxBackoff are kube-scheduler's backoff of a pod it could not place,
-	// which decides which pending pod a freed slot goes to (PodQueue). Zero, the model's
-	// default: first come, first bound (docs/bursts.md says why the backoff is not the default).
+	// which decides which pending pod a freed slot goes to (PodQueue; SchedulerBackoff, which
+	// AutoModeNodes takes). Zero: first come, first bound.
 	PodBackoff, PodMaxBackoff time.Duration
 	// SharedRequeues are when other pods of the cluster left their nodes, or other nodes became
 	// Ready, sorted: each makes the scheduler try every pending pod again (NodeResourcesFit's
@@ -57,12 +57,13 @@ type Nodes struct {
 }
 
 // AutoModeNodes are EKS Auto Mode's nodes as the model takes them: K sandboxes per node, a
-// launch delay and consolidateAfter of the team's, and what Karpenter adds: its default batch
-// window, the disruption delay the live run read and the NodePool's default disruption budget.
+// launch delay and consolidateAfter of the team's, what Karpenter adds (its default batch
+// window, the disruption delay the live run read and the NodePool's default disruption budget)
+// and kube-scheduler's pod backoff, which decides who takes a freed slot.
 func AutoModeNodes(k int, launchDelay, consolidateAfter time.Duration) Nodes {
-	return Nodes{SlotsPerNode: k, LaunchDelay: launchDelay, BatchIdle: time.Second, BatchMax: 10 * time.Second,
+	return SchedulerBackoff(Nodes{SlotsPerNode: k, LaunchDelay: launchDelay, BatchIdle: time.Second, BatchMax: 10 * time.Second,
 		ConsolidateAfter: consolidateAfter, DisruptionDelay: LiveDisruptionDelay,
-		DisruptionBudget: DefaultDisruptionBudget, DisruptionSpacing: LiveDisruptionSpacing}
+		DisruptionBudget: DefaultDisruptionBudget, DisruptionSpacing: LiveDisruptionSpacing})
 }
 
 // SchedulerBackoff is kube-scheduler's pod backoff (podInitialBackoffSeconds 1,

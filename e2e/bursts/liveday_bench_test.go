@@ -25,8 +25,8 @@ package bursts
 //	                             for BenchmarkRecordedLiveDay to hold the model to it again without a cluster
 //	LIVEDAY_LOGS=dir             keep each family's control plane logs in dir/<family>, with Karpenter at debug
 //	                             level (its decisions) and kube-scheduler at --v=5 (each attempt, each queue move)
-//	LIVEDAY_SCHEDULER=backoff    judge with kube-scheduler's pod backoff where the model binds first come, first
-//	                             bound (replay.SchedulerBackoff)
+//	LIVEDAY_SCHEDULER=first-come judge with the model's scheduler binding first come, first bound, not with
+//	                             kube-scheduler's pod backoff (replay.SchedulerBackoff, the default)
 
 import (
 	"bytes"
@@ -74,9 +74,9 @@ type liveDayConfig struct {
 	plots      string
 	record     string
 	logs       string
-	// backoff judges a record with kube-scheduler's pod backoff (LIVEDAY_SCHEDULER=backoff)
-	// where the model binds first come, first bound.
-	backoff bool
+	// firstCome judges a record with the model's scheduler binding first come, first bound
+	// (LIVEDAY_SCHEDULER=first-come), not with kube-scheduler's pod backoff.
+	firstCome bool
 }
 
 func loadLiveDayConfig(getenv func(string) string) (*liveDayConfig, error) {
@@ -137,11 +137,11 @@ func loadLiveDayConfig(getenv func(string) string) (*liveDayConfig, error) {
 	}
 	cfg.logs = getenv("LIVEDAY_LOGS")
 	switch v := getenv("LIVEDAY_SCHEDULER"); v {
-	case "", "first-come":
-	case "backoff":
-		cfg.backoff = true
+	case "", "backoff":
+	case "first-come":
+		cfg.firstCome = true
 	default:
-		errs = append(errs, fmt.Errorf("LIVEDAY_SCHEDULER=%q: want first-come (the model's, the default) or backoff (kube-scheduler's pod backoff)", v))
+		errs = append(errs, fmt.Errorf("LIVEDAY_SCHEDULER=%q: want backoff (kube-scheduler's pod backoff, the default) or first-come (first come, first bound)", v))
 	}
 	return cfg, errors.Join(errs...)
 }
@@ -274,7 +274,7 @@ func BenchmarkLiveDay(b *testing.B) {
 			fmt.Printf("wrote %s\n", cfg.record)
 		}
 	}
-	judgeLiveDay(b, rec, cfg.plots, cfg.backoff)
+	judgeLiveDay(b, rec, cfg.plots, cfg.firstCome)
 }
 
 // runLiveDay replays the runs' traces at once on one local control plane with Karpenter (one
@@ -378,11 +378,14 @@ func runLiveDay(tb testing.TB, ctx context.Context, work, keepLogs string, itype
 
 // judgeLiveDay prints the record's rows live beside the model's replay of them, with each row's
 // verdict, and draws the first autoscaled row's timeline into plots (none when plots is "").
-func judgeLiveDay(b *testing.B, rec LiveDayRecord, plots string, backoff bool) {
+func judgeLiveDay(b *testing.B, rec LiveDayRecord, plots string, firstCome bool) {
 	var nodes func(replay.Nodes) replay.Nodes
-	if backoff {
-		nodes = replay.SchedulerBackoff
-		fmt.Println("the model's scheduler with kube-scheduler's pod backoff (LIVEDAY_SCHEDULER=backoff)")
+	if firstCome {
+		nodes = func(n replay.Nodes) replay.Nodes {
+			n.PodBackoff, n.PodMaxBackoff = 0, 0
+			return n
+		}
+		fmt.Println("the model's scheduler binding first come, first bound (LIVEDAY_SCHEDULER=first-come)")
 	}
 	rows, results, err := rec.JudgedBy(nodes)
 	if err != nil {
@@ -441,7 +444,7 @@ func BenchmarkRecordedLiveDay(b *testing.B) {
 		b.Fatal(err)
 	}
 	fmt.Printf("the live day of %s (%s)\n", rec.Date, cfg.record)
-	judgeLiveDay(b, rec, cfg.plots, cfg.backoff)
+	judgeLiveDay(b, rec, cfg.plots, cfg.firstCome)
 }
 
 // adviseFamily runs advise on the family's days 1..days (seeds the live day does not replay) and

@@ -297,7 +297,7 @@ func absDuration(d time.Duration) time.Duration {
 func (rec LiveDayRecord) Judged() ([]LiveDayRow, []replay.Result, error) { return rec.JudgedBy(nil) }
 
 // JudgedBy is Judged with the model's nodes changed by nodes (nil: as the record's Loop has them),
-// to judge a variant of the model on the same record (replay.SchedulerBackoff).
+// to judge a variant of the model on the same record (first come, first bound: no PodBackoff).
 func (rec LiveDayRecord) JudgedBy(nodes func(replay.Nodes) replay.Nodes) ([]LiveDayRow, []replay.Result, error) {
 	loop := rec.Loop()
 	if nodes != nil {

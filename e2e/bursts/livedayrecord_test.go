@@ -73,14 +73,18 @@ func TestLiveDayRecordRefusesWhatTheModelCannotReplay(t *testing.T) {
 // them; liveday-record-12-at-once.json the same seeds with all 12 pools at once (the harness
 // before); liveday-record-unseen.json two seeds the model was never checked against before their
 // run, one family at a time; liveday-record-burst-20260513.json the burst day's pools alone, the
-// row that agrees only when the model's Karpenter batches the pools' pods together.
+// row that agrees only when the model's Karpenter batches the pools' pods together;
+// liveday-record-day-again.json the published seeds' day family run again, with kube-scheduler's
+// log, after the model's scheduler was chosen on the others (first come, first bound agrees on
+// 5 of its rows, the scheduler's backoff on all 6).
 func TestRecordedLiveDayHoldsTheModel(t *testing.T) {
 	for file, want := range map[string]struct{ rows, warm, nodes, agreeing int }{
-		"liveday-record.json":                {rows: 12, warm: 12, nodes: 12, agreeing: 11},
-		"liveday-record-earlier.json":        {rows: 12, warm: 10, nodes: 12, agreeing: 9},
+		"liveday-record.json":                {rows: 12, warm: 11, nodes: 12, agreeing: 11},
+		"liveday-record-earlier.json":        {rows: 12, warm: 11, nodes: 12, agreeing: 10},
 		"liveday-record-12-at-once.json":     {rows: 12, warm: 11, nodes: 12, agreeing: 11},
-		"liveday-record-unseen.json":         {rows: 12, warm: 12, nodes: 11, agreeing: 8},
+		"liveday-record-unseen.json":         {rows: 12, warm: 11, nodes: 11, agreeing: 9},
 		"liveday-record-burst-20260513.json": {rows: 3, warm: 3, nodes: 3, agreeing: 3},
+		"liveday-record-day-again.json":      {rows: 6, warm: 6, nodes: 6, agreeing: 6},
 	} {
 		t.Run(file, func(t *testing.T) {
 			rec, err := ReadLiveDayRecord(filepath.Join("testdata", file))
