@@ -100,28 +100,37 @@ func (q *PodQueue[T]) order(t time.Duration) []int {
 	if q.Backoff <= 0 {
 		return order
 	}
-	type key struct {
-		waiting bool
-		at      time.Duration // the last failure, or the backoff's end while waiting
-	}
-	keys := make([]key, len(q.pods))
+	keys := make([]QueueKey, len(q.pods))
 	for i, p := range q.pods {
-		backoff := q.Backoff << min(p.failures-1, 30)
-		if backoff > q.MaxBackoff || backoff <= 0 {
-			backoff = q.MaxBackoff
-		}
-		if ends := p.failedAt + backoff; ends > t {
-			keys[i] = key{waiting: true, at: ends}
-		} else {
-			keys[i] = key{at: p.failedAt}
-		}
+		keys[i] = q.Key(p.failures, p.failedAt, t)
 	}
-	sort.SliceStable(order, func(a, b int) bool {
-		ka, kb := keys[order[a]], keys[order[b]]
-		if ka.waiting != kb.waiting {
-			return !ka.waiting
-		}
-		return ka.at < kb.at
-	})
+	sort.SliceStable(order, func(a, b int) bool { return keys[order[a]].Before(keys[order[b]]) })
 	return order
+}
+
+// QueueKey is where a pending pod stands in the scheduler's order at a moment: its backoff over
+// (in the active queue, by its last failure) or not (in the backoff queue, by when it ends).
+type QueueKey struct {
+	Waiting bool
+	At      time.Duration // the last failure, or the backoff's end while Waiting
+}
+
+// Before reports whether the scheduler tries k before o.
+func (k QueueKey) Before(o QueueKey) bool {
+	if k.Waiting != o.Waiting {
+		return !k.Waiting
+	}
+	return k.At < o.At
+}
+
+// Key is a pod's QueueKey at t, failed failures times, the last at failedAt.
+func (q *PodQueue[T]) Key(failures int, failedAt, t time.Duration) QueueKey {
+	backoff := q.Backoff << min(max(failures-1, 0), 30)
+	if backoff > q.MaxBackoff || backoff <= 0 {
+		backoff = q.MaxBackoff
+	}
+	if ends := failedAt + backoff; ends > t {
+		return QueueKey{Waiting: true, At: ends}
+	}
+	return QueueKey{At: failedAt}
 }

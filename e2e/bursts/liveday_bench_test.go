@@ -25,6 +25,8 @@ package bursts
 //	                             for BenchmarkRecordedLiveDay to hold the model to it again without a cluster
 //	LIVEDAY_LOGS=dir             keep each family's control plane logs in dir/<family>, with Karpenter at debug
 //	                             level (its decisions) and kube-scheduler at --v=5 (each attempt, each queue move)
+//	LIVEDAY_SCHEDULER_LOG=path   (BenchmarkRecordedLiveDay) read who took each freed slot in a kube-scheduler log
+//	                             kept with LIVEDAY_LOGS (SchedulerLogChoices)
 //	LIVEDAY_SCHEDULER=first-come judge with the model's scheduler binding first come, first bound, not with
 //	                             kube-scheduler's pod backoff (replay.SchedulerBackoff, the default)
 
@@ -275,6 +277,30 @@ func BenchmarkLiveDay(b *testing.B) {
 		}
 	}
 	judgeLiveDay(b, rec, cfg.plots, cfg.firstCome)
+	if cfg.logs != "" {
+		for _, family := range cfg.families {
+			printSchedulerLogChoices(b, filepath.Join(cfg.logs, family, "kube-scheduler.log"))
+		}
+	}
+}
+
+// printSchedulerLogChoices prints SchedulerLogChoices of the kube-scheduler log at path.
+func printSchedulerLogChoices(b *testing.B, path string) {
+	f, err := os.Open(path)
+	if err != nil {
+		b.Errorf("kube-scheduler's log: %v", err)
+		return
+	}
+	defer f.Close()
+	c, err := SchedulerLogChoices(f)
+	if err != nil {
+		b.Errorf("%s: %v", path, err)
+		return
+	}
+	fmt.Printf("\nWho took each freed slot in kube-scheduler's own log (%s; %d slots a deletion freed with two or more of a namespace's pods pending): "+
+		"the rule picks %d (%.0f %%), first come %d (%.0f %%), the newest %d (%.0f %%), a pick at random %.0f (%.0f %%).\n",
+		path, c.Slots, c.Backoff, 100*float64(c.Backoff)/float64(max(c.Slots, 1)), c.Oldest, 100*float64(c.Oldest)/float64(max(c.Slots, 1)),
+		c.Newest, 100*float64(c.Newest)/float64(max(c.Slots, 1)), c.Chance, 100*c.Chance/float64(max(c.Slots, 1)))
 }
 
 // runLiveDay replays the runs' traces at once on one local control plane with Karpenter (one
@@ -445,6 +471,9 @@ func BenchmarkRecordedLiveDay(b *testing.B) {
 	}
 	fmt.Printf("the live day of %s (%s)\n", rec.Date, cfg.record)
 	judgeLiveDay(b, rec, cfg.plots, cfg.firstCome)
+	if path := os.Getenv("LIVEDAY_SCHEDULER_LOG"); path != "" {
+		printSchedulerLogChoices(b, path)
+	}
 }
 
 // adviseFamily runs advise on the family's days 1..days (seeds the live day does not replay) and
