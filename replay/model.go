@@ -230,7 +230,7 @@ func Simulate(tr *Trace, p Policy, loop Loop, rngSeed uint64) Result {
 	// never marks the claims deleted before their sandbox was Ready.
 	never := make([]bool, len(tr.Arrivals))
 	// bind gives pending sandboxes the free slots, in the order the scheduler tries them
-	// (tryOrder): a warm one starts its boot, a claim's cold one too (its claim's wait runs to
+	// (modelCluster.retry): a warm one starts its boot, a claim's cold one too (its claim's wait runs to
 	// its Ready). Those tried and not placed back off again.
 	bind := func(t time.Duration) {
 		cluster.retry(t, func(c int, n *modelNode) {

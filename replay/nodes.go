@@ -130,7 +130,7 @@ type modelCluster struct {
 
 // newModelCluster is an empty cluster of cfg's nodes, its scheduler's queue with cfg's backoff.
 func newModelCluster(cfg Nodes) *modelCluster {
-	return &modelCluster{cfg: cfg, pending: PodQueue[int]{Backoff: cfg.PodBackoff, MaxBackoff: cfg.PodMaxBackoff}}
+	return &modelCluster{cfg: cfg, pending: NewPodQueue[int](cfg)}
 }
 
 func (c *modelCluster) bounded() bool { return c.cfg.SlotsPerNode > 0 }

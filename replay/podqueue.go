@@ -21,6 +21,11 @@ type PodQueue[T any] struct {
 	pods                []queuedPod[T] // in the order of the last round
 }
 
+// NewPodQueue is an empty queue with nodes' backoff (PodBackoff, PodMaxBackoff).
+func NewPodQueue[T any](nodes Nodes) PodQueue[T] {
+	return PodQueue[T]{Backoff: nodes.PodBackoff, MaxBackoff: nodes.PodMaxBackoff}
+}
+
 // queuedPod is a pod in the queue: since queuedAt, failed failures times, the last at failedAt.
 type queuedPod[T any] struct {
 	pod                T

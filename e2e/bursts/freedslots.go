@@ -104,9 +104,7 @@ func (rec LiveDayRecord) freedSlotsOn(rows []int, out *FreedSlotChoices) {
 		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.kind, b.kind), cmp.Compare(a.node, b.node), cmp.Compare(a.pod, b.pod))
 	})
 
-	queue := replay.PodQueue[int]{}
-	backoff := replay.SchedulerBackoff(replay.Nodes{})
-	queue.Backoff, queue.MaxBackoff = backoff.PodBackoff, backoff.PodMaxBackoff
+	queue := replay.NewPodQueue[int](replay.SchedulerBackoff(replay.Nodes{}))
 	queued := map[int]bool{}
 	type freed struct {
 		at      time.Duration

@@ -41,9 +41,7 @@ func SchedulerLogChoices(r io.Reader) (FreedSlotChoices, error) {
 		failures int
 		lastFail time.Duration
 	}
-	rule := replay.PodQueue[string]{}
-	nodes := replay.SchedulerBackoff(replay.Nodes{})
-	rule.Backoff, rule.MaxBackoff = nodes.PodBackoff, nodes.PodMaxBackoff
+	rule := replay.NewPodQueue[string](replay.SchedulerBackoff(replay.Nodes{}))
 
 	var out FreedSlotChoices
 	pods := map[string]*podState{}
